@@ -1,0 +1,68 @@
+// swift-tools-version:6.0
+// FallGuard: a fall-detection sensor bridge for Linux (Raspberry Pi).
+import PackageDescription
+
+let package = Package(
+    name: "FallGuard",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "fallguard", targets: ["fallguard"]),
+        .library(name: "FallGuardCore", targets: ["FallGuardCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages.
+        .systemLibrary(
+            name: "CLibIIO",
+            pkgConfig: "libiio",
+            providers: [.apt(["libiio-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibGPIOD",
+            pkgConfig: "libgpiod",
+            providers: [.apt(["libgpiod-dev"])]
+        ),
+
+        // Pure logic: samples, ring buffer, resampler, detectors, recording format. No I/O.
+        .target(
+            name: "FallGuardCore",
+            dependencies: [.product(name: "Atomics", package: "swift-atomics")]
+        ),
+        // Field testing: recordings on disk, labelled datasets, scoring detector settings.
+        .target(
+            name: "FallGuardFieldTest",
+            dependencies: ["FallGuardCore"]
+        ),
+        // The edge: IIO accelerometers, GPIO buzzer / button / LED, replay sensor.
+        .target(
+            name: "FallGuardHardware",
+            dependencies: [
+                "FallGuardCore", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Notifiers and the durable outbox.
+        .target(
+            name: "FallGuardNotify",
+            dependencies: ["FallGuardCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The command-line tool: wires the modules, nothing else.
+        .executableTarget(
+            name: "fallguard",
+            dependencies: [
+                "FallGuardCore", "FallGuardFieldTest", "FallGuardHardware", "FallGuardNotify",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore"]),
+        .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"]),
+        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware"]),
+        .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore"]),
+    ]
+)

@@ -1,0 +1,52 @@
+/// The detectors a user can choose by name, with their tunable settings.
+public enum DetectorCatalog {
+    /// The default: impact, posture change and stillness (see ``MultiphaseDetector``).
+    public static let defaultName = MultiphaseDetector.name
+    public static let names = [MultiphaseDetector.name, SumAbsDetector.name, PerAxisDetector.name]
+
+    public static func parameters(for name: String) throws(DetectorSettingError) -> [DetectorParameter] {
+        switch name {
+        case MultiphaseDetector.name: return MultiphaseDetector.parameters
+        case SumAbsDetector.name: return SumAbsDetector.parameters
+        case PerAxisDetector.name: return PerAxisDetector.parameters
+        default: throw .unknownDetector(name, known: names)
+        }
+    }
+
+    /// One line about each detector, for `--help` and `fallguard detectors`.
+    public static func summary(for name: String) -> String {
+        switch name {
+        case MultiphaseDetector.name: return MultiphaseDetector.summary
+        case SumAbsDetector.name: return "|x|+|y|+|z| above 4 g at 40 Hz, as in the 2016 iOS thesis"
+        case PerAxisDetector.name: return "any axis beyond 2 g, as on the original Arduino device"
+        default: return ""
+        }
+    }
+}
+
+/// A detector chosen by name with its settings: what `--detector` and `--set` describe.
+public struct DetectorConfiguration: Sendable, Equatable {
+    public let name: String
+    public var settings: DetectorSettings
+
+    /// - Parameter assignments: `key=value` strings, applied in order over the defaults.
+    public init(name: String = DetectorCatalog.defaultName, assignments: [String] = []) throws(DetectorSettingError) {
+        self.name = name
+        settings = DetectorSettings(parameters: try DetectorCatalog.parameters(for: name))
+        try settings.apply(assignments, detector: name)
+    }
+
+    public func makeDetector() -> any FallDetector {
+        switch name {
+        case SumAbsDetector.name: return SumAbsDetector(settings: settings)
+        case PerAxisDetector.name: return PerAxisDetector(settings: settings)
+        default: return MultiphaseDetector(settings: settings)
+        }
+    }
+
+    /// `multiphase` or `multiphase (impact=3.5, …)`.
+    public var label: String {
+        let c = settings.changed
+        return c.isEmpty ? name : "\(name) (\(c.joined(separator: ", ")))"
+    }
+}

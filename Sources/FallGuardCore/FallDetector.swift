@@ -1,0 +1,156 @@
+/// A streaming fall detector: fed one 40 Hz sample at a time, O(1) work per sample and no
+/// allocation on the sample path (a detection, which is rare, may allocate).
+public protocol FallDetector: Sendable {
+    /// Feeds one sample; returns a detection when this sample completes one.
+    mutating func process(_ sample: AccelerationSample) -> FallSuspected?
+    /// Forgets all history, e.g. after a gap in the stream or a sensor fault.
+    mutating func reset()
+}
+
+/// One named measurement behind a detection, e.g. `peak = 5.2 g`.
+public struct DetectionFeature: Sendable, Equatable, Codable {
+    public var name: String
+    public var value: Double
+    public var unit: String
+
+    public init(_ name: String, _ value: Double, _ unit: String) {
+        self.name = name
+        self.value = value
+        self.unit = unit
+    }
+}
+
+/// A suspected fall, with everything a field tester needs to see why the detector fired.
+public struct FallSuspected: Sendable, Equatable, Codable {
+    /// The detector's catalogue name (`multiphase`, `sum-abs`, …).
+    public var detector: String
+    /// Stream time of the impact, in seconds.
+    public var impactTime: Double
+    /// Stream time of the sample that completed the decision, in seconds.
+    public var decisionTime: Double
+    /// The largest acceleration around the impact, in g (the detector's own measure).
+    public var peak: Double
+    /// The phases that fired, in order (e.g. `free-fall`, `impact`, `posture-change`, `stillness`).
+    public var phases: [String]
+    /// The measurements that decided it.
+    public var features: [DetectionFeature]
+
+    public init(detector: String, impactTime: Double, decisionTime: Double, peak: Double,
+                phases: [String], features: [DetectionFeature]) {
+        self.detector = detector
+        self.impactTime = impactTime
+        self.decisionTime = decisionTime
+        self.peak = peak
+        self.phases = phases
+        self.features = features
+    }
+
+    /// One line a person can read: `impact 1.23 g …`.
+    public var reason: String {
+        let fs = features.map { f in
+            "\(f.name)=\(formatNumber(f.value))\(f.unit.isEmpty ? "" : " " + f.unit)"
+        }
+        return "\(phases.joined(separator: " + ")) (\(fs.joined(separator: ", ")))"
+    }
+}
+
+/// Fixed three-decimal formatting without Foundation.
+func formatNumber(_ v: Double) -> String {
+    guard v.isFinite else { return "\(v)" }
+    let scaled = (abs(v) * 1000).rounded()
+    let whole = Int(scaled / 1000)
+    let frac = Int(scaled) % 1000
+    let sign = v < 0 && scaled != 0 ? "-" : ""
+    let f = String(frac)
+    return "\(sign)\(whole).\(String(repeating: "0", count: 3 - f.count))\(f)"
+}
+
+/// A tunable constant of a detector, with its unit, default, allowed range and meaning.
+public struct DetectorParameter: Sendable, Equatable {
+    public var key: String
+    public var defaultValue: Double
+    public var range: ClosedRange<Double>
+    public var unit: String
+    public var help: String
+
+    public init(_ key: String, _ defaultValue: Double, _ range: ClosedRange<Double>, _ unit: String, _ help: String) {
+        self.key = key
+        self.defaultValue = defaultValue
+        self.range = range
+        self.unit = unit
+        self.help = help
+    }
+}
+
+/// Values for a detector's parameters, looked up by key; every key has a value.
+public struct DetectorSettings: Sendable, Equatable {
+    public let parameters: [DetectorParameter]
+    public private(set) var values: [String: Double]
+
+    public init(parameters: [DetectorParameter]) {
+        self.parameters = parameters
+        values = Dictionary(uniqueKeysWithValues: parameters.map { ($0.key, $0.defaultValue) })
+    }
+
+    public subscript(key: String) -> Double {
+        guard let v = values[key] else { preconditionFailure("no detector parameter '\(key)'") }
+        return v
+    }
+
+    /// Sets one value, checking the key and the range.
+    public mutating func set(_ key: String, _ value: Double, detector: String) throws(DetectorSettingError) {
+        guard let p = parameters.first(where: { $0.key == key }) else {
+            throw .unknownKey(key: key, detector: detector, known: parameters.map(\.key))
+        }
+        guard value.isFinite, p.range.contains(value) else {
+            throw .outOfRange(key: key, value: value, range: p.range, unit: p.unit)
+        }
+        values[key] = value
+    }
+
+    /// Applies `key=value` assignments in order.
+    public mutating func apply(_ assignments: [String], detector: String) throws(DetectorSettingError) {
+        for a in assignments {
+            guard let eq = a.firstIndex(of: "=") else { throw .malformed(a) }
+            let key = a[..<eq].trimmingSpaces()
+            let text = a[a.index(after: eq)...].trimmingSpaces()
+            guard !key.isEmpty else { throw .malformed(a) }
+            guard let v = Double(text) else { throw .notANumber(key: key, text: text) }
+            try set(key, v, detector: detector)
+        }
+    }
+
+    /// `key=value` for every value that differs from its default, in parameter order.
+    public var changed: [String] {
+        parameters.compactMap { p in values[p.key] == p.defaultValue ? nil : "\(p.key)=\(values[p.key]!)" }
+    }
+}
+
+extension Substring {
+    func trimmingSpaces() -> String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}
+
+public enum DetectorSettingError: Error, Equatable, CustomStringConvertible {
+    case unknownDetector(String, known: [String])
+    case unknownKey(key: String, detector: String, known: [String])
+    case outOfRange(key: String, value: Double, range: ClosedRange<Double>, unit: String)
+    case notANumber(key: String, text: String)
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case let .unknownDetector(name, known):
+            return "unknown detector '\(name)' (known: \(known.joined(separator: ", ")))"
+        case let .unknownKey(key, detector, known):
+            return "detector '\(detector)' has no setting '\(key)' (settings: \(known.joined(separator: ", ")))"
+        case let .outOfRange(key, value, range, unit):
+            return "setting '\(key)' = \(value) is outside \(range.lowerBound)...\(range.upperBound) \(unit)"
+        case let .notANumber(key, text):
+            return "setting '\(key)': '\(text)' is not a number"
+        case let .malformed(text):
+            return "'\(text)' is not of the form key=value"
+        }
+    }
+}

@@ -1,0 +1,248 @@
+/// A recorded stream in the project's format: CSV with the header `x_g,y_g,z_g`, or
+/// `t_s,x_g,y_g,z_g` where a leading column gives times in seconds. Without times, rows are
+/// 40 Hz apart starting at 0.
+public struct Recording: Sendable, Equatable {
+    public var samples: [AccelerationSample]
+    /// True when the file carried its own `t_s` column.
+    public var hasTimes: Bool
+
+    public init(samples: [AccelerationSample], hasTimes: Bool) {
+        self.samples = samples
+        self.hasTimes = hasTimes
+    }
+
+    /// Seconds covered: from the first sample to one period past the last.
+    public var duration: Double {
+        guard let first = samples.first, let last = samples.last else { return 0 }
+        return last.time - first.time + 1 / detectorRate
+    }
+
+    public static let header = "x_g,y_g,z_g"
+    public static let timedHeader = "t_s,x_g,y_g,z_g"
+
+    /// One data row of a timed recording (`t_s,x_g,y_g,z_g`), without the newline.
+    public static func row(_ s: AccelerationSample) -> String {
+        "\(fixed(s.time, 4)),\(fixed(s.x, 4)),\(fixed(s.y, 4)),\(fixed(s.z, 4))"
+    }
+
+    static func fixed(_ v: Double, _ digits: Int) -> String {
+        var p = 1.0
+        for _ in 0..<digits { p *= 10 }
+        let scaled = (abs(v) * p).rounded()
+        guard scaled < 9e15 else { return "\(v)" }
+        let n = Int64(scaled)
+        let whole = n / Int64(p)
+        let frac = String(n % Int64(p))
+        let sign = v < 0 && n != 0 ? "-" : ""
+        return "\(sign)\(whole).\(String(repeating: "0", count: digits - frac.count))\(frac)"
+    }
+}
+
+/// Why a recording could not be read: the line (1-based) and what is wrong with it.
+public struct RecordingFormatError: Error, Equatable, CustomStringConvertible {
+    public var line: Int
+    public var reason: String
+
+    public init(line: Int, reason: String) {
+        self.line = line
+        self.reason = reason
+    }
+
+    public var description: String { "line \(line): \(reason)" }
+}
+
+public enum RecordingParser {
+    /// Parses a whole recording from its bytes.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(RecordingFormatError) -> Recording {
+        var p = Cursor(bytes: bytes)
+        let header = p.line()
+        let hasTimes: Bool
+        switch header {
+        case Recording.header: hasTimes = false
+        case Recording.timedHeader: hasTimes = true
+        default:
+            if bytes.isEmpty { throw RecordingFormatError(line: 1, reason: "empty file: expected the header '\(Recording.header)'") }
+            throw RecordingFormatError(
+                line: 1,
+                reason: "header is '\(header.prefix(60))', expected '\(Recording.header)' or '\(Recording.timedHeader)'")
+        }
+        let columns = hasTimes ? ["t_s", "x_g", "y_g", "z_g"] : ["x_g", "y_g", "z_g"]
+        var samples: [AccelerationSample] = []
+        samples.reserveCapacity(bytes.count / 20)
+        var lineNumber = 1
+        var values: (Double, Double, Double, Double) = (0, 0, 0, 0)
+        while !p.atEnd {
+            lineNumber += 1
+            if p.skipBlankLine() { continue }
+            for c in 0..<columns.count {
+                let v: Double
+                switch p.number() {
+                case .value(let x): v = x
+                case .missing:
+                    throw RecordingFormatError(
+                        line: lineNumber,
+                        reason: "column \(columns[c]) is empty or missing (expected \(columns.count) numbers: \(columns.joined(separator: ",")))")
+                case .invalid(let text):
+                    throw RecordingFormatError(line: lineNumber, reason: "'\(text)' in column \(columns[c]) is not a number")
+                }
+                switch c {
+                case 0: values.0 = v
+                case 1: values.1 = v
+                case 2: values.2 = v
+                default: values.3 = v
+                }
+                let last = c == columns.count - 1
+                if !p.separator(last: last) {
+                    if last {
+                        throw RecordingFormatError(line: lineNumber, reason: "more than \(columns.count) columns")
+                    }
+                    throw RecordingFormatError(line: lineNumber, reason: "expected \(columns.count) numbers (\(columns.joined(separator: ","))), found \(c + 1)")
+                }
+            }
+            let s: AccelerationSample
+            if hasTimes {
+                s = AccelerationSample(time: values.0, x: values.1, y: values.2, z: values.3)
+                if let prev = samples.last, !(s.time > prev.time) {
+                    throw RecordingFormatError(line: lineNumber, reason: "time \(s.time) s does not come after \(prev.time) s")
+                }
+            } else {
+                s = AccelerationSample(time: Double(samples.count) / detectorRate, x: values.0, y: values.1, z: values.2)
+            }
+            samples.append(s)
+        }
+        if samples.isEmpty {
+            throw RecordingFormatError(line: lineNumber, reason: "no samples after the header")
+        }
+        return Recording(samples: samples, hasTimes: hasTimes)
+    }
+
+    enum NumberResult {
+        case value(Double)
+        case missing
+        case invalid(String)
+    }
+
+    /// A byte cursor specialised for the format: fast enough for ~10⁷ numbers per second.
+    struct Cursor {
+        let bytes: UnsafeRawBufferPointer
+        var i = 0
+
+        var atEnd: Bool { i >= bytes.count }
+
+        mutating func line() -> String {
+            let start = i
+            while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+            var end = i
+            if i < bytes.count { i += 1 }
+            while end > start, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x20 { end -= 1 }
+            var s = start
+            if end - s >= 3, bytes[s] == 0xEF, bytes[s + 1] == 0xBB, bytes[s + 2] == 0xBF { s += 3 }  // UTF-8 BOM
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[s..<end]), as: UTF8.self)
+        }
+
+        /// Skips a line holding nothing but spaces; true if it did.
+        mutating func skipBlankLine() -> Bool {
+            var j = i
+            while j < bytes.count, bytes[j] == 0x20 || bytes[j] == 0x0D || bytes[j] == 0x09 { j += 1 }
+            if j >= bytes.count { i = j; return true }
+            if bytes[j] == 0x0A { i = j + 1; return true }
+            return false
+        }
+
+        /// After a value: a comma (not last) or end of line (last). False if neither.
+        mutating func separator(last: Bool) -> Bool {
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+            if last {
+                if i < bytes.count, bytes[i] == 0x0D { i += 1 }
+                if i >= bytes.count { return true }
+                if bytes[i] == 0x0A { i += 1; return true }
+                return false
+            }
+            if i < bytes.count, bytes[i] == 0x2C { i += 1; return true }
+            return false
+        }
+
+        mutating func number() -> NumberResult {
+            while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+            let start = i
+            var negative = false
+            if i < bytes.count, bytes[i] == 0x2D || bytes[i] == 0x2B {
+                negative = bytes[i] == 0x2D
+                i += 1
+            }
+            var mantissa: UInt64 = 0
+            var digits = 0, dropped = 0, fraction = 0
+            while i < bytes.count, bytes[i] &- 0x30 < 10 {
+                if digits < 18 { mantissa = mantissa * 10 + UInt64(bytes[i] &- 0x30); digits += 1 } else { dropped += 1 }
+                i += 1
+            }
+            let intDigits = digits + dropped
+            var fracDigits = 0
+            if i < bytes.count, bytes[i] == 0x2E {
+                i += 1
+                while i < bytes.count, bytes[i] &- 0x30 < 10 {
+                    if digits < 18 { mantissa = mantissa * 10 + UInt64(bytes[i] &- 0x30); digits += 1; fraction += 1 }
+                    fracDigits += 1
+                    i += 1
+                }
+            }
+            if intDigits + fracDigits == 0 {
+                return restOfField(from: start)
+            }
+            var exponent = dropped - fraction
+            if i < bytes.count, bytes[i] | 0x20 == 0x65 {  // e or E
+                i += 1
+                var expNegative = false
+                if i < bytes.count, bytes[i] == 0x2D || bytes[i] == 0x2B { expNegative = bytes[i] == 0x2D; i += 1 }
+                var e = 0, expDigits = 0
+                while i < bytes.count, bytes[i] &- 0x30 < 10 {
+                    if e < 10_000 { e = e * 10 + Int(bytes[i] &- 0x30) }
+                    expDigits += 1
+                    i += 1
+                }
+                if expDigits == 0 { return restOfField(from: start) }
+                exponent += expNegative ? -e : e
+            }
+            // The field must end here.
+            if i < bytes.count, !(bytes[i] == 0x2C || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0x20 || bytes[i] == 0x09) {
+                return restOfField(from: start)
+            }
+            var v = Double(mantissa)
+            if exponent < 0 {
+                v = -exponent <= 22 ? v / powersOfTen[-exponent] : v / pow10(-exponent)
+            } else if exponent > 0 {
+                v = exponent <= 22 ? v * powersOfTen[exponent] : v * pow10(exponent)
+            }
+            if !v.isFinite { return restOfField(from: start) }
+            return .value(negative ? -v : v)
+        }
+
+        private mutating func restOfField(from start: Int) -> NumberResult {
+            i = start
+            while i < bytes.count, bytes[i] != 0x2C, bytes[i] != 0x0A, bytes[i] != 0x0D { i += 1 }
+            if i == start { return .missing }
+            let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+            let trimmed = text.trimmingCharacters(in: " \t")
+            return trimmed.isEmpty ? .missing : .invalid(String(trimmed.prefix(40)))
+        }
+    }
+
+    static let powersOfTen: [Double] = (0...22).map { e in
+        var v = 1.0
+        for _ in 0..<e { v *= 10 }
+        return v
+    }
+
+    static func pow10(_ e: Int) -> Double {
+        var v = 1.0
+        for _ in 0..<min(e, 400) { v *= 10 }
+        return v
+    }
+}
+
+extension String {
+    func trimmingCharacters(in set: String) -> String {
+        let chars = Set(set)
+        return String(drop(while: { chars.contains($0) }).reversed().drop(while: { chars.contains($0) }).reversed())
+    }
+}

@@ -1,0 +1,114 @@
+/// Turns a sensor stream at any rate (25–1000 Hz, jittery timestamps) into the detector's
+/// 40 Hz grid.
+///
+/// Above 40 Hz the input first goes through a moving average of about one output period
+/// (`round(inputRate / 40)` samples: 25 ms at any rate), a cheap anti-alias filter; then the
+/// filtered stream is linearly interpolated at exact 40 Hz grid times, so timing jitter in
+/// the input moves no output sample off the grid. A 40 Hz input with regular timestamps comes
+/// out unchanged.
+///
+/// A gap longer than ``maximumGap`` is not bridged: the grid restarts at the next sample and
+/// the gap is counted, so the detector never sees invented data. Samples whose time does not
+/// advance are dropped and counted.
+///
+/// O(1) work per input sample and no allocation after `init`.
+public struct Resampler: Sendable {
+    public let inputRate: Double
+    public let outputRate: Double
+    public let maximumGap: Double
+    /// Input samples averaged per filtered sample.
+    public let averagingLength: Int
+
+    public private(set) var gaps = 0
+    public private(set) var outOfOrder = 0
+    public private(set) var inputCount = 0
+    public private(set) var outputCount = 0
+    /// Output periods that fell inside gaps and were not produced.
+    public private(set) var missingOutputs = 0
+
+    private var window: [AccelerationSample]
+    private var windowFill = 0
+    private var windowNext = 0
+    private var previous: AccelerationSample?   // last filtered sample
+    private var lastInputTime = -Double.infinity
+    private var origin = 0.0
+    private var nextIndex: Int64 = 0
+
+    /// - Parameters:
+    ///   - inputRate: the sensor's nominal rate in Hz (what the driver reports).
+    ///   - outputRate: 40 Hz for the detectors.
+    ///   - maximumGap: seconds without input after which the grid restarts.
+    public init(inputRate: Double, outputRate: Double = detectorRate, maximumGap: Double = 0.25) {
+        precondition(inputRate > 0 && outputRate > 0)
+        self.inputRate = inputRate
+        self.outputRate = outputRate
+        self.maximumGap = maximumGap
+        averagingLength = max(1, Int((inputRate / outputRate).rounded()))
+        window = Array(repeating: AccelerationSample(time: 0, x: 0, y: 0, z: 0), count: averagingLength)
+    }
+
+    /// Feeds one input sample; calls `emit` for every 40 Hz sample that becomes available.
+    public mutating func process(_ sample: AccelerationSample, emit: (AccelerationSample) -> Void) {
+        guard sample.time > lastInputTime, sample.time.isFinite else {
+            outOfOrder += 1
+            return
+        }
+        inputCount += 1
+        if sample.time - lastInputTime > maximumGap, previous != nil {
+            // Count the grid points that the gap swallowed, then start afresh.
+            let period = 1 / outputRate
+            let lastGrid = origin + Double(nextIndex) * period
+            missingOutputs += max(0, Int(((sample.time - lastGrid) / period).rounded(.down)))
+            gaps += 1
+            previous = nil
+            windowFill = 0
+            windowNext = 0
+        }
+        lastInputTime = sample.time
+
+        // Moving average over the last `averagingLength` input samples.
+        window[windowNext] = sample
+        windowNext = windowNext + 1 == averagingLength ? 0 : windowNext + 1
+        if windowFill < averagingLength { windowFill += 1 }
+        if windowFill < averagingLength { return }
+        let filtered = averagingLength == 1 ? sample : average()
+
+        guard let a = previous else {
+            previous = filtered
+            origin = filtered.time
+            nextIndex = 1
+            outputCount += 1
+            emit(filtered)
+            return
+        }
+        let period = 1 / outputRate
+        var t = origin + Double(nextIndex) * period
+        let span = filtered.time - a.time
+        while t <= filtered.time {
+            let f = (t - a.time) / span
+            outputCount += 1
+            emit(AccelerationSample(
+                time: t,
+                x: a.x + (filtered.x - a.x) * f,
+                y: a.y + (filtered.y - a.y) * f,
+                z: a.z + (filtered.z - a.z) * f))
+            nextIndex += 1
+            t = origin + Double(nextIndex) * period
+        }
+        previous = filtered
+    }
+
+    private func average() -> AccelerationSample {
+        // Times are averaged relative to the newest sample to keep precision on long uptimes.
+        let newest = window[(windowNext + averagingLength - 1) % averagingLength].time
+        var dt = 0.0, x = 0.0, y = 0.0, z = 0.0
+        for s in window {
+            dt += s.time - newest
+            x += s.x
+            y += s.y
+            z += s.z
+        }
+        let n = Double(averagingLength)
+        return AccelerationSample(time: newest + dt / n, x: x / n, y: y / n, z: z / n)
+    }
+}

@@ -1,0 +1,70 @@
+import FallGuardCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A recording that could not be read: which file, which line (when known) and why.
+public struct RecordingFileError: Error, Equatable, CustomStringConvertible {
+    public var path: String
+    public var line: Int?
+    public var reason: String
+
+    public init(path: String, line: Int? = nil, reason: String) {
+        self.path = path
+        self.line = line
+        self.reason = reason
+    }
+
+    /// `path:line: reason`, the form editors and CI logs understand.
+    public var description: String {
+        if let line { return "\(path):\(line): \(reason)" }
+        return "\(path): \(reason)"
+    }
+}
+
+public enum RecordingFile {
+    /// Reads and parses a recording file.
+    public static func read(path: String) throws(RecordingFileError) -> Recording {
+        var buffer: [UInt8] = []
+        return try read(path: path, reusing: &buffer)
+    }
+
+    /// Reads a recording, reusing `buffer` for the file's bytes (for loops over many files).
+    public static func read(path: String, reusing buffer: inout [UInt8]) throws(RecordingFileError) -> Recording {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw RecordingFileError(path: path, reason: systemError(errno)) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw RecordingFileError(path: path, reason: systemError(errno)) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw RecordingFileError(path: path, reason: "not a regular file") }
+        let size = Int(st.st_size)
+        if buffer.count < size + 1 { buffer = [UInt8](repeating: 0, count: size + 1) }
+        var total = 0
+        let readError: Int32? = buffer.withUnsafeMutableBytes { raw in
+            while total < size {
+                let n = Glibc.read(fd, raw.baseAddress! + total, size - total)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                if n == 0 { break }
+                total += n
+            }
+            return nil
+        }
+        if let readError { throw RecordingFileError(path: path, reason: systemError(readError)) }
+        let parsed = buffer.withUnsafeBytes { raw in
+            Result { () throws(RecordingFormatError) -> Recording in
+                try RecordingParser.parse(UnsafeRawBufferPointer(rebasing: raw[0..<total]))
+            }
+        }
+        switch parsed {
+        case .success(let recording): return recording
+        case .failure(let error): throw RecordingFileError(path: path, line: error.line, reason: error.reason)
+        }
+    }
+
+    static func systemError(_ code: Int32) -> String { String(cString: strerror(code)) }
+}

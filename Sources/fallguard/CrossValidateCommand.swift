@@ -1,0 +1,103 @@
+import ArgumentParser
+import FallGuardCore
+import FallGuardFieldTest
+import Foundation
+
+struct CrossValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cross-validate",
+        abstract: "Choose detector settings by leave-one-subject-out cross-validation and report held-out scores.",
+        discussion: """
+            For every subject in DIR, each point of the grid is scored on all other subjects; the point \
+            with the best specificity among those whose training sensitivity reaches \
+            --min-sensitivity (or, if none does, the most sensitive) is applied to the held-out \
+            subject. The pooled held-out figures are what to expect on new people. The same rule on \
+            all subjects gives the setting to ship.
+
+            Example: fallguard cross-validate DIR --grid impact=2.5,3,3.5 --grid stillness=0.1,0.2
+            """)
+
+    @Argument(help: ArgumentHelp("Dataset folder (see `fallguard evaluate --help`).", valueName: "dir"))
+    var directory: String
+
+    @OptionGroup var detectorOptions: DetectorOptions
+
+    @Option(name: .customLong("grid"), help: ArgumentHelp(
+        "Values to try for one setting, e.g. impact=2.5,3,3.5 (repeatable; the grid is their product).",
+        valueName: "key=v1,v2,…"))
+    var grid: [String] = []
+
+    @Option(help: "Training sensitivity, in percent, that a setting must reach before specificity counts.")
+    var minSensitivity: Double = 99.5
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    @Option(help: "Worker threads (default: one per core).")
+    var threads: Int = defaultThreads()
+
+    func run() throws {
+        let base = try detectorOptions.configuration()
+        let points: [CrossValidation.Point]
+        do {
+            points = try CrossValidation.grid(grid)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let dataset: Dataset
+        do {
+            dataset = try Dataset.scan(directory)
+        } catch {
+            printError(error.description)
+            throw ExitStatus.noInput
+        }
+        let recordings: [Recording]
+        do {
+            recordings = try readAll(dataset, threads: threads)
+        } catch {
+            printError(error.description)
+            throw ExitStatus.dataError
+        }
+        let cv: CrossValidation
+        do {
+            cv = try CrossValidation.run(
+                dataset: dataset, recordings: recordings, detector: base.name, base: detectorOptions.assignments,
+                grid: points, minimumTrainingSensitivity: minSensitivity, threads: threads)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if json {
+            var folds: [[String: Any]] = []
+            for f in cv.folds {
+                folds.append(["subject": f.subject, "chosen": f.chosen.assignments,
+                              "falls": f.heldOut.falls, "detected": f.heldOut.detected,
+                              "adls": f.heldOut.adls, "alarmed": f.heldOut.alarmed])
+            }
+            let object: [String: Any] = [
+                "detector": cv.detector, "grid_points": cv.points.count, "folds": folds,
+                "sensitivity": cv.heldOut.sensitivity ?? NSNull(), "specificity": cv.heldOut.specificity ?? NSNull(),
+                "accuracy": cv.heldOut.accuracy ?? NSNull(),
+                "falls": cv.heldOut.falls, "adls": cv.heldOut.adls,
+                "detected_falls": cv.heldOut.detected, "alarmed_adls": cv.heldOut.alarmed,
+                "chosen_on_all": cv.chosenOnAll.assignments,
+                "min_training_sensitivity": cv.minimumTrainingSensitivity,
+            ]
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        print("Detector \(cv.detector), \(cv.points.count) grid points, \(cv.folds.count) subjects (leave one subject out)")
+        print("Rule: best training specificity with training sensitivity >= \(cv.minimumTrainingSensitivity) %\n")
+        print("Subject  Falls  Detected  ADLs  Alarms  Chosen")
+        for f in cv.folds {
+            print(String(format: "%-7s  %5d  %8d  %4d  %6d  ", f.subject, f.heldOut.falls, f.heldOut.detected, f.heldOut.adls, f.heldOut.alarmed)
+                  + (f.chosen.assignments.isEmpty ? "(defaults)" : f.chosen.assignments.joined(separator: " ")))
+        }
+        let h = cv.heldOut
+        print(String(format: "\nHeld out: sensitivity %.2f %% (%d/%d), specificity %.2f %% (%d/%d), accuracy %.2f %%",
+                     h.sensitivity ?? .nan, h.detected, h.falls, h.specificity ?? .nan, h.adls - h.alarmed, h.adls, h.accuracy ?? .nan))
+        let a = cv.chosenOnAllCounts
+        print("Chosen on all subjects: " + (cv.chosenOnAll.assignments.isEmpty ? "(defaults)" : cv.chosenOnAll.assignments.joined(separator: " "))
+              + String(format: " (fitted: sensitivity %.2f %%, specificity %.2f %%)", a.sensitivity ?? .nan, a.specificity ?? .nan))
+    }
+}

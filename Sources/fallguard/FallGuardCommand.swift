@@ -1,0 +1,57 @@
+import ArgumentParser
+import FallGuardCore
+
+@main
+struct FallGuardCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fallguard",
+        abstract: "Fall-detection sensor bridge: accelerometer in, buzzer and alerts out.",
+        discussion: """
+            Field testing: `replay` runs a detector over a recording, `evaluate` scores it on a \
+            labelled dataset, `cross-validate` chooses settings by subject-wise cross-validation, \
+            `detectors` lists the detectors and their settings.
+            """,
+        version: "0.1.0",
+        subcommands: [ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self]
+    )
+}
+
+/// `--detector NAME` and `--set key=value`, shared by the field-test commands.
+struct DetectorOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "Detector: \(DetectorCatalog.names.joined(separator: ", ")) (see `fallguard detectors`).",
+        valueName: "name"))
+    var detector: String = DetectorCatalog.defaultName
+
+    @Option(name: .customLong("set"), help: ArgumentHelp(
+        "Override one detector setting, e.g. --set impact=3.0 (repeatable; `fallguard detectors` lists the keys).",
+        valueName: "key=value"))
+    var assignments: [String] = []
+
+    func configuration() throws -> DetectorConfiguration {
+        do {
+            return try DetectorConfiguration(name: detector, assignments: assignments)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
+/// sysexits.h codes, so scripts and systemd can tell failures apart.
+enum ExitStatus {
+    static let dataError = ExitCode(65)      // EX_DATAERR: malformed input file
+    static let noInput = ExitCode(66)        // EX_NOINPUT: missing file or empty dataset
+    static let configError = ExitCode(78)    // EX_CONFIG: malformed configuration
+}
+
+/// Writes a line to standard error.
+func printError(_ message: String) {
+    var stderr = StandardError()
+    print("fallguard: \(message)", to: &stderr)
+}
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        FileHandleStderr.write(string)
+    }
+}
