@@ -60,9 +60,16 @@ let package = Package(
             ]
         ),
 
+        // Throughput benchmark of the sample path (bench/detector-throughput.sh runs it).
+        .executableTarget(
+            name: "fallguard-bench",
+            dependencies: ["FallGuardCore", "FallGuardFieldTest"],
+            path: "bench/FallGuardBench"
+        ),
+
         .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore"]),
-        .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"]),
-        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware"]),
+        .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"], exclude: ["Fixtures"]),
+        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "CLibIIO", "CLibGPIOD"]),
         .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore"]),
     ]
 )

@@ -10,6 +10,13 @@ public struct TrialOutcome: Sendable {
     /// Time of the largest magnitude: the reference impact for fall trials.
     public var referenceImpact: Double
 
+    public init(trial: LabelledTrial, duration: Double, detections: [FallSuspected], referenceImpact: Double) {
+        self.trial = trial
+        self.duration = duration
+        self.detections = detections
+        self.referenceImpact = referenceImpact
+    }
+
     public var alarmed: Bool { !detections.isEmpty }
     /// For a detected fall: seconds from the reference impact to the first decision.
     public var delay: Double? {

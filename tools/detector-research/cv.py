@@ -200,6 +200,15 @@ def main():
             row.append("%g: %.2f/%.2f" % (v, 100 * pr[isfall].mean(), 100 * (1 - pr[~isfall].mean())))
         print(" %s (sens/spec)\n   " % name + "\n   ".join(row))
 
+    print(" t_impact x t_angle table (others at DEFAULTS), sens/spec:")
+    print("        " + " ".join("%11d" % a for a in GRID["t_angle"]))
+    for i, ti in enumerate(GRID["t_impact"]):
+        row = []
+        for j in range(len(GRID["t_angle"])):
+            pr = fired[(slice(None), i, j) + ixd[2:]]
+            row.append("%5.1f/%5.1f" % (100 * pr[isfall].mean(), 100 * (1 - pr[~isfall].mean())))
+        print("   %5.2f " % ti + " ".join(row))
+
     # ---- detection delay, misses and FAs detail for DEFAULTS ---------------
     print("\n== detection delay with DEFAULTS (first event in each detected fall) ==")
     delays = []; offs = []

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// The `fallguard` binary that `swift build` / `swift test` put beside the test bundle.
+let fallguardBinary: String = {
+    var dir = Bundle.main.bundleURL
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("fallguard").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("fallguard").path
+}()
+
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let fixtureFolder = repositoryRoot + "/Tests/FallGuardFieldTestTests/Fixtures/sisfall"
+
+struct CommandResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+func fallguard(_ arguments: String...) throws -> CommandResult {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: fallguardBinary)
+    p.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+}
+
+func temporaryFolder() -> String {
+    let path = NSTemporaryDirectory() + "fallguard-cli-" + UUID().uuidString
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+@Suite struct CLITests {
+    @Test func helpExplainsEveryCommandAndOption() throws {
+        let top = try fallguard("--help")
+        #expect(top.status == 0)
+        for c in ["replay", "evaluate", "cross-validate", "detectors"] { #expect(top.stdout.contains(c)) }
+        let ev = try fallguard("evaluate", "--help")
+        for o in ["--detector", "--set", "--json", "--skip-bad", "65"] { #expect(ev.stdout.contains(o), "\(o)") }
+    }
+
+    @Test func replayOfTheBundledDemoFindsTheFall() throws {
+        let r = try fallguard("replay")
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("FALL SUSPECTED"))
+        #expect(r.stdout.contains("1 detection."))
+    }
+
+    @Test func replayPrintsTimeAndReasons() throws {
+        let r = try fallguard("replay", fixtureFolder + "/F05_SA03_R02.csv", "--detector", "sum-abs", "--set", "threshold=4.5")
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("sum-abs (threshold=4.5)"))
+        #expect(r.stdout.contains("impact") && r.stdout.contains(" g"))
+    }
+
+    @Test func evaluateJSONHasTheDocumentedFields() throws {
+        let r = try fallguard("evaluate", fixtureFolder, "--json")
+        #expect(r.status == 0, "\(r.stderr)")
+        let obj = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        for key in ["sensitivity", "specificity", "accuracy", "falls", "adls", "false_alarms_per_hour", "by_code", "delay_s"] {
+            #expect(obj[key] != nil, "\(key)")
+        }
+        #expect(obj["falls"] as? Int == 6)
+        #expect(obj["adls"] as? Int == 8)
+        #expect((obj["sensitivity"] as? Double).map { $0 >= 0 && $0 <= 100 } == true)
+    }
+
+    @Test func evaluateStopsOnAMalformedFileWithItsLine() throws {
+        let dir = temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileManager.default.copyItem(atPath: fixtureFolder + "/F01_SA02_R01.csv", toPath: dir + "/F01_SA02_R01.csv")
+        try "x_g,y_g,z_g\n0,0,1\n0,0\n".write(toFile: dir + "/D02_SA02_R01.csv", atomically: true, encoding: .utf8)
+        let r = try fallguard("evaluate", dir)
+        #expect(r.status == 65)
+        #expect(r.stderr.contains(dir + "/D02_SA02_R01.csv:3:"))
+        let skip = try fallguard("evaluate", dir, "--skip-bad")
+        #expect(skip.status == 0)
+        #expect(skip.stdout.contains("Skipped 1"))
+        #expect(skip.stdout.contains("D02_SA02_R01.csv:3"))
+    }
+
+    @Test func evaluateRefusesAFolderWithoutTrials() throws {
+        let dir = temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try fallguard("evaluate", dir)
+        #expect(r.status == 66)
+        #expect(r.stderr.contains("no labelled trials"))
+        #expect(!r.stdout.contains("100"))
+    }
+
+    @Test func unknownDetectorOrSettingIsAUsageError() throws {
+        let a = try fallguard("evaluate", fixtureFolder, "--detector", "magic")
+        #expect(a.status == 64)
+        #expect(a.stderr.contains("unknown detector 'magic'"))
+        let b = try fallguard("replay", "--set", "nonsense=1")
+        #expect(b.status == 64)
+        #expect(b.stderr.contains("nonsense"))
+    }
+
+    @Test func replayOfAMissingFileSaysSo() throws {
+        let r = try fallguard("replay", "/nonexistent/F01.csv")
+        #expect(r.status == 65)
+        #expect(r.stderr.contains("/nonexistent/F01.csv"))
+    }
+
+    @Test func detectorsListsSettingsWithUnits() throws {
+        let r = try fallguard("detectors")
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("multiphase (default)"))
+        #expect(r.stdout.contains("threshold") && r.stdout.contains(" g "))
+    }
+}

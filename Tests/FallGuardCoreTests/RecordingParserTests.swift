@@ -1,0 +1,74 @@
+import FallGuardCore
+import Testing
+
+@Suite struct RecordingParserTests {
+    func parse(_ text: String) throws(RecordingFormatError) -> Recording {
+        var text = text
+        let r = text.withUTF8 { b in
+            Result { () throws(RecordingFormatError) -> Recording in try RecordingParser.parse(UnsafeRawBufferPointer(b)) }
+        }
+        return try r.get()
+    }
+
+    func error(_ text: String) -> RecordingFormatError? {
+        do {
+            _ = try parse(text)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func readsUntimedRowsAtFortyHertz() throws {
+        let r = try parse("x_g,y_g,z_g\n0.1,-1.0,0.05\n-2.5e-1,+1,3\n")
+        #expect(!r.hasTimes)
+        #expect(r.samples == [
+            AccelerationSample(time: 0, x: 0.1, y: -1.0, z: 0.05),
+            AccelerationSample(time: 0.025, x: -0.25, y: 1, z: 3),
+        ])
+        #expect(abs(r.duration - 0.05) < 1e-12)
+    }
+
+    @Test func readsTimedRowsWithCRLFAndBOMAndSpaces() throws {
+        let r = try parse("\u{FEFF}t_s,x_g,y_g,z_g\r\n0.000, 1, 2, 3\r\n0.031,4,5,6\r\n\r\n")
+        #expect(r.hasTimes)
+        #expect(r.samples.map(\.time) == [0, 0.031])
+        #expect(r.samples[1].z == 6)
+    }
+
+    @Test func parsesNumbersExactlyAsTheStandardLibrary() throws {
+        let values = ["0.035", "-1.004", "1e-3", "123456.789", "-0.000001", "15.99609375", "7", ".5", "5."]
+        let text = "x_g,y_g,z_g\n" + values.map { "\($0),0,0" }.joined(separator: "\n")
+        let r = try parse(text)
+        for (s, v) in zip(r.samples, values) { #expect(s.x == Double(v), "\(v)") }
+    }
+
+    @Test func roundTripsItsOwnRows() throws {
+        let s = AccelerationSample(time: 12.3456, x: -0.5, y: 1.25, z: 0.0001)
+        let r = try parse(Recording.timedHeader + "\n" + Recording.row(s) + "\n")
+        #expect(r.samples == [s])
+    }
+
+    @Test func namesTheLineAndTheProblem() {
+        #expect(error("") == RecordingFormatError(line: 1, reason: "empty file: expected the header 'x_g,y_g,z_g'"))
+        #expect(error("a,b,c\n1,2,3\n")?.line == 1)
+        #expect(error("x_g,y_g,z_g\n")?.reason == "no samples after the header")
+        #expect(error("x_g,y_g,z_g\n1,2,3\n1,abc,3\n") == RecordingFormatError(line: 3, reason: "'abc' in column y_g is not a number"))
+        #expect(error("x_g,y_g,z_g\n1,2\n")?.line == 2)
+        #expect(error("x_g,y_g,z_g\n1,2\n")?.reason.contains("z_g") == true)
+        #expect(error("x_g,y_g,z_g\n1,,3\n")?.reason.contains("column y_g is empty") == true)
+        #expect(error("x_g,y_g,z_g\n1,2,3,4\n") == RecordingFormatError(line: 2, reason: "more than 3 columns"))
+        #expect(error("x_g,y_g,z_g\n1,2,3\n\n1,nan,3\n") == RecordingFormatError(line: 4, reason: "'nan' in column y_g is not a number"))
+        #expect(error("x_g,y_g,z_g\n1,2,1e999\n")?.line == 2)
+        #expect(error("t_s,x_g,y_g,z_g\n0,1,2,3\n0,1,2,3\n") == RecordingFormatError(line: 3, reason: "time 0.0 s does not come after 0.0 s"))
+    }
+
+    @Test func readsTrialLabels() {
+        let l = TrialLabel(fileName: "F05_SA01_R04.csv")
+        #expect(l?.kind == .fall && l?.code == "F05" && l?.subject == "SA01" && l?.trial == 4)
+        #expect(TrialLabel(fileName: "D17_SE10_R01.csv")?.kind == .adl)
+        for bad in ["F05_SA01_R04.txt", "X05_SA01_R04.csv", "F05_SA01.csv", "F05_SA01_RX.csv", "F_SA01_R1.csv", "notes.csv"] {
+            #expect(TrialLabel(fileName: bad) == nil, "\(bad)")
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import FallGuardCore
+import Testing
+
+@Suite struct ResamplerTests {
+    func run(_ r: inout Resampler, _ input: [AccelerationSample]) -> [AccelerationSample] {
+        var out: [AccelerationSample] = []
+        for s in input { r.process(s) { out.append($0) } }
+        return out
+    }
+
+    func sine(rate: Double, seconds: Double, hz: Double, jitter: Double = 0, seed: UInt64 = 1) -> [AccelerationSample] {
+        var rng = SplitMix(seed: seed)
+        let n = Int(rate * seconds)
+        return (0..<n).map { i in
+            let t = Double(i) / rate + (jitter > 0 ? (rng.unit() - 0.5) * jitter / rate : 0)
+            return AccelerationSample(time: 100 + t, x: sin(2 * .pi * hz * t), y: 1, z: t)
+        }
+    }
+
+    @Test func fortyHertzPassesThroughUnchanged() {
+        var r = Resampler(inputRate: 40)
+        let input = sine(rate: 40, seconds: 10, hz: 1.3)
+        let out = run(&r, input)
+        #expect(out.count == input.count)
+        for (a, b) in zip(input, out) {
+            #expect(abs(a.time - b.time) < 1e-9 && abs(a.x - b.x) < 1e-9 && a.y == b.y)
+        }
+    }
+
+    /// Any rate from 25 to 1000 Hz gives 40 samples per second on an exact 25 ms grid, and a
+    /// slow signal (1 Hz) comes through with its amplitude and without delay.
+    @Test(arguments: [25.0, 50, 100, 200, 400, 800, 1000])
+    func anyRateLandsOnTheFortyHertzGrid(rate: Double) {
+        var r = Resampler(inputRate: rate)
+        let out = run(&r, sine(rate: rate, seconds: 20, hz: 1, jitter: 0.3))
+        #expect(abs(Double(out.count) - 20 * 40) <= 2, "got \(out.count) samples")
+        for (a, b) in zip(out, out.dropFirst()) { #expect(abs((b.time - a.time) - 0.025) < 1e-9) }
+        // The filtered samples sit at the mean time of what they average, so there is no delay
+        // to allow for: compare with the true signal at the output time.
+        let worst = out.dropFirst(4).map { abs($0.x - sin(2 * .pi * ($0.time - 100))) }.max() ?? 1
+        #expect(worst < 0.03, "worst error \(worst) at \(rate) Hz")
+        #expect(r.gaps == 0 && r.outOfOrder == 0)
+    }
+
+    @Test func averagesAwayContentAboveTheOutputBand() {
+        // 40 Hz vibration sampled at 800 Hz: the 25 ms moving average has a null there.
+        var r = Resampler(inputRate: 800)
+        let out = run(&r, sine(rate: 800, seconds: 5, hz: 40))
+        let worst = out.dropFirst(2).map { abs($0.x) }.max() ?? 1
+        #expect(worst < 0.02)
+    }
+
+    @Test func gapsAreCountedNotBridged() {
+        var r = Resampler(inputRate: 100, maximumGap: 0.25)
+        var input = sine(rate: 100, seconds: 4, hz: 1)
+        input.removeSubrange(150..<250)   // one second missing
+        let out = run(&r, input)
+        #expect(r.gaps == 1)
+        #expect(r.missingOutputs >= 38 && r.missingOutputs <= 41, "\(r.missingOutputs)")
+        // No output sample inside the gap.
+        #expect(!out.contains { $0.time > 101.51 && $0.time < 102.49 })
+    }
+
+    @Test func samplesThatDoNotAdvanceAreDropped() {
+        var r = Resampler(inputRate: 40)
+        let a = AccelerationSample(time: 1, x: 0, y: 0, z: 1)
+        var out: [AccelerationSample] = []
+        r.process(a) { out.append($0) }
+        r.process(a) { out.append($0) }
+        r.process(AccelerationSample(time: 0.5, x: 0, y: 0, z: 1)) { out.append($0) }
+        r.process(AccelerationSample(time: .nan, x: 0, y: 0, z: 1)) { out.append($0) }
+        #expect(r.outOfOrder == 3)
+        #expect(out.count == 1)
+    }
+}
+
+/// Deterministic pseudo-random numbers for reproducible tests.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,1269 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""gpio_kernel.py - the "kernel" half of the FallGuard GPIO emulator.
+
+One process per set of emulated GPIO chips.  It owns the line state, answers
+the GPIO uAPI v1 requests forwarded by libfakegpio.so (the LD_PRELOAD half),
+delivers edge events and line-info-changed records, serves the line-oriented
+control socket used by tests, and appends output-level changes to a JSON-lines
+log.  Python 3 standard library only.
+
+Normally started by ./gpio-emu; see README.md for the options and protocols.
+"""
+
+import argparse
+import errno
+import fcntl
+import heapq
+import json
+import os
+import selectors
+import signal
+import socket
+import stat
+import struct
+import sys
+import termios
+import time
+
+# ---------------------------------------------------------------- uAPI v1 ---
+# Values from /usr/include/linux/gpio.h
+GPIOLINE_FLAG_KERNEL = 1 << 0
+GPIOLINE_FLAG_IS_OUT = 1 << 1
+GPIOLINE_FLAG_ACTIVE_LOW = 1 << 2
+GPIOLINE_FLAG_OPEN_DRAIN = 1 << 3
+GPIOLINE_FLAG_OPEN_SOURCE = 1 << 4
+GPIOLINE_FLAG_BIAS_PULL_UP = 1 << 5
+GPIOLINE_FLAG_BIAS_PULL_DOWN = 1 << 6
+GPIOLINE_FLAG_BIAS_DISABLE = 1 << 7
+
+REQ_INPUT = 1 << 0
+REQ_OUTPUT = 1 << 1
+REQ_ACTIVE_LOW = 1 << 2
+REQ_OPEN_DRAIN = 1 << 3
+REQ_OPEN_SOURCE = 1 << 4
+REQ_PULL_UP = 1 << 5
+REQ_PULL_DOWN = 1 << 6
+REQ_BIAS_DISABLE = 1 << 7
+REQ_VALID = 0xFF
+
+EV_REQ_RISING = 1 << 0
+EV_REQ_FALLING = 1 << 1
+EV_REQ_VALID = EV_REQ_RISING | EV_REQ_FALLING
+EV_RISING = 0x01
+EV_FALLING = 0x02
+
+LINE_CHANGED_REQUESTED = 1
+LINE_CHANGED_RELEASED = 2
+LINE_CHANGED_CONFIG = 3
+
+GPIOHANDLES_MAX = 64
+EVENT_FIFO = 16       # DECLARE_KFIFO(events, struct gpioevent_data, 16)
+WATCH_FIFO = 32       # DECLARE_KFIFO(events, struct gpio_v2_line_info_changed, 32)
+
+FMT_CHIPINFO = "=32s32sI"                 # 68
+FMT_LINEINFO = "=II32s32s"                # 72
+FMT_HANDLEREQ = "=64II64s32sIi"           # 364
+FMT_HANDLECFG = "=I64s4I"                 # 84
+FMT_HANDLEDATA = "=64s"                   # 64
+FMT_EVENTREQ = "=III32si"                 # 48
+FMT_EVENTDATA = "=QI4x"                   # 16
+FMT_INFOCHANGED = "=II32s32sQI20x"        # 104
+for _f, _n in ((FMT_CHIPINFO, 68), (FMT_LINEINFO, 72), (FMT_HANDLEREQ, 364),
+               (FMT_HANDLECFG, 84), (FMT_HANDLEDATA, 64), (FMT_EVENTREQ, 48),
+               (FMT_EVENTDATA, 16), (FMT_INFOCHANGED, 104)):
+    assert struct.calcsize(_f) == _n, _f
+
+# ------------------------------------------------- preload wire protocol ---
+MAGIC = 0x49504746
+MSG_SIZE = 512
+MSG_HDR = "=IIQiIII"   # magic, op, t_ns, pid, len, arg, flags  (32 bytes)
+REPLY_HDR = "=iI24x"   # err, len, pad (32 bytes)
+assert struct.calcsize(MSG_HDR) == 32 and struct.calcsize(REPLY_HDR) == 32
+
+OP_OPEN, OP_CHIPINFO, OP_LINEINFO, OP_LINEHANDLE, OP_LINEEVENT = 1, 2, 3, 4, 5
+OP_GET_VALUES, OP_SET_VALUES, OP_SET_CONFIG, OP_WATCH, OP_UNWATCH = 6, 7, 8, 9, 10
+OP_UNKNOWN = 99
+
+# --------------------------------------------------------- board presets ---
+# Raspberry Pi 4 B, device tree gpio-line-names (bcm2711-rpi-4-b.dts).
+RPI4_DT_NAMES = [
+    "ID_SDA", "ID_SCL", "SDA1", "SCL1", "GPIO_GCLK", "GPIO5", "GPIO6",
+    "SPI_CE1_N", "SPI_CE0_N", "SPI_MISO", "SPI_MOSI", "SPI_SCLK", "GPIO12",
+    "GPIO13", "TXD1", "RXD1", "GPIO16", "GPIO17", "GPIO18", "GPIO19", "GPIO20",
+    "GPIO21", "GPIO22", "GPIO23", "GPIO24", "GPIO25", "GPIO26", "GPIO27",
+    "RGMII_MDIO", "RGMIO_MDC", "CTS0", "RTS0", "TXD0", "RXD0", "SD1_CLK",
+    "SD1_CMD", "SD1_DATA0", "SD1_DATA1", "SD1_DATA2", "SD1_DATA3", "PWM0_MISO",
+    "PWM1_MOSI", "STATUS_LED_G_CLK", "SPIFLASH_CE_N", "SDA0", "SCL0",
+    "RGMII_RXCLK", "RGMII_RXCTL", "RGMII_RXD0", "RGMII_RXD1", "RGMII_RXD2",
+    "RGMII_RXD3", "RGMII_TXCLK", "RGMII_TXCTL", "RGMII_TXD0", "RGMII_TXD1",
+    "RGMII_TXD2", "RGMII_TXD3",
+]
+assert len(RPI4_DT_NAMES) == 58
+
+
+def bcm2711_reset_pull(offset):
+    """Pull resistor state of a BCM2711 pin after reset (datasheet table 'pull'
+    column: GPIO0-8 high, GPIO9-27 low; the rest approximated)."""
+    if offset <= 8:
+        return "up"
+    if offset <= 27:
+        return "down"
+    if offset <= 29:
+        return "none"
+    if offset <= 33:
+        return "down"
+    if offset <= 36:
+        return "up"
+    if offset <= 44:
+        return "down"
+    return "up"
+
+
+def now_ns():
+    return time.monotonic_ns()   # CLOCK_MONOTONIC, same clock as the kernel's v1 events
+
+
+def cstr(b):
+    return b.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def cbytes(s, size):
+    b = (s or "").encode("utf-8")[: size - 1]
+    return b + b"\0" * (size - len(b))
+
+
+class GpioError(Exception):
+    def __init__(self, err):
+        super().__init__(os.strerror(err))
+        self.errno = err
+
+
+# ------------------------------------------------------------------ model ---
+class KernelHold:
+    """A line held by an in-kernel consumer (LED trigger, hog, ...)."""
+    kind = "kernel"
+
+    def __init__(self, consumer):
+        self.consumer = consumer
+        self.pid = 0
+        self.eflags = 0
+
+
+class Line:
+    def __init__(self, chip, offset, name, pull):
+        self.chip = chip
+        self.offset = offset
+        self.name = name or ""
+        self.pull = pull            # hardware pull resistor: up / down / none
+        self.ext = None             # level driven from outside (test), or None
+        self.drive = None           # level the SoC drives, or None (not driving)
+        self.is_out = False         # the kernel's FLAG_IS_OUT
+        self.last_level = 1 if pull == "up" else 0
+        self.holder = None          # Request, KernelHold or None
+        # descriptor flags, valid while requested (cleared on release)
+        self.active_low = False
+        self.open_drain = False
+        self.open_source = False
+        self.bias = None            # "pull-up" / "pull-down" / "disable" / None
+        self.input_only = False
+        self.output_only = False
+        self.waiters = []           # control-socket 'wait' commands
+
+    def level(self):
+        if self.drive is not None:
+            return self.drive
+        if self.ext is not None:
+            return self.ext
+        if self.pull == "up":
+            return 1
+        if self.pull == "down":
+            return 0
+        return self.last_level      # floating: keeps whatever it had
+
+    def source(self):
+        if self.drive is not None:
+            return "output"
+        if self.ext is not None:
+            return "external"
+        if self.pull == "up":
+            return "pull-up"
+        if self.pull == "down":
+            return "pull-down"
+        return "floating"
+
+    def flags(self):
+        f = 0
+        if self.holder is not None:
+            f |= GPIOLINE_FLAG_KERNEL
+        if self.is_out:
+            f |= GPIOLINE_FLAG_IS_OUT
+        if self.active_low:
+            f |= GPIOLINE_FLAG_ACTIVE_LOW
+        if self.open_drain:
+            f |= GPIOLINE_FLAG_OPEN_DRAIN
+        if self.open_source:
+            f |= GPIOLINE_FLAG_OPEN_SOURCE
+        if self.bias == "pull-up":
+            f |= GPIOLINE_FLAG_BIAS_PULL_UP
+        elif self.bias == "pull-down":
+            f |= GPIOLINE_FLAG_BIAS_PULL_DOWN
+        elif self.bias == "disable":
+            f |= GPIOLINE_FLAG_BIAS_DISABLE
+        return f
+
+    def consumer(self):
+        return self.holder.consumer if self.holder is not None else ""
+
+    def lineinfo(self):
+        return struct.pack(FMT_LINEINFO, self.offset, self.flags(),
+                           cbytes(self.name, 32), cbytes(self.consumer(), 32))
+
+
+class Chip:
+    def __init__(self, name, label, nlines, major, minor):
+        self.name = name
+        self.label = label
+        self.major = major
+        self.minor = minor
+        self.lines = [Line(self, i, "", "none") for i in range(nlines)]
+        self.conns = set()          # open chip descriptors (ChipConn)
+        self.sysfs_dir = "/sys/bus/gpio/devices/" + name
+        self.node = "/dev/" + name
+
+
+class Conn:
+    """Server side of one of the preload's socketpairs, or a control client."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.buf = b""
+        self.fds = []
+        self.closed = False
+
+
+class ChipConn(Conn):
+    kind = "chip"
+
+    def __init__(self, sock, chip, pid):
+        super().__init__(sock)
+        self.chip = chip
+        self.pid = pid
+        self.watched = set()
+
+
+class Request(Conn):
+    def __init__(self, sock, kind, chip, lines, consumer, flags, eflags, pid):
+        super().__init__(sock)
+        self.kind = kind            # "handle" or "event"
+        self.chip = chip
+        self.lines = lines
+        self.consumer = consumer
+        self.flags = flags
+        self.eflags = eflags
+        self.pid = pid
+        self.dropped = 0
+        self.delivered = 0
+
+
+class OpenConn(Conn):
+    kind = "open"
+
+
+class ControlConn(Conn):
+    kind = "control"
+
+    def __init__(self, sock):
+        super().__init__(sock)
+        self.queue = []
+        self.busy = False
+        self.out = b""
+
+
+# ----------------------------------------------------------------- server ---
+class Server:
+    def __init__(self, args, chips):
+        self.args = args
+        self.chips = chips
+        self.sel = selectors.DefaultSelector()
+        self.timers = []
+        self.timer_seq = 0
+        self.running = True
+        self.verbose = args.verbose
+        self.release_outputs = args.release_outputs
+        self.logf = open(args.log, "a", buffering=1) if args.log else None
+        self.truesize = {}
+
+    # -- utilities ------------------------------------------------------
+    def debug(self, msg):
+        if self.verbose:
+            sys.stderr.write("gpio-kernel: %s\n" % msg)
+
+    def log(self, rec):
+        if self.logf:
+            self.logf.write(json.dumps(rec) + "\n")
+
+    def add_timer(self, when_ns, fn):
+        self.timer_seq += 1
+        heapq.heappush(self.timers, (when_ns, self.timer_seq, fn))
+
+    def skb_truesize(self, size):
+        """Kernel memory charged per queued record of this size (SIOCOUTQ unit)."""
+        if size not in self.truesize:
+            a, b = socket.socketpair()
+            try:
+                b.send(b"\0" * size)
+                self.truesize[size] = max(1, self.outq(b))
+            except OSError:
+                self.truesize[size] = 0
+            finally:
+                a.close()
+                b.close()
+        return self.truesize[size]
+
+    @staticmethod
+    def outq(sock):
+        return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
+
+    def queued_records(self, sock, size):
+        """How many records the reader has not consumed yet (kernel kfifo fill)."""
+        ts = self.skb_truesize(size)
+        if ts <= 0:
+            return 0
+        try:
+            return (self.outq(sock) + ts - 1) // ts
+        except OSError:
+            return 0
+
+    def push_record(self, conn, data, fifo):
+        if conn.closed:
+            return False
+        if self.queued_records(conn.sock, len(data)) >= fifo:
+            return False
+        try:
+            conn.sock.send(data, socket.MSG_DONTWAIT | socket.MSG_NOSIGNAL)
+            return True
+        except OSError:
+            return False
+
+    # -- line state -----------------------------------------------------
+    def update_level(self, line, t_ns, cause, pid=None):
+        new = line.level()
+        old = line.last_level
+        if new == old:
+            return
+        line.last_level = new
+        rec = {"t_ns": t_ns, "chip": line.chip.name, "offset": line.offset,
+               "name": line.name, "value": new, "consumer": line.consumer(),
+               "event": "level" if line.is_out else "input", "cause": cause}
+        if line.active_low and line.holder is not None:
+            rec["logical"] = new ^ 1
+            rec["active_low"] = True
+        if pid:
+            rec["pid"] = pid
+        self.log(rec)
+        self.debug("%s:%d level %d -> %d (%s)" % (line.chip.name, line.offset, old, new, cause))
+        self.emit_edge(line, new)
+        for w in list(line.waiters):
+            if w[0] == new:
+                line.waiters.remove(w)
+                w[1]("ok level=%d t_ns=%d" % (new, now_ns()))
+
+    def emit_edge(self, line, level):
+        req = line.holder
+        if not isinstance(req, Request) or req.kind != "event" or not req.eflags:
+            return
+        logical = level ^ (1 if line.active_low else 0)
+        ts = now_ns()
+        if req.eflags == EV_REQ_VALID:
+            ev = EV_RISING if logical else EV_FALLING
+        elif req.eflags == EV_REQ_RISING:
+            if not logical:
+                return
+            ev = EV_RISING
+        else:
+            if logical:
+                return
+            ev = EV_FALLING
+        if self.push_record(req, struct.pack(FMT_EVENTDATA, ts, ev), EVENT_FIFO):
+            req.delivered += 1
+        else:
+            req.dropped += 1
+            self.debug("event FIFO is full - event dropped")
+
+    def notify(self, line, event_type):
+        data = None
+        for cc in list(line.chip.conns):
+            if line.offset in cc.watched:
+                if data is None:
+                    data = struct.pack(FMT_INFOCHANGED, line.offset, line.flags(),
+                                       cbytes(line.name, 32), cbytes(line.consumer(), 32),
+                                       now_ns(), event_type)
+                self.push_record(cc, data, WATCH_FIFO)
+
+    def apply_desc_flags(self, line, flags):
+        line.active_low = bool(flags & REQ_ACTIVE_LOW)
+        line.open_drain = bool(flags & REQ_OPEN_DRAIN)
+        line.open_source = bool(flags & REQ_OPEN_SOURCE)
+        if flags & REQ_PULL_UP:
+            line.bias = "pull-up"
+        elif flags & REQ_PULL_DOWN:
+            line.bias = "pull-down"
+        elif flags & REQ_BIAS_DISABLE:
+            line.bias = "disable"
+        else:
+            line.bias = None
+
+    def set_bias_hw(self, line):
+        # gpio_set_bias(): only when a bias flag is set; "as-is" keeps the pin's pull
+        if line.bias == "pull-up":
+            line.pull = "up"
+        elif line.bias == "pull-down":
+            line.pull = "down"
+        elif line.bias == "disable":
+            line.pull = "none"
+
+    def set_output_raw(self, line, raw):
+        if line.open_drain and raw:
+            line.drive = None      # emulated open drain: not driven high
+        elif line.open_source and not raw:
+            line.drive = None      # emulated open source: not driven low
+        else:
+            line.drive = raw
+
+    def direction_output(self, line, logical, t_ns, cause, pid):
+        if line.input_only:
+            raise GpioError(errno.EIO)
+        raw = (1 if logical else 0) ^ (1 if line.active_low else 0)
+        self.set_bias_hw(line)
+        line.is_out = True
+        self.set_output_raw(line, raw)
+        self.update_level(line, t_ns, cause, pid)
+
+    def direction_input(self, line, t_ns, cause, pid):
+        if line.output_only:
+            raise GpioError(errno.EIO)
+        line.is_out = False
+        line.drive = None
+        self.set_bias_hw(line)
+        self.update_level(line, t_ns, cause, pid)
+
+    def holder_alive(self, line):
+        """Before judging a line busy, collect a close() the holder already did."""
+        h = line.holder
+        if isinstance(h, Request) and not h.closed:
+            try:
+                d = h.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+                if d == b"":
+                    self.close_conn(h)
+            except BlockingIOError:
+                pass
+            except OSError:
+                self.close_conn(h)
+        return line.holder is not None
+
+    def free_line(self, line, t_ns, cause):
+        """gpiod_free(): clear the descriptor flags, keep or drop the output."""
+        line.holder = None
+        line.active_low = False
+        line.open_drain = False
+        line.open_source = False
+        line.bias = None
+        if self.release_outputs == "input" and line.is_out:
+            line.is_out = False
+            line.drive = None
+        self.notify(line, LINE_CHANGED_RELEASED)
+        self.update_level(line, t_ns, cause)
+
+    def log_request(self, req, t_ns, event):
+        for line in req.lines:
+            rec = {"t_ns": t_ns, "chip": line.chip.name, "offset": line.offset,
+                   "name": line.name, "event": event, "consumer": req.consumer,
+                   "kind": req.kind, "pid": req.pid}
+            if event != "release":
+                rec["direction"] = "output" if line.is_out else "input"
+                rec["active_low"] = line.active_low
+                rec["bias"] = line.bias or "as-is"
+                if line.open_drain:
+                    rec["drive"] = "open-drain"
+                elif line.open_source:
+                    rec["drive"] = "open-source"
+                if req.kind == "event":
+                    rec["edge"] = {1: "rising", 2: "falling", 3: "both"}.get(req.eflags, "none")
+                rec["level"] = line.level()
+            self.log(rec)
+
+    # -- uAPI handlers ----------------------------------------------------
+    @staticmethod
+    def validate_handle_flags(flags):
+        if flags & ~REQ_VALID:
+            raise GpioError(errno.EINVAL)
+        if (flags & REQ_INPUT) and (flags & REQ_OUTPUT):
+            raise GpioError(errno.EINVAL)
+        if (flags & REQ_OPEN_DRAIN) and (flags & REQ_OPEN_SOURCE):
+            raise GpioError(errno.EINVAL)
+        if not (flags & REQ_OUTPUT) and (flags & (REQ_OPEN_DRAIN | REQ_OPEN_SOURCE)):
+            raise GpioError(errno.EINVAL)
+        if not (flags & (REQ_INPUT | REQ_OUTPUT)) and \
+                (flags & (REQ_BIAS_DISABLE | REQ_PULL_UP | REQ_PULL_DOWN)):
+            raise GpioError(errno.EINVAL)
+        Server.validate_one_bias(flags)
+
+    @staticmethod
+    def validate_one_bias(flags):
+        if ((flags & REQ_BIAS_DISABLE) and (flags & (REQ_PULL_DOWN | REQ_PULL_UP))) or \
+                ((flags & REQ_PULL_DOWN) and (flags & REQ_PULL_UP)):
+            raise GpioError(errno.EINVAL)
+
+    def get_line(self, chip, offset):
+        if offset >= len(chip.lines):
+            raise GpioError(errno.EINVAL)
+        return chip.lines[offset]
+
+    def op_chip(self, cc, op, t_ns, pid, payload, extra):
+        chip = cc.chip
+        if op == OP_CHIPINFO:
+            return struct.pack(FMT_CHIPINFO, cbytes(chip.name, 32), cbytes(chip.label, 32),
+                               len(chip.lines))
+        if op in (OP_LINEINFO, OP_WATCH):
+            offset = struct.unpack_from("=I", payload)[0]
+            line = self.get_line(chip, offset)
+            if op == OP_WATCH:
+                if offset in cc.watched:
+                    raise GpioError(errno.EBUSY)
+                cc.watched.add(offset)
+            self.holder_alive(line)
+            return line.lineinfo()
+        if op == OP_UNWATCH:
+            offset = struct.unpack_from("=I", payload)[0]
+            if offset >= len(chip.lines):
+                raise GpioError(errno.EINVAL)
+            if offset not in cc.watched:
+                raise GpioError(errno.EBUSY)
+            cc.watched.discard(offset)
+            return payload[:4]
+        if op == OP_LINEHANDLE:
+            return self.linehandle_create(cc, t_ns, pid, payload, extra)
+        if op == OP_LINEEVENT:
+            return self.lineevent_create(cc, t_ns, pid, payload, extra)
+        raise GpioError(errno.EINVAL)
+
+    def linehandle_create(self, cc, t_ns, pid, payload, extra):
+        fields = struct.unpack_from(FMT_HANDLEREQ, payload)
+        offsets = fields[0:64]
+        flags, defaults, label, nlines = fields[64], fields[65], fields[66], fields[67]
+        if extra is None:
+            raise GpioError(errno.ENOMEM)
+        if nlines == 0 or nlines > GPIOHANDLES_MAX:
+            raise GpioError(errno.EINVAL)
+        self.validate_handle_flags(flags)
+        consumer = cstr(label) or "?"
+        chip = cc.chip
+        req = Request(extra, "handle", chip, [], consumer, flags, 0, pid)
+        try:
+            for i in range(nlines):
+                line = self.get_line(chip, offsets[i])
+                if self.holder_alive(line):
+                    raise GpioError(errno.EBUSY)
+                line.holder = req
+                req.lines.append(line)
+                self.apply_desc_flags(line, flags)
+                if flags & REQ_OUTPUT:
+                    self.direction_output(line, defaults[i], t_ns, "request", pid)
+                elif flags & REQ_INPUT:
+                    self.direction_input(line, t_ns, "request", pid)
+                self.notify(line, LINE_CHANGED_REQUESTED)
+        except GpioError:
+            for line in req.lines:
+                self.free_line(line, t_ns, "request-failed")
+            raise
+        self.register(req)
+        self.log_request(req, t_ns, "request")
+        return payload[:364]
+
+    def lineevent_create(self, cc, t_ns, pid, payload, extra):
+        offset, lflags, eflags, label, _fd = struct.unpack_from(FMT_EVENTREQ, payload)
+        chip = cc.chip
+        if extra is None:
+            raise GpioError(errno.ENOMEM)
+        line = self.get_line(chip, offset)
+        if (lflags & ~REQ_VALID) or (eflags & ~EV_REQ_VALID):
+            raise GpioError(errno.EINVAL)
+        if lflags & (REQ_OUTPUT | REQ_OPEN_DRAIN | REQ_OPEN_SOURCE):
+            raise GpioError(errno.EINVAL)
+        self.validate_one_bias(lflags)
+        if self.holder_alive(line):
+            raise GpioError(errno.EBUSY)
+        consumer = cstr(label) or "?"
+        req = Request(extra, "event", chip, [line], consumer, lflags, eflags, pid)
+        line.holder = req
+        self.apply_desc_flags(line, lflags)
+        try:
+            self.direction_input(line, t_ns, "request", pid)
+        except GpioError:
+            self.free_line(line, t_ns, "request-failed")
+            raise
+        self.notify(line, LINE_CHANGED_REQUESTED)
+        self.register(req)
+        self.log_request(req, t_ns, "request")
+        return payload[:48]
+
+    def op_request(self, req, op, t_ns, pid, payload):
+        if op == OP_GET_VALUES:
+            vals = bytearray(64)
+            if req.kind == "event":
+                line = req.lines[0]
+                vals[0] = line.level() ^ (1 if line.active_low else 0)
+            else:
+                for i, line in enumerate(req.lines):
+                    vals[i] = line.level() ^ (1 if line.active_low else 0)
+            return bytes(vals)
+        if req.kind == "event":
+            raise GpioError(errno.EINVAL)
+        if op == OP_SET_VALUES:
+            if not req.lines[0].is_out:
+                raise GpioError(errno.EPERM)
+            vals = payload[:64]
+            for i, line in enumerate(req.lines):
+                raw = (1 if vals[i] else 0) ^ (1 if line.active_low else 0)
+                self.set_output_raw(line, raw)
+                self.update_level(line, t_ns, "set", pid)
+            return None
+        if op == OP_SET_CONFIG:
+            flags, defaults = struct.unpack_from(FMT_HANDLECFG, payload)[0:2]
+            self.validate_handle_flags(flags)
+            for i, line in enumerate(req.lines):
+                self.apply_desc_flags(line, flags)
+                if flags & REQ_OUTPUT:
+                    self.direction_output(line, defaults[i], t_ns, "config", pid)
+                elif flags & REQ_INPUT:
+                    self.direction_input(line, t_ns, "config", pid)
+                self.notify(line, LINE_CHANGED_CONFIG)
+            req.flags = flags
+            self.log_request(req, t_ns, "config")
+            return None
+        raise GpioError(errno.EINVAL)
+
+    # -- connections ------------------------------------------------------
+    def register(self, conn):
+        conn.sock.setblocking(False)
+        self.sel.register(conn.sock, selectors.EVENT_READ, conn)
+
+    def close_conn(self, conn):
+        if conn.closed:
+            return
+        conn.closed = True
+        try:
+            self.sel.unregister(conn.sock)
+        except (KeyError, ValueError):
+            pass
+        for fd in conn.fds:
+            os.close(fd)
+        conn.fds = []
+        t = now_ns()
+        if isinstance(conn, Request):
+            self.log_request(conn, t, "release")
+            for line in conn.lines:
+                if line.holder is conn:
+                    self.free_line(line, t, "release")
+            self.debug("released %s request of %s (pid %d)" % (conn.kind, conn.consumer, conn.pid))
+        elif isinstance(conn, ChipConn):
+            conn.chip.conns.discard(conn)
+        conn.sock.close()
+
+    def accept(self, lsock, cls):
+        try:
+            s, _ = lsock.accept()
+        except OSError:
+            return
+        conn = cls(s)
+        self.register(conn)
+
+    def read_msgs(self, conn):
+        """Read fixed-size preload messages (with SCM_RIGHTS) from conn."""
+        while not conn.closed:
+            want = MSG_SIZE - len(conn.buf)
+            try:
+                data, anc, _flags, _addr = conn.sock.recvmsg(want, socket.CMSG_SPACE(4 * 4))
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                self.close_conn(conn)
+                return
+            for level, typ, cdata in anc:
+                if level == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS:
+                    n = len(cdata) // 4
+                    conn.fds.extend(struct.unpack("=%di" % n, cdata[: n * 4]))
+            if not data:
+                self.close_conn(conn)
+                return
+            conn.buf += data
+            if len(conn.buf) == MSG_SIZE:
+                msg, conn.buf = conn.buf, b""
+                fds, conn.fds = conn.fds, []
+                self.dispatch(conn, msg, fds)
+
+    def dispatch(self, conn, msg, fds):
+        magic, op, t_ns, pid, plen, arg, oflags = struct.unpack_from(MSG_HDR, msg)
+        payload = msg[32:]
+        reply_fd = fds[0] if fds else None
+        extra_fd = fds[1] if len(fds) > 1 else None
+        for fd in fds[2:]:
+            os.close(fd)
+        extra = None
+        err, out = 0, None
+        try:
+            if magic != MAGIC or reply_fd is None:
+                raise GpioError(errno.EINVAL)
+            if extra_fd is not None:
+                extra = socket.socket(fileno=extra_fd)
+                extra_fd = None
+            if isinstance(conn, OpenConn):
+                out = self.op_open(conn, op, pid, arg, oflags, extra)
+                extra = None
+            elif isinstance(conn, ChipConn):
+                if op in (OP_LINEHANDLE, OP_LINEEVENT):
+                    out = self.op_chip(conn, op, t_ns, pid, payload, extra)
+                    extra = None      # now owned by the Request
+                else:
+                    out = self.op_chip(conn, op, t_ns, pid, payload, None)
+            elif isinstance(conn, Request):
+                out = self.op_request(conn, op, t_ns, pid, payload)
+            else:
+                raise GpioError(errno.EINVAL)
+        except GpioError as e:
+            err = e.errno
+        except Exception as e:  # never let one bad request kill the "kernel"
+            sys.stderr.write("gpio-kernel: internal error on op %d: %r\n" % (op, e))
+            err = errno.EIO
+        if extra is not None:
+            extra.close()
+        if extra_fd is not None:
+            os.close(extra_fd)
+        if reply_fd is not None:
+            out = out or b""
+            rep = struct.pack(REPLY_HDR, err, len(out)) + out
+            rep += b"\0" * (MSG_SIZE - len(rep))
+            try:
+                os.write(reply_fd, rep)
+            except OSError:
+                pass
+            os.close(reply_fd)
+        if isinstance(conn, OpenConn):
+            self.close_conn(conn)
+
+    def op_open(self, conn, op, pid, minor, oflags, extra):
+        if op != OP_OPEN or extra is None:
+            raise GpioError(errno.EINVAL)
+        for chip in self.chips:
+            if chip.minor == minor:
+                cc = ChipConn(extra, chip, pid)
+                chip.conns.add(cc)
+                self.register(cc)
+                self.debug("pid %d opened %s" % (pid, chip.node))
+                return None
+        raise GpioError(errno.ENXIO)
+
+    # -- control socket ---------------------------------------------------
+    def control_read(self, cc):
+        try:
+            data = cc.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.close_control(cc)
+            return
+        cc.buf += data
+        while b"\n" in cc.buf:
+            line, cc.buf = cc.buf.split(b"\n", 1)
+            cc.queue.append(line.decode("utf-8", "replace").strip())
+        self.control_pump(cc)
+
+    def close_control(self, cc):
+        if cc.closed:
+            return
+        cc.closed = True
+        try:
+            self.sel.unregister(cc.sock)
+        except (KeyError, ValueError):
+            pass
+        cc.sock.close()
+
+    def control_pump(self, cc):
+        while cc.queue and not cc.busy and not cc.closed:
+            cmd = cc.queue.pop(0)
+            if not cmd:
+                continue
+            cc.busy = True
+
+            def done(reply, cc=cc):
+                cc.busy = False
+                self.control_send(cc, reply)
+                self.control_pump(cc)
+            try:
+                self.control_command(cmd, done)
+            except GpioError as e:
+                done("error %s" % os.strerror(e.errno))
+            except (ValueError, IndexError, KeyError) as e:
+                done("error %s" % (e.args[0] if e.args else "bad arguments"))
+
+    def control_send(self, cc, reply):
+        if cc.closed:
+            return
+        try:
+            cc.sock.setblocking(True)
+            cc.sock.sendall((reply.replace("\n", " ") + "\n").encode())
+            cc.sock.setblocking(False)
+        except OSError:
+            self.close_control(cc)
+
+    def find_line(self, spec):
+        if ":" in spec:
+            cname, off = spec.rsplit(":", 1)
+            for chip in self.chips:
+                if chip.name == cname or chip.label == cname:
+                    o = int(off)
+                    if 0 <= o < len(chip.lines):
+                        return chip.lines[o]
+                    raise ValueError("no line %s" % spec)
+            raise ValueError("no chip %s" % cname)
+        if spec.isdigit():
+            o = int(spec)
+            if o < len(self.chips[0].lines):
+                return self.chips[0].lines[o]
+            raise ValueError("no line %s on %s" % (spec, self.chips[0].name))
+        for chip in self.chips:
+            for line in chip.lines:
+                if line.name == spec:
+                    return line
+        raise ValueError("no line named %s" % spec)
+
+    def set_ext(self, line, value, cause):
+        line.ext = value
+        self.update_level(line, now_ns(), cause)
+
+    def describe(self, line):
+        h = line.holder
+        if h is None:
+            kind, edge, pid = "none", "none", 0
+        else:
+            kind, pid = h.kind, h.pid
+            edge = {0: "none", 1: "rising", 2: "falling", 3: "both"}.get(h.eflags, "none")
+        return ("chip=%s offset=%d name=%s level=%d requested=%d kind=%s direction=%s "
+                "consumer=%s active_low=%d bias=%s pull=%s source=%s edge=%s pid=%d" % (
+                    line.chip.name, line.offset, line.name or "-", line.level(),
+                    1 if h is not None else 0, kind,
+                    "output" if line.is_out else "input", json.dumps(line.consumer()),
+                    1 if line.active_low else 0, line.bias or "as-is", line.pull,
+                    line.source(), edge, pid))
+
+    def control_command(self, cmd, done):
+        words = cmd.split()
+        verb, a = words[0].lower(), words[1:]
+
+        def need(n):
+            if len(a) < n:
+                raise ValueError("usage: %s" % USAGE.get(verb, verb))
+
+        if verb in ("press", "release", "float"):
+            need(1)
+            line = self.find_line(a[0])
+            self.set_ext(line, 0 if verb == "press" else None, verb)
+            extra = ""
+            if line.drive is not None:
+                extra = " (line is an output driven by %s)" % json.dumps(line.consumer())
+            elif line.ext is None and line.pull == "none":
+                extra = " (floating: no pull resistor)"
+            done("ok level=%d source=%s%s" % (line.level(), line.source(), extra))
+        elif verb == "set":
+            need(2)
+            line = self.find_line(a[0])
+            if a[1] not in ("0", "1"):
+                raise ValueError("value must be 0 or 1")
+            self.set_ext(line, int(a[1]), "set")
+            done("ok level=%d source=%s" % (line.level(), line.source()))
+        elif verb == "hold":
+            need(2)
+            line = self.find_line(a[0])
+            ms = float(a[1])
+            if ms < 0:
+                raise ValueError("MS must be >= 0")
+            t0 = now_ns()
+            self.set_ext(line, 0, "hold")
+            t1 = t0 + int(ms * 1e6)
+            self.add_timer(t1, lambda: self.set_ext(line, None, "hold-release"))
+            done("ok pressed_ns=%d release_ns=%d" % (t0, t1))
+        elif verb == "bounce":
+            need(4)
+            line = self.find_line(a[0])
+            n, interval_us, final = int(a[1]), float(a[2]), a[3]
+            if n < 0 or interval_us < 0 or final not in ("0", "1"):
+                raise ValueError("usage: %s" % USAGE["bounce"])
+            self.bounce(line, n, int(interval_us * 1000), int(final), done)
+        elif verb == "get":
+            need(1)
+            done("ok " + self.describe(self.find_line(a[0])))
+        elif verb == "wait":
+            need(3)
+            line = self.find_line(a[0])
+            want = int(a[1])
+            timeout_ms = float(a[2])
+            if line.level() == want:
+                done("ok level=%d t_ns=%d" % (want, now_ns()))
+                return
+            pending = [done]
+
+            def fire(reply):
+                if pending:
+                    pending.pop()(reply)
+            waiter = (want, fire)
+            line.waiters.append(waiter)
+
+            def expire(line=line, waiter=waiter):
+                if waiter in line.waiters:
+                    line.waiters.remove(waiter)
+                    fire("error timeout level=%d" % line.level())
+            self.add_timer(now_ns() + int(timeout_ms * 1e6), expire)
+        elif verb == "log":
+            done("ok %s" % (self.args.log or ""))
+        elif verb == "now":
+            done("ok %d" % now_ns())
+        elif verb == "chips":
+            done("ok " + " ".join("%s,%s,%d,%d:%d" % (c.name, c.label, len(c.lines),
+                                                      c.major, c.minor) for c in self.chips))
+        elif verb == "ping":
+            done("ok pong")
+        elif verb == "help":
+            done("ok " + "; ".join(USAGE[k] for k in sorted(USAGE)))
+        else:
+            raise ValueError("unknown command %s (try help)" % verb)
+
+    def bounce(self, line, n, interval_ns, final, done):
+        t0 = now_ns()
+        state = {"edges": 0, "first": None, "last": None}
+
+        def edge(k):
+            lvl = line.level()
+            if k < n:
+                target = 1 - lvl
+            else:
+                target = final
+            if lvl != target:
+                line.ext = target
+                self.update_level(line, now_ns(), "bounce")
+                state["edges"] += 1
+                state["last"] = now_ns()
+                if state["first"] is None:
+                    state["first"] = state["last"]
+            else:
+                line.ext = target
+            if k < n:
+                nxt = k + 1
+                when = t0 + nxt * interval_ns
+                if nxt == n and line.level() == final:
+                    finish()
+                    return
+                self.add_timer(when, lambda: edge(nxt))
+            else:
+                finish()
+
+        def finish():
+            done("ok edges=%d level=%d first_ns=%d last_ns=%d" % (
+                state["edges"], line.level(), state["first"] or 0, state["last"] or 0))
+
+        if n == 0:
+            lvl = line.level()
+            line.ext = final
+            self.update_level(line, now_ns(), "bounce")
+            done("ok edges=%d level=%d first_ns=0 last_ns=0" % (
+                1 if lvl != line.level() else 0, line.level()))
+            return
+        edge(0)
+
+    # -- main loop --------------------------------------------------------
+    def run_timers(self):
+        t = now_ns()
+        while self.timers and self.timers[0][0] <= t:
+            _, _, fn = heapq.heappop(self.timers)
+            try:
+                fn()
+            except Exception as e:
+                sys.stderr.write("gpio-kernel: timer error: %r\n" % (e,))
+            t = now_ns()
+
+    def serve(self):
+        while self.running:
+            timeout = None
+            if self.timers:
+                delay = (self.timers[0][0] - now_ns()) / 1e9
+                if delay <= 0.002:
+                    # epoll only has millisecond resolution: sleep precisely
+                    if delay > 0:
+                        time.sleep(delay)
+                    timeout = 0
+                else:
+                    timeout = delay - 0.0015
+            try:
+                events = self.sel.select(timeout)
+            except InterruptedError:
+                events = []
+            for key, _mask in events:
+                obj = key.data
+                try:
+                    if isinstance(obj, tuple):
+                        self.accept(obj[0], obj[1])
+                    elif isinstance(obj, ControlConn):
+                        self.control_read(obj)
+                    else:
+                        self.read_msgs(obj)
+                except Exception as e:
+                    sys.stderr.write("gpio-kernel: error: %r\n" % (e,))
+            self.run_timers()
+
+
+USAGE = {
+    "press": "press LINE",
+    "release": "release LINE",
+    "float": "float LINE",
+    "set": "set LINE 0|1",
+    "bounce": "bounce LINE N INTERVAL_US FINAL",
+    "hold": "hold LINE MS",
+    "get": "get LINE",
+    "wait": "wait LINE 0|1 TIMEOUT_MS",
+    "log": "log",
+    "now": "now",
+    "chips": "chips",
+    "ping": "ping",
+    "help": "help",
+}
+
+
+# ------------------------------------------------------------ chip set-up ---
+def free_major():
+    used = set()
+    try:
+        with open("/proc/devices") as f:
+            section = None
+            for ln in f:
+                ln = ln.strip()
+                if ln.endswith("devices:"):
+                    section = ln
+                    continue
+                if section and section.startswith("Character") and ln:
+                    used.add(int(ln.split()[0]))
+    except OSError:
+        pass
+    # majors reserved for local/experimental use (Documentation/admin-guide/devices.txt)
+    for m in list(range(254, 233, -1)) + list(range(120, 128)) + list(range(60, 64)):
+        if m not in used:
+            return m
+    return 254
+
+
+def parse_chips(args, major):
+    """Turn the ordered chip options into Chip objects."""
+    specs = []
+    for kind, val in args.chip_opts:
+        if kind in ("rpi", "rpi4"):
+            specs.append({"name": None, "label": "pinctrl-bcm2711", "n": 58,
+                          "names": ["GPIO%d" % i for i in range(58)] if kind == "rpi"
+                          else list(RPI4_DT_NAMES),
+                          "pull": "bcm2711", "held": [(42, "ACT", True, 0)] if kind == "rpi4" else [],
+                          "input_only": [], "output_only": []})
+        elif kind == "chip":
+            parts = val.split(",")
+            if len(parts) != 3:
+                raise SystemExit("gpio-emu: --chip wants NAME,LABEL,NLINES, got %r" % val)
+            name, label, n = parts[0].strip(), parts[1].strip(), int(parts[2])
+            if n < 1 or n > 4096:
+                raise SystemExit("gpio-emu: bad line count %d" % n)
+            specs.append({"name": name or None, "label": label, "n": n, "names": [],
+                          "pull": "none", "held": [], "input_only": [], "output_only": []})
+        else:
+            if not specs:
+                specs.append({"name": None, "label": "pinctrl-bcm2711", "n": 58,
+                              "names": ["GPIO%d" % i for i in range(58)], "pull": "bcm2711",
+                              "held": [], "input_only": [], "output_only": []})
+            cur = specs[-1]
+            if kind == "line_names":
+                cur["names"] = [x.strip() for x in val.split(",")]
+            elif kind == "input_only":
+                cur["input_only"] += [int(x) for x in val.split(",") if x.strip()]
+            elif kind == "output_only":
+                cur["output_only"] += [int(x) for x in val.split(",") if x.strip()]
+            elif kind == "pull":
+                if val not in ("up", "down", "none"):
+                    raise SystemExit("gpio-emu: --pull wants up|down|none")
+                cur["pull"] = val
+            elif kind == "kernel_held":
+                # OFFSET:CONSUMER[:out[:VALUE]|:in]
+                p = val.split(":")
+                off, cons = int(p[0]), (p[1] if len(p) > 1 else "kernel")
+                out = len(p) > 2 and p[2] == "out"
+                v = int(p[3]) if len(p) > 3 else 0
+                cur["held"].append((off, cons, out, v))
+    if not specs:
+        specs.append({"name": None, "label": "pinctrl-bcm2711", "n": 58,
+                      "names": ["GPIO%d" % i for i in range(58)], "pull": "bcm2711",
+                      "held": [], "input_only": [], "output_only": []})
+
+    taken = set()
+    try:
+        for e in os.listdir("/dev"):
+            if e.startswith("gpiochip"):
+                taken.add(e)
+        for e in os.listdir("/sys/bus/gpio/devices"):
+            taken.add(e)
+    except OSError:
+        pass
+    chips = []
+    for sp in specs:
+        name = sp["name"]
+        if name is None:
+            i = 0
+            while "gpiochip%d" % i in taken:
+                i += 1
+            name = "gpiochip%d" % i
+        if not name.startswith("gpiochip") or not name[8:].isdigit():
+            raise SystemExit("gpio-emu: chip name must be gpiochipN (libgpiod scans /dev/gpiochip*), got %r" % name)
+        if name in taken:
+            raise SystemExit("gpio-emu: %s already exists here (another emulator?); "
+                             "pick another with --chip gpiochipN,LABEL,NLINES" % name)
+        taken.add(name)
+        chip = Chip(name, sp["label"], sp["n"], major, int(name[8:]))
+        for i, line in enumerate(chip.lines):
+            if i < len(sp["names"]):
+                line.name = sp["names"][i]
+            line.pull = bcm2711_reset_pull(i) if sp["pull"] == "bcm2711" else sp["pull"]
+            line.last_level = 1 if line.pull == "up" else 0
+        for off in sp["input_only"]:
+            chip.lines[off].input_only = True
+        for off in sp["output_only"]:
+            chip.lines[off].output_only = True
+        for off, cons, out, v in sp["held"]:
+            ln = chip.lines[off]
+            ln.holder = KernelHold(cons)
+            if out:
+                ln.is_out = True
+                ln.drive = v
+            ln.last_level = ln.level()
+        chips.append(chip)
+    return chips
+
+
+def create_nodes(chips):
+    for chip in chips:
+        os.makedirs(chip.sysfs_dir, exist_ok=True)
+        with open(os.path.join(chip.sysfs_dir, "dev"), "w") as f:
+            f.write("%d:%d\n" % (chip.major, chip.minor))
+        with open(os.path.join(chip.sysfs_dir, "uevent"), "w") as f:
+            f.write("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\n" % (chip.major, chip.minor, chip.name))
+        os.mknod(chip.node, 0o660 | stat.S_IFCHR, os.makedev(chip.major, chip.minor))
+
+
+def remove_nodes(chips):
+    for chip in chips:
+        for p in (chip.node, os.path.join(chip.sysfs_dir, "dev"),
+                  os.path.join(chip.sysfs_dir, "uevent")):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+        try:
+            os.rmdir(chip.sysfs_dir)
+        except OSError:
+            pass
+
+
+class ChipOpt(argparse.Action):
+    def __call__(self, parser, ns, values, option_string=None):
+        lst = getattr(ns, "chip_opts", None) or []
+        lst.append((self.dest, values))
+        ns.chip_opts = lst
+
+
+def main():
+    ap = argparse.ArgumentParser(description="FallGuard GPIO kernel emulator server")
+    ap.add_argument("--listen", required=True, help="Unix socket for the preload")
+    ap.add_argument("--control", help="Unix socket for the test control protocol")
+    ap.add_argument("--log", help="JSON-lines output log (appended)")
+    ap.add_argument("--ready-file", help="written (env lines) once the chips exist")
+    ap.add_argument("--major", type=int, default=0)
+    ap.add_argument("--release-outputs", choices=("persist", "input"), default="persist")
+    ap.add_argument("--verbose", action="store_true")
+    ap.set_defaults(chip_opts=[])
+    for opt, dest, nargs in (("--chip", "chip", None), ("--line-names", "line_names", None),
+                             ("--input-only", "input_only", None),
+                             ("--output-only", "output_only", None),
+                             ("--pull", "pull", None), ("--kernel-held", "kernel_held", None),
+                             ("--rpi", "rpi", 0), ("--rpi4", "rpi4", 0)):
+        ap.add_argument(opt, dest=dest, action=ChipOpt, nargs=nargs)
+    args = ap.parse_args()
+
+    major = args.major or free_major()
+    chips = parse_chips(args, major)
+    server = Server(args, chips)
+
+    socks = []
+    for path, cls in ((args.listen, OpenConn), (args.control, ControlConn)):
+        if not path:
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(path)
+        os.chmod(path, 0o666)
+        s.listen(64)
+        s.setblocking(False)
+        server.sel.register(s, selectors.EVENT_READ, (s, cls))
+        socks.append((s, path))
+
+    def stop(_sig, _frm):
+        server.running = False
+    # SIGINT is left alone: a background job of a non-interactive shell ignores
+    # it, so ^C reaches the command under test while the "kernel" stays up.
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+
+    try:
+        create_nodes(chips)
+        t = now_ns()
+        for chip in chips:
+            server.log({"t_ns": t, "chip": chip.name, "event": "chip", "label": chip.label,
+                        "lines": len(chip.lines), "dev": "%d:%d" % (chip.major, chip.minor)})
+            for ln in chip.lines:
+                if isinstance(ln.holder, KernelHold) and ln.is_out:
+                    server.log({"t_ns": t, "chip": chip.name, "offset": ln.offset,
+                                "name": ln.name, "value": ln.level(),
+                                "consumer": ln.consumer(), "event": "level",
+                                "cause": "kernel"})
+        if args.ready_file:
+            tmp = args.ready_file + ".tmp"
+            with open(tmp, "w") as f:
+                f.write("FAKEGPIO_CHIPS_ADD=%s\n" % ";".join(
+                    "%d:%d=%s" % (c.major, c.minor, args.listen) for c in chips))
+                f.write("CHIPS=%s\n" % " ".join(c.name for c in chips))
+            os.rename(tmp, args.ready_file)
+        server.serve()
+    finally:
+        for conn in [k.data for k in list(server.sel.get_map().values())]:
+            if isinstance(conn, Request):
+                server.close_conn(conn)
+        remove_nodes(chips)
+        for s, path in socks:
+            s.close()
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        if server.logf:
+            server.logf.close()
+
+
+if __name__ == "__main__":
+    main()
