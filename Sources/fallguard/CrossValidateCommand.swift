@@ -90,7 +90,7 @@ struct CrossValidateCommand: ParsableCommand {
         print("Rule: best training specificity with training sensitivity >= \(cv.minimumTrainingSensitivity) %\n")
         print("Subject  Falls  Detected  ADLs  Alarms  Chosen")
         for f in cv.folds {
-            print(String(format: "%-7s  %5d  %8d  %4d  %6d  ", f.subject, f.heldOut.falls, f.heldOut.detected, f.heldOut.adls, f.heldOut.alarmed)
+            print(f.subject.padding(to: 7) + String(format: "  %5d  %8d  %4d  %6d  ", f.heldOut.falls, f.heldOut.detected, f.heldOut.adls, f.heldOut.alarmed)
                   + (f.chosen.assignments.isEmpty ? "(defaults)" : f.chosen.assignments.joined(separator: " ")))
         }
         let h = cv.heldOut

@@ -8,11 +8,12 @@ import FallGuardCore
 import FallGuardFieldTest
 
 var args = Array(CommandLine.arguments.dropFirst())
-var minimumSeconds = 2.0
+var secondsOption = 2.0
 if let i = args.firstIndex(of: "--seconds"), i + 1 < args.count {
-    minimumSeconds = Double(args[i + 1]) ?? 2
+    secondsOption = Double(args[i + 1]) ?? 2
     args.removeSubrange(i...(i + 1))
 }
+let minimumSeconds = secondsOption
 
 var samples: [AccelerationSample] = []
 if let dir = args.first {
@@ -30,6 +31,7 @@ let clock = ContinuousClock()
 
 /// Runs `body` (which processes `perRun` samples) until at least `minimumSeconds` have passed;
 /// returns samples per second of the fastest of several passes.
+@MainActor
 func measure(_ label: String, perRun: Int, _ body: () -> Int) -> Double {
     var best = 0.0
     var total = 0.0
@@ -42,7 +44,7 @@ func measure(_ label: String, perRun: Int, _ body: () -> Int) -> Double {
         total += seconds
         best = max(best, Double(perRun) / seconds)
     }
-    print("\(label): \(Int(best / 1e6 * 10) / 10 == 0 ? "<0.1" : String(Double(Int(best / 1e5)) / 10)) million samples/s (best pass; checksum \(sink))")
+    print("\(label): \(Double(Int(best / 1e5)) / 10) million samples/s (best pass; checksum \(sink))")
     return best
 }
 

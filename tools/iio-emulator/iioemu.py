@@ -745,7 +745,7 @@ def _mount_fstype(path: str):
                 parts = line.split()
                 mnt = parts[4].replace("\\040", " ")
                 sep = parts.index("-")
-                if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) > best:
+                if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= best:   # later (stacked) mounts win
                     best, fstype = len(mnt), parts[sep + 1]
     except OSError:
         return None
@@ -872,6 +872,7 @@ class Emulator:
         self.attr_map = {}
         self.warnings = 0
         self.last_values = None
+        self._clk_cache = {}
 
     # ---------------------------------------------------------------- public API
     @property
@@ -1232,7 +1233,11 @@ class Emulator:
         if not self.plugged:
             return
         if path.startswith("@trigger/"):
-            full = os.path.join(self.sysfs_root, self.trigger_dev, path.split("/", 1)[1])
+            base = path.split("/", 1)[1]
+            full = os.path.join(self.sysfs_root, self.trigger_dev, base)
+            if base != "name":
+                self._remove_foreign(full, self.trigger_dev + "/" + base)
+                return
             want = self.model.trigger_name() + "\n"
             try:
                 with open(full, "rb") as fh:
@@ -1246,6 +1251,7 @@ class Emulator:
         full = os.path.join(self.devdir, path)
         a = self.attr_map.get(path)
         if a is None:
+            self._remove_foreign(full, path)
             return
         try:
             with open(full, "rb") as fh:
@@ -1276,6 +1282,16 @@ class Emulator:
         self._sync(force={path})
         if self.model.rate_hz() != old_rate:
             self._reschedule("rate %s" % self.rendered_rate())
+
+    def _remove_foreign(self, full, shown):
+        """A reader created a file: sysfs cannot do that (open(O_CREAT) fails with EACCES)."""
+        try:
+            os.unlink(full)
+        except OSError:
+            return
+        self.warnings += 1
+        self._say("a reader created %s, which does not exist in sysfs (the kernel would return "
+                  "EACCES); removed" % shown)
 
     def _warn_ro(self, path, data):
         self.warnings += 1
@@ -1480,12 +1496,29 @@ class Emulator:
             self._write_atomic(os.path.join(self.devdir, path), text.encode(), 0o444)
             self.raw_text[path] = text
 
+    def _clock_offset(self, clock: str) -> int:
+        """clock - CLOCK_MONOTONIC in ns, measured with the tightest of a few bracketing reads
+        and cached for a few seconds (so timestamps keep the schedule's exact spacing)."""
+        now = mono_ns()
+        cached = self._clk_cache.get(clock)
+        if cached and now - cached[1] < 5_000_000_000:
+            return cached[0]
+        cid = CLOCKS[clock]
+        best = None
+        for _ in range(5):
+            a = mono_ns()
+            c = time.clock_gettime_ns(cid)
+            b = mono_ns()
+            if best is None or b - a < best[0]:
+                best = (b - a, c - (a + b) // 2)
+        self._clk_cache[clock] = (best[1], now)
+        return best[1]
+
     def _timestamp(self, t_sched: int) -> int:
         clock = getattr(self.model, "clock", "realtime")
         if clock == "monotonic":
             return t_sched
-        cid = CLOCKS[clock]
-        return t_sched + (time.clock_gettime_ns(cid) - mono_ns())
+        return t_sched + self._clock_offset(clock)
 
     def _emit_buffer(self, seq, t_sched, vals, accel, garbage):
         ts = None
@@ -1745,6 +1778,8 @@ class Emulator:
             except InterruptedError:
                 ready = []
             with self.lock:
+                # samples scheduled before this wake-up happened before whatever woke us
+                self._emit_due()
                 for fd in ready:
                     if fd == self._wake_r:
                         try:
