@@ -42,6 +42,7 @@ let package = Package(
             name: "FallGuardHardware",
             dependencies: [
                 "FallGuardCore", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD",
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -56,6 +57,7 @@ let package = Package(
             dependencies: [
                 "FallGuardCore", "FallGuardFieldTest", "FallGuardHardware", "FallGuardNotify",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

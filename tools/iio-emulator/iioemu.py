@@ -873,6 +873,7 @@ class Emulator:
         self.warnings = 0
         self.last_values = None
         self._clk_cache = {}
+        self._norm = {}
 
     # ---------------------------------------------------------------- public API
     @property
@@ -1091,6 +1092,7 @@ class Emulator:
         self.scan_en = {c.id: False for c in m.scan_chans}
         self.frozen = None
         self._batch = []
+        self._norm = {}
         self._initial_raw()
         candidates = [self.want_index] if self.want_index is not None else (
             ([self.index] if self.index >= 0 else []) + list(range(0, 256)))
@@ -1196,6 +1198,7 @@ class Emulator:
         if not self.plugged:
             return
         self.plugged = False
+        self._norm = {}
         if self.buffer_enabled:
             self.buffer_enabled = False
         if self.inotify is not None:
@@ -1216,20 +1219,40 @@ class Emulator:
         return self.rendered.get(key, "?").strip()
 
     # ---------------------------------------------------------------- attribute writes
-    def _sync(self, force=()):
-        """Re-render every (non-raw) attribute; rewrite those that changed."""
+    # How long a written attribute must stay untouched before it is rewritten with the driver's
+    # formatting.  Rewriting replaces the file (rename), and a reader that opened the old file
+    # just before would lose its write (libiio writes buffer/enable 0, the scan elements, the
+    # length, then buffer/enable 1 within a few ms), so the rewrite waits for quiet and is
+    # compare-and-swap: see _normalize_due().
+    NORMALIZE_DELAY_NS = 15_000_000
+
+    def _sync(self):
+        """Re-render every (non-raw) attribute.  Read-only ones that changed are rewritten now;
+        writable ones are queued for the deferred, race-checked rewrite."""
         if not self.plugged:
             return
+        now = mono_ns()
         for path, a in self.attr_map.items():
             if a.raw:
                 continue
             text = a.show()
-            if text != self.rendered.get(path) or path in force:
-                self._write_atomic(os.path.join(self.devdir, path), text.encode(), self._attr_mode(a))
+            if text == self.rendered.get(path):
+                continue
+            if a.store is None:
+                self._write_atomic(os.path.join(self.devdir, path), text.encode(), 0o444)
                 self.rendered[path] = text
+            elif path not in self._norm:
+                self._norm[path] = (now + self.NORMALIZE_DELAY_NS, self._read_bytes(path))
+
+    def _read_bytes(self, path: str):
+        try:
+            with open(os.path.join(self.devdir, path), "rb") as fh:
+                return fh.read()
+        except OSError:
+            return None
 
     def _on_external_write(self, path: str):
-        """A reader closed one of our files after writing it."""
+        """A reader closed one of our files after writing it (or may have: re-check)."""
         if not self.plugged:
             return
         if path.startswith("@trigger/"):
@@ -1245,29 +1268,35 @@ class Emulator:
             except OSError:
                 return
             if data != want.encode():
-                self._warn_ro(self.trigger_dev + "/" + path.split("/", 1)[1], data)
+                self._warn_ro(self.trigger_dev + "/" + base, data)
                 self._write_atomic(full, want.encode(), 0o444)
             return
-        full = os.path.join(self.devdir, path)
         a = self.attr_map.get(path)
+        full = os.path.join(self.devdir, path)
         if a is None:
             self._remove_foreign(full, path)
             return
-        try:
-            with open(full, "rb") as fh:
-                data = fh.read()
-        except OSError:
+        data = self._read_bytes(path)
+        if data is None:
             return
         if a.raw:
             if data.decode("utf-8", "replace") != self.raw_text.get(path):
                 self._warn_ro(path, data)
                 self._write_atomic(full, self.raw_text[path].encode(), 0o444)
             return
-        if data.decode("utf-8", "replace") == self.rendered.get(path):
-            return
+        self._process_write(path, a, data)
+
+    def _process_write(self, path: str, a: Attr, data: bytes):
+        pend = self._norm.get(path)
+        if pend is not None:
+            if data == pend[1]:
+                return                   # already applied, waiting for the rewrite
+        elif data.decode("utf-8", "replace") == self.rendered.get(path):
+            return                       # our own text: nothing was written
+        now = mono_ns()
         if a.store is None:
             self._warn_ro(path, data)
-            self._sync(force={path})
+            self._norm[path] = (now + self.NORMALIZE_DELAY_NS, data)
             return
         text = cstr(data)
         old_rate = self.model.rate_hz()
@@ -1279,9 +1308,43 @@ class Emulator:
             self._say("write %s=%r rejected: the kernel would return %s (%s); value restored"
                       % (path, text, errno.errorcode.get(e.errno, e.errno), os.strerror(e.errno)))
             self._event("write %s=%r rejected %s" % (path, text, errno.errorcode.get(e.errno)))
-        self._sync(force={path})
+        self._norm[path] = (now + self.NORMALIZE_DELAY_NS, data)
+        self._sync()
         if self.model.rate_hz() != old_rate:
             self._reschedule("rate %s" % self.rendered_rate())
+
+    def _normalize_due(self):
+        """Rewrite quiet, written attributes with the driver's text (compare-and-swap)."""
+        if not self._norm or not self.plugged:
+            return
+        now = mono_ns()
+        for path, (deadline, seen) in list(self._norm.items()):
+            if deadline > now or path not in self._norm:
+                continue
+            a = self.attr_map[path]
+            full = os.path.join(self.devdir, path)
+            try:
+                fd = os.open(full, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                self._norm.pop(path, None)
+                continue
+            try:
+                cur = os.pread(fd, 65536, 0)
+                if cur != seen:
+                    # written again (its event may still be queued): apply that first
+                    self._norm.pop(path, None)
+                    self._process_write(path, a, cur)
+                    continue
+                text = a.show()
+                self._write_atomic(full, text.encode(), self._attr_mode(a))
+                self.rendered[path] = text
+                self._norm.pop(path, None)
+                after = os.pread(fd, 65536, 0)      # the replaced inode
+            finally:
+                os.close(fd)
+            if after != cur:
+                # a reader wrote into the file we just replaced: that write happened, apply it
+                self._process_write(path, a, after)
 
     def _remove_foreign(self, full, shown):
         """A reader created a file: sysfs cannot do that (open(O_CREAT) fails with EACCES)."""
@@ -1333,13 +1396,9 @@ class Emulator:
         for path, a in list(self.attr_map.items()):
             if a.store is None or a.raw or path in exclude or path.endswith("/enable"):
                 continue
-            try:
-                with open(os.path.join(self.devdir, path), "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-            if data.decode("utf-8", "replace") != self.rendered.get(path):
-                self._on_external_write(path)
+            data = self._read_bytes(path)
+            if data is not None:
+                self._process_write(path, a, data)
 
     def _buffer_enable(self):
         m = self.model
@@ -1763,7 +1822,8 @@ class Emulator:
         while not self._stopping:
             now = mono_ns()
             deadline = min(self.next_t, self._timers[0][0] if self._timers else self.next_t,
-                           self._next_housekeeping)
+                           self._next_housekeeping,
+                           min((d for d, _ in self._norm.values()), default=self.next_t))
             fds = [self._wake_r]
             if self.inotify is not None:
                 fds.append(self.inotify.fd)
@@ -1807,6 +1867,7 @@ class Emulator:
                 while self._timers and self._timers[0][0] <= now:
                     _, _, fn, _label = heapq.heappop(self._timers)
                     fn()
+                self._normalize_due()
                 self._emit_due()
                 if now >= self._next_housekeeping:
                     self._next_housekeeping = now + 100_000_000
