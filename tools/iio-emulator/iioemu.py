@@ -1287,6 +1287,10 @@ class Emulator:
         self._process_write(path, a, data)
 
     def _process_write(self, path: str, a: Attr, data: bytes):
+        if not data:
+            # opened with O_TRUNC, not written yet (or never): sysfs calls no store() for that;
+            # the writer's own close event follows
+            return
         pend = self._norm.get(path)
         if pend is not None:
             if data == pend[1]:
@@ -1314,37 +1318,47 @@ class Emulator:
             self._reschedule("rate %s" % self.rendered_rate())
 
     def _normalize_due(self):
-        """Rewrite quiet, written attributes with the driver's text (compare-and-swap)."""
+        """Rewrite quiet, written attributes with the driver's text, in place and only if the
+        file still holds what was applied (compare-and-swap)."""
         if not self._norm or not self.plugged:
             return
         now = mono_ns()
+        if not any(d <= now for d, _ in self._norm.values()):
+            return
+        if self.inotify is not None:
+            self._on_inotify()          # writes already made come first, in their order
         for path, (deadline, seen) in list(self._norm.items()):
             if deadline > now or path not in self._norm:
                 continue
             a = self.attr_map[path]
             full = os.path.join(self.devdir, path)
+            text = a.show().encode()
             try:
-                fd = os.open(full, os.O_RDONLY | os.O_CLOEXEC)
+                fd = os.open(full, os.O_RDWR | os.O_CLOEXEC)
             except OSError:
                 self._norm.pop(path, None)
                 continue
             try:
                 cur = os.pread(fd, 65536, 0)
+                if not cur and seen:
+                    # a writer is between open(O_TRUNC) and write(): wait for it
+                    self._norm[path] = (now + self.NORMALIZE_DELAY_NS, seen)
+                    continue
                 if cur != seen:
                     # written again (its event may still be queued): apply that first
                     self._norm.pop(path, None)
                     self._process_write(path, a, cur)
                     continue
-                text = a.show()
-                self._write_atomic(full, text.encode(), self._attr_mode(a))
-                self.rendered[path] = text
-                self._norm.pop(path, None)
-                after = os.pread(fd, 65536, 0)      # the replaced inode
+                os.pwrite(fd, text, 0)
+                if len(cur) > len(text):
+                    os.ftruncate(fd, len(text))
             finally:
                 os.close(fd)
-            if after != cur:
-                # a reader wrote into the file we just replaced: that write happened, apply it
-                self._process_write(path, a, after)
+            self.rendered[path] = text.decode()
+            self._norm.pop(path, None)
+            if self.inotify is None:
+                st = os.stat(full)
+                self._poll_stamps[full] = (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _remove_foreign(self, full, shown):
         """A reader created a file: sysfs cannot do that (open(O_CREAT) fails with EACCES)."""

@@ -1,0 +1,68 @@
+/// One line of an incident's event log, produced by ``AlertEngine`` as
+/// ``AlertEffect/record(_:)``. The caller writes it as a JSON line, e.g.
+/// `{"time":30,"incident":"FG-1","event":"countdown-expired","detail":"…","alert":"fall"}`
+/// (nil fields are left out).
+public struct IncidentEvent: Sendable, Equatable, Codable {
+    /// What happened.
+    public enum Kind: String, Sendable, Equatable, Codable, CaseIterable {
+        /// A suspected fall started a countdown (a new incident).
+        case fallSuspected = "fall-suspected"
+        /// The detector fired again during a countdown or an active alert; nothing restarts.
+        case repeatDetection = "repeat-detection"
+        /// The countdown entered its final phase; the buzzer speeds up.
+        case finalPhase = "final-phase"
+        /// The sensor side says the wearer walks again (noted in the alert).
+        case wearerWalking = "wearer-walking"
+        /// The sensor side says the wearer stopped walking.
+        case wearerStill = "wearer-still"
+        /// The wearer aborted the countdown with a short press: a false alarm.
+        case falseAlarm = "false-alarm"
+        /// The countdown was cancelled because the wearer walked (`autoCancelWhenWalking`).
+        case autoCancelled = "auto-cancelled"
+        /// Nobody aborted: the fall alert went out.
+        case countdownExpired = "countdown-expired"
+        /// A long press: the help request went out.
+        case helpRequested = "help-requested"
+        /// A short press while the alert was out: "I'm OK".
+        case resolvedByWearer = "resolved-by-wearer"
+        /// A caregiver acknowledged the active alert.
+        case acknowledged
+        /// Nobody resolved the active alert within the active timeout; back to monitoring.
+        case activeTimedOut = "active-timed-out"
+        /// A short press that had no incident to act on.
+        case pressIgnored = "press-ignored"
+        /// An acknowledgement that matched no active alert.
+        case acknowledgementIgnored = "acknowledgement-ignored"
+        /// The sensor became faulty, or reported another fault while faulty.
+        case sensorFault = "sensor-fault"
+        /// The fault outlasted the grace period: the device-problem alert went out.
+        case deviceProblem = "device-problem"
+        /// The sensor works again.
+        case sensorRecovered = "sensor-recovered"
+    }
+
+    /// When it happened, on the engine's monotonic clock, in seconds. Timers are recorded at
+    /// the time they were due, even when ``AlertEngine/advance(to:)`` is called later.
+    public var time: Double
+    /// The incident it belongs to; nil when it belongs to none (a press while monitoring,
+    /// an acknowledgement that matches nothing).
+    public var incident: String?
+    public var event: Kind
+    /// One sentence for a person reading the log.
+    public var detail: String
+    /// The alert this event dispatched, if any.
+    public var alert: AlertKind?
+    /// The detector's reasons, for events about a detection (including false alarms, which is
+    /// what a field tester tuning the detector wants to see).
+    public var fall: FallSuspected?
+
+    public init(time: Double, incident: String?, event: Kind, detail: String,
+                alert: AlertKind? = nil, fall: FallSuspected? = nil) {
+        self.time = time
+        self.incident = incident
+        self.event = event
+        self.detail = detail
+        self.alert = alert
+        self.fall = fall
+    }
+}

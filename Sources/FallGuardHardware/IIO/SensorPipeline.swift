@@ -1,0 +1,66 @@
+import FallGuardCore
+
+/// The consumer side of the sensor: drains the capture thread's ring, watches the raw stream's
+/// health, resamples to 40 Hz and feeds the detector. Called from one thread (the daemon's
+/// sample loop), every few milliseconds.
+public struct SensorPipeline {
+    public enum Output: Sendable {
+        case opened(AccelerometerInfo)
+        case health(SensorHealthChange)
+        case detection(FallSuspected)
+    }
+
+    public let source: AccelerometerSource
+    public private(set) var detector: any FallDetector
+    public private(set) var health: SensorHealthMonitor
+    public private(set) var resampler: Resampler?
+    /// Raw samples consumed since start.
+    public private(set) var rawSamples = 0
+    /// 40 Hz samples fed to the detector since start.
+    public private(set) var detectorSamples = 0
+    private var gapsSeen = 0
+
+    /// Called with every raw sample as it is consumed (for recording and latency measurements).
+    public var onRawSample: ((AccelerationSample) -> Void)?
+    /// Called with every 40 Hz sample.
+    public var onDetectorSample: ((AccelerationSample) -> Void)?
+
+    public init(source: AccelerometerSource, detector: any FallDetector, fullScaleG: Double = 16) {
+        self.source = source
+        self.detector = detector
+        health = SensorHealthMonitor(limits: .init(fullScaleG: fullScaleG))
+    }
+
+    /// Drains what the capture thread produced and checks for a stall at `now` (monotonic s).
+    public mutating func poll(now: Double, _ emit: (Output) -> Void) {
+        source.events.drain { event in
+            switch event {
+            case .opened(let info):
+                resampler = Resampler(inputRate: info.samplingFrequency ?? detectorRate)
+                health.restart()
+                detector.reset()
+                gapsSeen = 0
+                emit(.opened(info))
+            case .failed(let error, _):
+                let gone = error.message.contains("No such device") || error.message.contains("no IIO device")
+                    || error.message.contains("no such accelerometer") || error.message.contains("No such file")
+                for c in health.report(gone ? .disappeared : .ioError, at: now, detail: error.description) { emit(.health(c)) }
+            }
+        }
+        source.samples.drain { s in
+            rawSamples += 1
+            onRawSample?(s)
+            for c in health.observe(s) { emit(.health(c)) }
+            resampler?.process(s) { r in
+                detectorSamples += 1
+                onDetectorSample?(r)
+                if let d = detector.process(r) { emit(.detection(d)) }
+            }
+            if let r = resampler, r.gaps != gapsSeen {
+                gapsSeen = r.gaps
+                detector.reset()   // never judge windows across a hole in the data
+            }
+        }
+        for c in health.check(now: now) { emit(.health(c)) }
+    }
+}

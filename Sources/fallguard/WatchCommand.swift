@@ -1,0 +1,95 @@
+import ArgumentParser
+import Atomics
+import FallGuardCore
+import FallGuardHardware
+import Foundation
+
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Run the detector on the live accelerometer and print detections and sensor health.",
+        discussion: """
+            For field tests and bring-up: no buzzer, no alerts. Each line is a detection, a \
+            sensor problem starting or ending (stalled, stuck, saturated, implausible, io-error, \
+            disappeared) or the device (re)opening. With --json, one JSON object per line.
+            """)
+
+    @Option(help: "IIO device name (default: adxl345, then mpu6050, then the first accelerometer).")
+    var device: String?
+
+    @Option(help: "libiio context URI.")
+    var uri = "local:"
+
+    @Option(help: "Seconds to run (default: until Ctrl-C).")
+    var duration: Double?
+
+    @OptionGroup var detectorOptions: DetectorOptions
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Write the CLOCK_MONOTONIC time (ns) at which each raw sample reached the pipeline, one per line.", valueName: "file"))
+    var arrivalLog: String?
+
+    func run() throws {
+        let detector = try detectorOptions.configuration().makeDetector()
+        let stop = ManagedAtomic<Bool>(false)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let signals = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
+        for s in signals {
+            s.setEventHandler { stop.store(true, ordering: .releasing) }
+            s.resume()
+        }
+        let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device))
+        var pipeline = SensorPipeline(source: source, detector: detector)
+        var arrivals: UnsafeMutablePointer<FILE>?
+        if let arrivalLog {
+            arrivals = fopen(arrivalLog, "w")
+            guard arrivals != nil else {
+                printError("\(arrivalLog): \(String(cString: strerror(errno)))")
+                throw ExitStatus.noInput
+            }
+            nonisolated(unsafe) let file = arrivals
+            pipeline.onRawSample = { _ in fputs("\(monotonicNanoseconds())\n", file) }
+        }
+        source.start()
+        let started = monotonicNanoseconds()
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        while !stop.load(ordering: .acquiring) {
+            let now = monotonicNanoseconds()
+            if let duration, Double(now - started) * 1e-9 >= duration { break }
+            pipeline.poll(now: Double(now) * 1e-9) { output in
+                print(line(output, enc))
+                flushStandardOutput()
+            }
+            sleepUntil(nanoseconds: monotonicNanoseconds() + 5_000_000)
+        }
+        source.stopAndWait()
+        if let arrivals { fclose(arrivals) }
+        let summary = "raw samples \(pipeline.rawSamples), detector samples \(pipeline.detectorSamples), overruns \(source.samples.overruns), gaps \(pipeline.resampler?.gaps ?? 0)"
+        if json {
+            print(#"{"event":"summary","raw_samples":\#(pipeline.rawSamples),"detector_samples":\#(pipeline.detectorSamples),"overruns":\#(source.samples.overruns)}"#)
+        } else {
+            print(summary)
+        }
+    }
+
+    func line(_ o: SensorPipeline.Output, _ enc: JSONEncoder) -> String {
+        switch o {
+        case .opened(let info):
+            if json { return #"{"event":"opened","device":"\#(info.name)","mode":"\#(info.mode.rawValue)","rate":\#(info.samplingFrequency ?? 0)}"# }
+            return "opened \(info.name) (\(info.id)): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz"
+        case .health(let c):
+            if json {
+                let detail = String(decoding: try! enc.encode(c.detail), as: UTF8.self)
+                return #"{"event":"\#(c.isFault ? "fault" : "recovered")","problem":"\#(c.problem.rawValue)","time":\#(c.time),"detail":\#(detail)}"#
+            }
+            return "\(String(format: "%.3f", c.time)) \(c.isFault ? "SENSOR FAULT" : "sensor recovered") \(c.problem.rawValue): \(c.detail)"
+        case .detection(let d):
+            if json { return #"{"event":"fall","impact":\#(d.impactTime),"decision":\#(d.decisionTime),"peak":\#(d.peak)}"# }
+            return "\(String(format: "%.3f", d.decisionTime)) FALL SUSPECTED impact at \(String(format: "%.3f", d.impactTime)): \(d.reason)"
+        }
+    }
+}
