@@ -71,7 +71,7 @@ let package = Package(
 
         .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore"]),
         .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"], exclude: ["Fixtures"]),
-        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "CLibIIO", "CLibGPIOD"]),
+        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD"]),
         .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore"]),
     ]
 )

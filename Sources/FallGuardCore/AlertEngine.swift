@@ -223,7 +223,9 @@ public struct AlertEngine: Sendable, Equatable {
         case .monitoring:
             break
         case let .countdown(c):
-            if !c.inFinalPhase { consider(c.finalPhaseStart, .finalPhase(c)) }
+            if !c.inFinalPhase, configuration.finalPhase > 0 {  // 0: no final phase at all
+                consider(c.finalPhaseStart, .finalPhase(c))
+            }
             if !isHoldingExpiry(c) { consider(c.deadline, .countdownExpiry(c)) }
         case let .alertActive(a):
             consider(a.timeoutDeadline, .activeTimeout(a))

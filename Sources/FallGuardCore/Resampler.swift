@@ -7,6 +7,10 @@
 /// the input moves no output sample off the grid. A 40 Hz input with regular timestamps comes
 /// out unchanged.
 ///
+/// A sensor already running at the output rate (an MPU6050 at exactly 40 Hz) is passed through
+/// sample for sample with its own timestamps: interpolating a jittery 40 Hz stream onto a
+/// 40 Hz grid would blur impact peaks, which the detectors were tuned on.
+///
 /// A gap longer than ``maximumGap`` is not bridged: the grid restarts at the next sample and
 /// the gap is counted, so the detector never sees invented data. Samples whose time does not
 /// advance are dropped and counted.
@@ -18,6 +22,8 @@ public struct Resampler: Sendable {
     public let maximumGap: Double
     /// Input samples averaged per filtered sample.
     public let averagingLength: Int
+    /// True when the input runs at the output rate and samples pass through unchanged.
+    public let passThrough: Bool
 
     public private(set) var gaps = 0
     public private(set) var outOfOrder = 0
@@ -44,6 +50,7 @@ public struct Resampler: Sendable {
         self.outputRate = outputRate
         self.maximumGap = maximumGap
         averagingLength = max(1, Int((inputRate / outputRate).rounded()))
+        passThrough = abs(inputRate - outputRate) <= 0.01 * outputRate
         window = Array(repeating: AccelerationSample(time: 0, x: 0, y: 0, z: 0), count: averagingLength)
     }
 
@@ -57,14 +64,24 @@ public struct Resampler: Sendable {
         if sample.time - lastInputTime > maximumGap, previous != nil {
             // Count the grid points that the gap swallowed, then start afresh.
             let period = 1 / outputRate
-            let lastGrid = origin + Double(nextIndex) * period
-            missingOutputs += max(0, Int(((sample.time - lastGrid) / period).rounded(.down)))
+            if passThrough {
+                missingOutputs += max(0, Int(((sample.time - lastInputTime) / period).rounded()) - 1)
+            } else {
+                let lastGrid = origin + Double(nextIndex) * period
+                missingOutputs += max(0, Int(((sample.time - lastGrid) / period).rounded(.down)))
+            }
             gaps += 1
             previous = nil
             windowFill = 0
             windowNext = 0
         }
         lastInputTime = sample.time
+        if passThrough {
+            previous = sample
+            outputCount += 1
+            emit(sample)
+            return
+        }
 
         // Moving average over the last `averagingLength` input samples.
         window[windowNext] = sample

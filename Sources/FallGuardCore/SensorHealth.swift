@@ -56,6 +56,7 @@ public struct SensorHealthMonitor: Sendable {
     public private(set) var active: Set<SensorProblem> = []
 
     private var lastTime: Double?
+    private var timestampTrouble: Double?
     private var last: (Double, Double, Double)?
     private var identicalSince: Double?
     private var saturatedSince: Double?
@@ -64,9 +65,20 @@ public struct SensorHealthMonitor: Sendable {
 
     public init(limits: Limits) { self.limits = limits }
 
-    /// Feeds one raw sample; returns the changes it causes (usually none).
-    public mutating func observe(_ s: AccelerationSample) -> [SensorHealthChange] {
+    /// Feeds one raw sample that arrived at `now` (same monotonic clock as its timestamp);
+    /// returns the changes it causes (usually none). A sample whose timestamp is more than
+    /// 2 s away from its arrival is implausible and is not counted as a sign of life.
+    public mutating func observe(_ s: AccelerationSample, now: Double) -> [SensorHealthChange] {
         var changes: [SensorHealthChange] = []
+        guard s.time.isFinite, abs(s.time - now) <= 2 else {
+            start(.implausible, at: now, "sample timestamps are off the monotonic clock", &changes)
+            timestampTrouble = now
+            return changes
+        }
+        if let t = timestampTrouble, now - t > 1, active.contains(.implausible), s.x.isFinite {
+            timestampTrouble = nil
+            end(.implausible, at: now, "timestamps plausible again", &changes)
+        }
         if let t = lastTime, active.contains(.stalled) {
             end(.stalled, at: s.time, "samples again after \(seconds(s.time - t))", &changes)
         }

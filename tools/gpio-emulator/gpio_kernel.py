@@ -264,6 +264,7 @@ class Request(Conn):
         self.pid = pid
         self.dropped = 0
         self.delivered = 0
+        self.armed = kind == "handle"   # the IRQ is requested after direction_input
 
 
 class OpenConn(Conn):
@@ -277,7 +278,6 @@ class ControlConn(Conn):
         super().__init__(sock)
         self.queue = []
         self.busy = False
-        self.out = b""
 
 
 # ----------------------------------------------------------------- server ---
@@ -293,6 +293,7 @@ class Server:
         self.release_outputs = args.release_outputs
         self.logf = open(args.log, "a", buffering=1) if args.log else None
         self.truesize = {}
+        self.deferred = None
 
     # -- utilities ------------------------------------------------------
     def debug(self, msg):
@@ -300,8 +301,20 @@ class Server:
             sys.stderr.write("gpio-kernel: %s\n" % msg)
 
     def log(self, rec):
-        if self.logf:
+        if self.deferred is not None:
+            self.deferred.append(rec)
+        elif self.logf:
             self.logf.write(json.dumps(rec) + "\n")
+
+    def defer_log(self):
+        """Hold level records made while a request is set up, so the log reads
+        'request' first and then the level it caused."""
+        self.deferred = []
+
+    def flush_log(self, first=()):
+        pending, self.deferred = self.deferred or [], None
+        for rec in list(first) + pending:
+            self.log(rec)
 
     def add_timer(self, when_ns, fn):
         self.timer_seq += 1
@@ -347,7 +360,7 @@ class Server:
             return False
 
     # -- line state -----------------------------------------------------
-    def update_level(self, line, t_ns, cause, pid=None):
+    def update_level(self, line, t_ns, cause, pid=None, was_out=False):
         new = line.level()
         old = line.last_level
         if new == old:
@@ -355,7 +368,7 @@ class Server:
         line.last_level = new
         rec = {"t_ns": t_ns, "chip": line.chip.name, "offset": line.offset,
                "name": line.name, "value": new, "consumer": line.consumer(),
-               "event": "level" if line.is_out else "input", "cause": cause}
+               "event": "level" if (line.is_out or was_out) else "input", "cause": cause}
         if line.active_low and line.holder is not None:
             rec["logical"] = new ^ 1
             rec["active_low"] = True
@@ -363,18 +376,18 @@ class Server:
             rec["pid"] = pid
         self.log(rec)
         self.debug("%s:%d level %d -> %d (%s)" % (line.chip.name, line.offset, old, new, cause))
-        self.emit_edge(line, new)
+        self.emit_edge(line, new, t_ns)
         for w in list(line.waiters):
             if w[0] == new:
                 line.waiters.remove(w)
                 w[1]("ok level=%d t_ns=%d" % (new, now_ns()))
 
-    def emit_edge(self, line, level):
+    def emit_edge(self, line, level, ts):
         req = line.holder
-        if not isinstance(req, Request) or req.kind != "event" or not req.eflags:
+        if not isinstance(req, Request) or req.kind != "event" or not req.eflags \
+                or not req.armed:
             return
         logical = level ^ (1 if line.active_low else 0)
-        ts = now_ns()
         if req.eflags == EV_REQ_VALID:
             ev = EV_RISING if logical else EV_FALLING
         elif req.eflags == EV_REQ_RISING:
@@ -443,10 +456,11 @@ class Server:
     def direction_input(self, line, t_ns, cause, pid):
         if line.output_only:
             raise GpioError(errno.EIO)
+        was_out = line.is_out
         line.is_out = False
         line.drive = None
         self.set_bias_hw(line)
-        self.update_level(line, t_ns, cause, pid)
+        self.update_level(line, t_ns, cause, pid, was_out=was_out)
 
     def holder_alive(self, line):
         """Before judging a line busy, collect a close() the holder already did."""
@@ -469,13 +483,14 @@ class Server:
         line.open_drain = False
         line.open_source = False
         line.bias = None
+        was_out = line.is_out
         if self.release_outputs == "input" and line.is_out:
             line.is_out = False
             line.drive = None
         self.notify(line, LINE_CHANGED_RELEASED)
-        self.update_level(line, t_ns, cause)
+        self.update_level(line, t_ns, cause, was_out=was_out)
 
-    def log_request(self, req, t_ns, event):
+    def log_request(self, req, t_ns, event, collect=None):
         for line in req.lines:
             rec = {"t_ns": t_ns, "chip": line.chip.name, "offset": line.offset,
                    "name": line.name, "event": event, "consumer": req.consumer,
@@ -491,7 +506,10 @@ class Server:
                 if req.kind == "event":
                     rec["edge"] = {1: "rising", 2: "falling", 3: "both"}.get(req.eflags, "none")
                 rec["level"] = line.level()
-            self.log(rec)
+            if collect is not None:
+                collect.append(rec)
+            else:
+                self.log(rec)
 
     # -- uAPI handlers ----------------------------------------------------
     @staticmethod
@@ -560,6 +578,7 @@ class Server:
         consumer = cstr(label) or "?"
         chip = cc.chip
         req = Request(extra, "handle", chip, [], consumer, flags, 0, pid)
+        self.defer_log()
         try:
             for i in range(nlines):
                 line = self.get_line(chip, offsets[i])
@@ -576,9 +595,12 @@ class Server:
         except GpioError:
             for line in req.lines:
                 self.free_line(line, t_ns, "request-failed")
+            self.flush_log()
             raise
         self.register(req)
-        self.log_request(req, t_ns, "request")
+        recs = []
+        self.log_request(req, t_ns, "request", recs)
+        self.flush_log(recs)
         return payload[:364]
 
     def lineevent_create(self, cc, t_ns, pid, payload, extra):
@@ -598,14 +620,19 @@ class Server:
         req = Request(extra, "event", chip, [line], consumer, lflags, eflags, pid)
         line.holder = req
         self.apply_desc_flags(line, lflags)
+        self.defer_log()
         try:
             self.direction_input(line, t_ns, "request", pid)
         except GpioError:
             self.free_line(line, t_ns, "request-failed")
+            self.flush_log()
             raise
         self.notify(line, LINE_CHANGED_REQUESTED)
+        req.armed = True
         self.register(req)
-        self.log_request(req, t_ns, "request")
+        recs = []
+        self.log_request(req, t_ns, "request", recs)
+        self.flush_log(recs)
         return payload[:48]
 
     def op_request(self, req, op, t_ns, pid, payload):
@@ -632,15 +659,20 @@ class Server:
         if op == OP_SET_CONFIG:
             flags, defaults = struct.unpack_from(FMT_HANDLECFG, payload)[0:2]
             self.validate_handle_flags(flags)
-            for i, line in enumerate(req.lines):
-                self.apply_desc_flags(line, flags)
-                if flags & REQ_OUTPUT:
-                    self.direction_output(line, defaults[i], t_ns, "config", pid)
-                elif flags & REQ_INPUT:
-                    self.direction_input(line, t_ns, "config", pid)
-                self.notify(line, LINE_CHANGED_CONFIG)
-            req.flags = flags
-            self.log_request(req, t_ns, "config")
+            self.defer_log()
+            try:
+                for i, line in enumerate(req.lines):
+                    self.apply_desc_flags(line, flags)
+                    if flags & REQ_OUTPUT:
+                        self.direction_output(line, defaults[i], t_ns, "config", pid)
+                    elif flags & REQ_INPUT:
+                        self.direction_input(line, t_ns, "config", pid)
+                    self.notify(line, LINE_CHANGED_CONFIG)
+            finally:
+                req.flags = flags
+                recs = []
+                self.log_request(req, t_ns, "config", recs)
+                self.flush_log(recs)
             return None
         raise GpioError(errno.EINVAL)
 
@@ -736,6 +768,8 @@ class Server:
         except Exception as e:  # never let one bad request kill the "kernel"
             sys.stderr.write("gpio-kernel: internal error on op %d: %r\n" % (op, e))
             err = errno.EIO
+        if self.deferred is not None:
+            self.flush_log()
         if extra is not None:
             extra.close()
         if extra_fd is not None:
@@ -857,7 +891,9 @@ class Server:
                     1 if h is not None else 0, kind,
                     "output" if line.is_out else "input", json.dumps(line.consumer()),
                     1 if line.active_low else 0, line.bias or "as-is", line.pull,
-                    line.source(), edge, pid))
+                    line.source(), edge, pid)) + (
+                        " events=%d dropped=%d" % (h.delivered, h.dropped)
+                        if isinstance(h, Request) and h.kind == "event" else "")
 
     def control_command(self, cmd, done):
         words = cmd.split()
@@ -941,7 +977,6 @@ class Server:
             raise ValueError("unknown command %s (try help)" % verb)
 
     def bounce(self, line, n, interval_ns, final, done):
-        t0 = now_ns()
         state = {"edges": 0, "first": None, "last": None}
 
         def edge(k):
@@ -951,17 +986,20 @@ class Server:
             else:
                 target = final
             if lvl != target:
+                t = now_ns()
                 line.ext = target
-                self.update_level(line, now_ns(), "bounce")
+                self.update_level(line, t, "bounce")
                 state["edges"] += 1
-                state["last"] = now_ns()
+                state["last"] = t
                 if state["first"] is None:
-                    state["first"] = state["last"]
+                    state["first"] = t
             else:
                 line.ext = target
             if k < n:
                 nxt = k + 1
-                when = t0 + nxt * interval_ns
+                # relative to the edge just made: a late timer never squeezes
+                # the following edges closer than INTERVAL_US
+                when = (state["last"] or now_ns()) + interval_ns
                 if nxt == n and line.level() == final:
                     finish()
                     return
@@ -974,11 +1012,12 @@ class Server:
                 state["edges"], line.level(), state["first"] or 0, state["last"] or 0))
 
         if n == 0:
-            lvl = line.level()
+            lvl, t = line.level(), now_ns()
             line.ext = final
-            self.update_level(line, now_ns(), "bounce")
-            done("ok edges=%d level=%d first_ns=0 last_ns=0" % (
-                1 if lvl != line.level() else 0, line.level()))
+            self.update_level(line, t, "bounce")
+            t = t if lvl != line.level() else 0
+            done("ok edges=%d level=%d first_ns=%d last_ns=%d" % (
+                1 if t else 0, line.level(), t, t))
             return
         edge(0)
 
@@ -1062,16 +1101,26 @@ def free_major():
     return 254
 
 
+def chip_spec(name=None, label="pinctrl-bcm2711", n=58, names=None, pull="bcm2711",
+              held=None):
+    return {"name": name, "label": label, "n": n,
+            "names": names if names is not None else ["GPIO%d" % i for i in range(n)],
+            "pull": pull, "held": held or [], "input_only": [], "output_only": [],
+            "line_pull": {}}
+
+
+def offsets(val):
+    return [int(x) for x in val.split(",") if x.strip()]
+
+
 def parse_chips(args, major):
     """Turn the ordered chip options into Chip objects."""
     specs = []
     for kind, val in args.chip_opts:
-        if kind in ("rpi", "rpi4"):
-            specs.append({"name": None, "label": "pinctrl-bcm2711", "n": 58,
-                          "names": ["GPIO%d" % i for i in range(58)] if kind == "rpi"
-                          else list(RPI4_DT_NAMES),
-                          "pull": "bcm2711", "held": [(42, "ACT", True, 0)] if kind == "rpi4" else [],
-                          "input_only": [], "output_only": []})
+        if kind == "rpi":
+            specs.append(chip_spec())
+        elif kind == "rpi4":
+            specs.append(chip_spec(names=list(RPI4_DT_NAMES), held=[(42, "ACT", True, 0)]))
         elif kind == "chip":
             parts = val.split(",")
             if len(parts) != 3:
@@ -1079,24 +1128,28 @@ def parse_chips(args, major):
             name, label, n = parts[0].strip(), parts[1].strip(), int(parts[2])
             if n < 1 or n > 4096:
                 raise SystemExit("gpio-emu: bad line count %d" % n)
-            specs.append({"name": name or None, "label": label, "n": n, "names": [],
-                          "pull": "none", "held": [], "input_only": [], "output_only": []})
+            specs.append(chip_spec(name or None, label, n, names=[], pull="none"))
         else:
             if not specs:
-                specs.append({"name": None, "label": "pinctrl-bcm2711", "n": 58,
-                              "names": ["GPIO%d" % i for i in range(58)], "pull": "bcm2711",
-                              "held": [], "input_only": [], "output_only": []})
+                specs.append(chip_spec())
             cur = specs[-1]
             if kind == "line_names":
                 cur["names"] = [x.strip() for x in val.split(",")]
             elif kind == "input_only":
-                cur["input_only"] += [int(x) for x in val.split(",") if x.strip()]
+                cur["input_only"] += offsets(val)
             elif kind == "output_only":
-                cur["output_only"] += [int(x) for x in val.split(",") if x.strip()]
+                cur["output_only"] += offsets(val)
             elif kind == "pull":
-                if val not in ("up", "down", "none"):
-                    raise SystemExit("gpio-emu: --pull wants up|down|none")
-                cur["pull"] = val
+                # up|down|none for every line, or OFFSETS=up|down|none for some
+                offs, _, how = val.rpartition("=")
+                if how not in ("up", "down", "none"):
+                    raise SystemExit("gpio-emu: --pull wants [OFFSET,...=]up|down|none")
+                if offs:
+                    for o in offsets(offs):
+                        cur["line_pull"][o] = how
+                else:
+                    cur["pull"] = how
+                    cur["line_pull"] = {}
             elif kind == "kernel_held":
                 # OFFSET:CONSUMER[:out[:VALUE]|:in]
                 p = val.split(":")
@@ -1105,9 +1158,7 @@ def parse_chips(args, major):
                 v = int(p[3]) if len(p) > 3 else 0
                 cur["held"].append((off, cons, out, v))
     if not specs:
-        specs.append({"name": None, "label": "pinctrl-bcm2711", "n": 58,
-                      "names": ["GPIO%d" % i for i in range(58)], "pull": "bcm2711",
-                      "held": [], "input_only": [], "output_only": []})
+        specs.append(chip_spec())
 
     taken = set()
     try:
@@ -1137,7 +1188,12 @@ def parse_chips(args, major):
             if i < len(sp["names"]):
                 line.name = sp["names"][i]
             line.pull = bcm2711_reset_pull(i) if sp["pull"] == "bcm2711" else sp["pull"]
+            line.pull = sp["line_pull"].get(i, line.pull)
             line.last_level = 1 if line.pull == "up" else 0
+        for off in sp["input_only"] + sp["output_only"] + list(sp["line_pull"]) + \
+                [h[0] for h in sp["held"]]:
+            if not 0 <= off < len(chip.lines):
+                raise SystemExit("gpio-emu: %s has no line %d" % (name, off))
         for off in sp["input_only"]:
             chip.lines[off].input_only = True
         for off in sp["output_only"]:
@@ -1161,6 +1217,7 @@ def create_nodes(chips):
         with open(os.path.join(chip.sysfs_dir, "uevent"), "w") as f:
             f.write("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\n" % (chip.major, chip.minor, chip.name))
         os.mknod(chip.node, 0o660 | stat.S_IFCHR, os.makedev(chip.major, chip.minor))
+        os.chmod(chip.node, 0o660)
 
 
 def remove_nodes(chips):
@@ -1223,7 +1280,9 @@ def main():
         socks.append((s, path))
 
     def stop(_sig, _frm):
+        # select() is restarted after signals (PEP 475): leave by exception
         server.running = False
+        raise SystemExit(0)
     # SIGINT is left alone: a background job of a non-interactive shell ignores
     # it, so ^C reaches the command under test while the "kernel" stays up.
     signal.signal(signal.SIGTERM, stop)

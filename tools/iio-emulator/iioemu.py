@@ -85,6 +85,10 @@ CLOCKS = {
 }
 
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 def mono_ns() -> int:
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
@@ -210,6 +214,15 @@ def sysfs_streq(a: str, b: str) -> bool:
     return a == b
 
 
+def same_text(have: str, want: str) -> bool:
+    """True if a reader gets the same value from both: sysfs shows "1\\n", libiio writes "1\\0"
+    and strips the last byte of what it reads, a shell writes "1\\n"."""
+    if have == want:
+        return True
+    return (len(have) == len(want) and have[:-1] == want[:-1] and have[-1:] in ("\0", "\n")
+            and want.endswith("\n"))
+
+
 def fmt_micro(val: int, val2: int) -> str:
     if val2 < 0:
         return "-%d.%06d\n" % (abs(val), -val2)
@@ -292,8 +305,9 @@ class Recording:
         self.dt_last = dt if dt > 0 else 1.0 / rate
         self.end = ts[-1]                      # time of the last sample
         self.period = ts[-1] + self.dt_last    # loop period
-        self.pre = self._mean(lambda t: t <= 1.0)
-        self.post = self._mean(lambda t: t >= self.end - 1.0)
+        # rest postures: the mean of the first and of the last second of the recording
+        self.pre = self._mean(lambda t: t < 1.0 - 1e-9)
+        self.post = self._mean(lambda t: t > self.end - 1.0 + 1e-9)
 
     def _mean(self, pick):
         idx = [i for i, t in enumerate(self.t) if pick(t)] or [0]
@@ -847,6 +861,8 @@ class Emulator:
         self._listen = None
         self._log = None
         self.fifo_fd = -1
+        self._dev_dirfd = -1
+        self._tmp_dirfd = -1
 
         # buffer state (kernel iio_buffer + kfifo)
         self.buffer_enabled = False
@@ -999,7 +1015,8 @@ class Emulator:
             os.write(fd, data)
         finally:
             os.close(fd)
-        os.chmod(tmp, mode)
+        if mode & _UMASK:
+            os.chmod(tmp, mode)
         os.replace(tmp, full)
         if self.inotify is None:
             try:
@@ -1135,6 +1152,7 @@ class Emulator:
             raise RuntimeError("iio-emu: cannot create the device: %s" % last_err)
         if not m.direct_device():
             self.fifo_fd = os.open(self.node, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        self._dev_dirfd = os.open(self.devdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         self.plugged = True
         self._watch()
         self._event("plug %s name=%s trigger=%s rate=%s" % (
@@ -1189,9 +1207,8 @@ class Emulator:
             for tag, p in dirs.items():
                 for name in os.listdir(p):
                     full = os.path.join(p, name)
-                    if os.path.isfile(full):
-                        st = os.stat(full)
-                        self._poll_stamps[full] = (st.st_ino, st.st_mtime_ns, st.st_size)
+                    st = os.stat(full)
+                    self._poll_stamps[full] = (st.st_ino, st.st_mtime_ns, st.st_size)
 
     def _unplug(self):
         """Hot-unplug: the device folder, its trigger and its node disappear."""
@@ -1203,6 +1220,9 @@ class Emulator:
             self.buffer_enabled = False
         if self.inotify is not None:
             self.inotify.clear()
+        if self._dev_dirfd >= 0:
+            os.close(self._dev_dirfd)
+            self._dev_dirfd = -1
         shutil.rmtree(self.devdir, ignore_errors=True)
         self._release_trigger()
         if self.fifo_fd >= 0:
@@ -1236,7 +1256,7 @@ class Emulator:
             if a.raw:
                 continue
             text = a.show()
-            if text == self.rendered.get(path):
+            if same_text(self.rendered.get(path) or "", text):
                 continue
             if a.store is None:
                 self._write_atomic(os.path.join(self.devdir, path), text.encode(), 0o444)
@@ -1304,8 +1324,15 @@ class Emulator:
             return
         text = cstr(data)
         old_rate = self.model.rate_hz()
+        # mark it applied first: a store() may pull (and so re-read) other files
+        self._norm[path] = (now + self.NORMALIZE_DELAY_NS, data)
         try:
-            a.store(text)
+            try:
+                a.store(text)
+            except KernelError as e:
+                if e.errno != errno.EBUSY or not self._pull_enable():
+                    raise
+                a.store(text)            # the buffer had been disabled already: retry
             self._event("write %s=%r ok" % (path, text))
         except KernelError as e:
             self.warnings += 1
@@ -1345,9 +1372,17 @@ class Emulator:
                     self._norm[path] = (now + self.NORMALIZE_DELAY_NS, seen)
                     continue
                 if cur != seen:
-                    # written again (its event may still be queued): apply that first
+                    # written again: the writer's close event follows (or is queued) and is
+                    # handled in order; without inotify, apply it now
                     self._norm.pop(path, None)
-                    self._process_write(path, a, cur)
+                    if self.inotify is None:
+                        self._process_write(path, a, cur)
+                    continue
+                if same_text(cur.decode("utf-8", "replace"), text.decode()):
+                    # what the reader wrote already reads as the driver's value: leave the
+                    # file alone (no rewrite, so no window in which a new write could be lost)
+                    self.rendered[path] = cur.decode("utf-8", "replace")
+                    self._norm.pop(path, None)
                     continue
                 os.pwrite(fd, text, 0)
                 if len(cur) > len(text):
@@ -1401,22 +1436,32 @@ class Emulator:
         if self.buffer_enabled:
             raise KernelError(errno.EBUSY)
         if v > self.buf_length:
+            self._pull(["buffer/length", "buffer0/length"])   # written just before?
+        if v > self.buf_length:
             raise KernelError(errno.EINVAL)
         self.buf_watermark = v
 
-    def _pull_pending(self, exclude=()):
-        """Apply writes whose inotify events are still queued (the reader wrote the scan
-        elements, length and trigger before buffer/enable; we may see enable's event first)."""
-        for path, a in list(self.attr_map.items()):
-            if a.store is None or a.raw or path in exclude or path.endswith("/enable"):
+    def _pull(self, paths):
+        """Apply writes to these files that were made before the one being handled but whose
+        inotify events have not been read yet (contents are read level-triggered)."""
+        for path in paths:
+            a = self.attr_map.get(path)
+            if a is None or a.store is None:
                 continue
             data = self._read_bytes(path)
-            if data is not None:
+            if data:
                 self._process_write(path, a, data)
+
+    def _pull_enable(self) -> bool:
+        """Before answering EBUSY: was buffer/enable already set to 0?  True if now disabled."""
+        if self.buffer_enabled and self.model.buffered:
+            self._pull(["buffer/enable", "buffer0/enable"])
+        return not self.buffer_enabled
 
     def _buffer_enable(self):
         m = self.model
-        self._pull_pending()
+        self._pull([p for p, a in self.attr_map.items()
+                    if a.store is not None and not p.endswith("/enable")])
         if m.needs_trigger and not m.trigger_set:
             raise KernelError(errno.EINVAL)          # "Buffer not started: no trigger"
         chans = [c for c in m.scan_chans if self.scan_en.get(c.id)]
@@ -1558,16 +1603,29 @@ class Emulator:
         self._log_row("drop", seq, t_sched, mono_ns(), "-", accel, None, why)
 
     def _write_raw(self, vals, garbage):
+        """Per-sample update of the in_*_raw files: temp file + rename (directory fds)."""
+        accel = self.model.accel_ids
         for cid in self.model.raw_ids():
             path = "in_%s_raw" % cid
-            if garbage and cid in self.model.accel_ids:
+            if garbage and cid in accel:
                 text = "".join(self.rng.choice("#$%&*?!@GHJKLMPQRSTUVWXYZ") for _ in range(6)) + "\n"
             else:
                 text = "%d\n" % vals[cid]
-            if text == self.raw_text.get(path) and cid not in self.model.accel_ids:
+            if text == self.raw_text.get(path) and cid not in accel:
                 continue
-            self._write_atomic(os.path.join(self.devdir, path), text.encode(), 0o444)
+            tmp = "r-" + path
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444,
+                         dir_fd=self._tmp_dirfd)
+            try:
+                os.write(fd, text.encode())
+            finally:
+                os.close(fd)
+            os.replace(tmp, path, src_dir_fd=self._tmp_dirfd, dst_dir_fd=self._dev_dirfd)
             self.raw_text[path] = text
+            if self.inotify is None:
+                st = os.stat(path, dir_fd=self._dev_dirfd)
+                self._poll_stamps[os.path.join(self.devdir, path)] = (st.st_ino, st.st_mtime_ns,
+                                                                      st.st_size)
 
     def _clock_offset(self, clock: str) -> int:
         """clock - CLOCK_MONOTONIC in ns, measured with the tightest of a few bracketing reads
@@ -1814,7 +1872,10 @@ class Emulator:
         parent = os.path.dirname(self.sysfs_root.rstrip("/"))
         self.tmp_root = os.path.join(parent, ".iioemu-%d-%x" % (os.getpid(), id(self) & 0xffffff))
         os.makedirs(self.tmp_root)
+        self._tmp_dirfd = os.open(self.tmp_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
+            if os.environ.get("IIOEMU_NO_INOTIFY") == "1":
+                raise OSError(errno.ENOSYS, "disabled by IIOEMU_NO_INOTIFY=1")
             self.inotify = Inotify()
         except (OSError, AttributeError) as e:
             self._say("inotify unavailable (%s): polling attribute files every 10 ms" % e)
@@ -1890,34 +1951,50 @@ class Emulator:
 
     def _on_inotify(self):
         events = self.inotify.read()
-        seen = []
+        paths = []
         for tag, name in events:
             if tag is None:                      # queue overflow: check every writable file
-                seen = [p for p, a in self.attr_map.items() if a.store is not None]
+                paths = [p for p, a in self.attr_map.items() if a.store is not None]
                 break
             if tag == "@trigger":
-                path = "@trigger/" + name
+                paths.append("@trigger/" + name)
             else:
-                path = (tag + "/" + name) if tag else name
-            if path not in seen:
-                seen.append(path)
-        for path in seen:
-            self._on_external_write(path)
+                paths.append((tag + "/" + name) if tag else name)
+        # Each file is handled once, at its first event, with its current content (so possibly
+        # a later write than the event's).  Dependencies across files are handled by pulling:
+        # enabling the buffer first applies pending scan-element/length/trigger writes, and a
+        # write that would get EBUSY first applies a pending buffer/enable 0.
+        done = set()
+        for path in paths:
+            if path not in done:
+                done.add(path)
+                self._on_external_write(path)
 
     def _poll_files(self):
+        """Fallback without inotify: stat the attribute files every 10 ms."""
         if not self.plugged:
             return
-        for full, stamp in list(self._poll_stamps.items()):
+        changed = []
+        for tag, d in self._watched_dirs.items():
             try:
-                st = os.stat(full)
+                names = os.listdir(d)
             except OSError:
                 continue
-            if (st.st_ino, st.st_mtime_ns, st.st_size) != stamp:
-                self._poll_stamps[full] = (st.st_ino, st.st_mtime_ns, st.st_size)
-                if full.startswith(self.devdir + "/"):
-                    self._on_external_write(full[len(self.devdir) + 1:])
-                elif self.trigger_dev:
-                    self._on_external_write("@trigger/" + os.path.basename(full))
+            for name in names:
+                full = os.path.join(d, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+                if self._poll_stamps.get(full) != stamp:
+                    self._poll_stamps[full] = stamp
+                    path = ("@trigger/" + name) if tag == "@trigger" else \
+                        ((tag + "/" + name) if tag else name)
+                    changed.append((st.st_mtime_ns, path.endswith("/enable"), path))
+        # mtimes are coarse (a tick): apply in write order as far as known, enable last
+        for _mt, _last, path in sorted(changed):
+            self._on_external_write(path)
 
     def _teardown(self):
         try:
@@ -1934,6 +2011,9 @@ class Emulator:
                 os.unlink(self.control_path)
             except OSError:
                 pass
+        if self._tmp_dirfd >= 0:
+            os.close(self._tmp_dirfd)
+            self._tmp_dirfd = -1
         if getattr(self, "tmp_root", None):
             shutil.rmtree(self.tmp_root, ignore_errors=True)
         if self.inotify is not None:

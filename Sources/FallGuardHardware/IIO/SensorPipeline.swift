@@ -10,6 +10,8 @@ public struct SensorPipeline {
         case detection(FallSuspected)
     }
 
+    static let dataFaults: Set<SensorProblem> = [.stuck, .saturated, .implausible]
+
     public let source: AccelerometerSource
     public private(set) var detector: any FallDetector
     public private(set) var health: SensorHealthMonitor
@@ -50,7 +52,13 @@ public struct SensorPipeline {
         source.samples.drain { s in
             rawSamples += 1
             onRawSample?(s)
-            for c in health.observe(s) { emit(.health(c)) }
+            let before = health.active
+            for c in health.observe(s, now: now) { emit(.health(c)) }
+            // Data that a fault makes untrustworthy neither feeds nor fires the detector, and
+            // the detector starts afresh when such a fault begins or ends.
+            let untrustworthy = !health.active.isDisjoint(with: Self.dataFaults)
+            if before.intersection(Self.dataFaults) != health.active.intersection(Self.dataFaults) { detector.reset() }
+            guard !untrustworthy else { return }
             resampler?.process(s) { r in
                 detectorSamples += 1
                 onDetectorSample?(r)

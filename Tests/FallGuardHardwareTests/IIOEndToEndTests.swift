@@ -1,0 +1,98 @@
+import FallGuardCore
+import FallGuardFieldTest
+import Foundation
+import Testing
+
+/// The real libiio against the emulated ADXL345 and MPU6050 drivers.
+/// Real time and serialized: a loaded 2-core machine must not starve the emulators.
+@Suite(.serialized, .enabled(if: Emulator.available, Emulator.skipReason))
+struct IIOEndToEndTests {
+    static let models = ["adxl345-direct", "adxl345-buffered", "mpu6050"]
+
+    @Test(arguments: models)
+    func devicesShowsTheEmulatedDriverAsOnAPi(model: String) throws {
+        let r = try Emulator.run(["--model", model, "--recording", Emulator.fixtures + "/D01_SA08_R01.csv"],
+                                 [Emulator.fallguard, "devices", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        let d = try #require(list.first)
+        #expect(d["name"] as? String == (model == "mpu6050" ? "mpu6050" : "adxl345"))
+        #expect(d["mode"] as? String == (model == "adxl345-direct" ? "polled" : "buffered"))
+        if model == "mpu6050" {
+            #expect(d["trigger"] as? String == "mpu6050-dev0")
+            #expect(d["hasTimestamp"] as? Bool == true)
+        } else {
+            #expect(d["scale"] as? Double == 0.0383)
+        }
+    }
+
+    /// MPU6050 at exactly 40 Hz, buffered, big-endian scan elements: every sample the emulated
+    /// driver put in the buffer is recorded with the value written (within the CSV's rounding),
+    /// none lost, duplicated or reordered.
+    @Test func mpu6050RecordingHoldsExactlyWhatTheDriverWrote() throws {
+        let source = Emulator.fixtures + "/F05_SA03_R02.csv"
+        let dir = NSTemporaryDirectory() + "fg-record-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let r = try Emulator.run(["--model", "mpu6050", "--recording", source, "--noise-counts", "0", "--stop-at-end",
+                                  "--write-log", dir + "/written.csv"],
+                                 [Emulator.fallguard, "record", "--out", dir + "/recorded.csv", "--duration", "17"])
+        #expect(r.status == 0, "\(r.stderr)")
+        // The emulator's log: kind,seq,sched_ns,written_ns,mode,x,y,z,ts,info (raw counts).
+        let gPerCount = 0.004785 / 9.80665   // ±16 g, which the bridge selects
+        let written = try String(contentsOfFile: dir + "/written.csv", encoding: .utf8)
+            .split(separator: "\n").filter { $0.hasPrefix("sample,") && $0.contains(",buffer,") }
+            .map { line -> (Double, Double, Double) in
+                let f = line.split(separator: ",", omittingEmptySubsequences: false)
+                return (Double(f[5])! * gPerCount, Double(f[6])! * gPerCount, Double(f[7])! * gPerCount)
+            }
+        let recorded = try RecordingFile.read(path: dir + "/recorded.csv").samples
+        #expect(written.count > 500)
+        #expect(recorded.count == written.count, "\(recorded.count) recorded of \(written.count) written")
+        var worst = 0.0
+        for (w, s) in zip(written, recorded) { worst = max(worst, abs(w.0 - s.x), abs(w.1 - s.y), abs(w.2 - s.z)) }
+        #expect(worst <= 0.00006, "largest difference \(worst) g")
+        for (a, b) in zip(recorded, recorded.dropFirst()) { #expect(abs(b.time - a.time - 0.025) < 0.002) }
+    }
+
+    @Test(arguments: models)
+    func aRealFallStreamedThroughTheDriverIsDetectedOnce(model: String) throws {
+        let r = try Emulator.run(["--model", model, "--recording", Emulator.fixtures + "/F01_SA02_R01.csv"],
+                                 [Emulator.fallguard, "watch", "--json", "--duration", "16"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let falls = r.events.filter { $0["event"] as? String == "fall" }
+        #expect(falls.count == 1, "\(r.stdout)")
+        #expect(!r.events.contains { $0["event"] as? String == "fault" }, "\(r.stdout)")
+    }
+
+    @Test func joggingStreamedThroughTheDriverRaisesNothing() throws {
+        let r = try Emulator.run(["--model", "adxl345-buffered", "--recording", Emulator.fixtures + "/D04_SA09_R01.csv"],
+                                 [Emulator.fallguard, "watch", "--json", "--duration", "14"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.events.contains { $0["event"] as? String == "fall" })
+        #expect(!r.events.contains { $0["event"] as? String == "fault" }, "\(r.stdout)")
+    }
+
+    /// Each injected fault is reported as a sensor fault and then as recovered.
+    @Test(arguments: [
+        ("mpu6050", "stall@2:3", "stalled", 10),
+        ("adxl345-buffered", "stall@2:3", "stalled", 10),
+        // A polled driver that stops updating reads the same registers again: stuck after 60 s.
+        ("adxl345-direct", "stall@2:63", "stuck", 70),
+        ("mpu6050", "unplug@2:3", "disappeared", 10),
+        ("adxl345-direct", "unplug@2:3", "disappeared", 10),
+        ("adxl345-direct", "saturate@2:3", "saturated", 10),
+        ("mpu6050", "garbage@2:3", "implausible", 20),
+        ("adxl345-direct", "garbage@2:3", "io-error", 10),
+    ])
+    func faultsAreReportedAndRecovered(model: String, fault: String, problem: String, seconds: Int) throws {
+        let r = try Emulator.run(["--model", model, "--recording", Emulator.fixtures + "/D01_SA08_R01.csv", "--fault", fault],
+                                 [Emulator.fallguard, "watch", "--json", "--duration", String(seconds)])
+        #expect(r.status == 0, "\(r.stderr)")
+        let faults = r.events.filter { $0["event"] as? String == "fault" }.compactMap { $0["problem"] as? String }
+        let recovered = r.events.filter { $0["event"] as? String == "recovered" }.compactMap { $0["problem"] as? String }
+        #expect(faults.contains(problem), "faults \(faults)\n\(r.stdout)")
+        #expect(Set(recovered) == Set(faults), "every fault recovers: \(faults) vs \(recovered)")
+        #expect(!r.events.contains { $0["event"] as? String == "fall" })
+    }
+}
