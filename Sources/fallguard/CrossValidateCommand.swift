@@ -44,13 +44,7 @@ struct CrossValidateCommand: ParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let dataset: Dataset
-        do {
-            dataset = try Dataset.scan(directory)
-        } catch {
-            printError(error.description)
-            throw ExitStatus.noInput
-        }
+        let dataset = try scanDataset(directory)
         let recordings: [Recording]
         do {
             recordings = try readAll(dataset, threads: threads)

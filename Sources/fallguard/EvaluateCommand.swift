@@ -36,13 +36,7 @@ struct EvaluateCommand: ParsableCommand {
 
     func run() throws {
         let configuration = try detectorOptions.configuration()
-        let dataset: Dataset
-        do {
-            dataset = try Dataset.scan(directory)
-        } catch {
-            printError(error.description)
-            throw ExitStatus.noInput
-        }
+        let dataset = try scanDataset(directory)
         let evaluation: Evaluation
         do {
             evaluation = try Evaluator.evaluate(dataset, configuration: configuration, skipBad: skipBad, threads: threads)
@@ -56,6 +50,16 @@ struct EvaluateCommand: ParsableCommand {
         }
         let summary = EvaluationSummary(evaluation, configuration: configuration, dataset: directory, includeTrials: trials)
         print(json ? summary.json() : summary.text(), terminator: json ? "\n" : "")
+    }
+}
+
+/// The labelled trials under `directory`, or exit 66 saying why there are none.
+func scanDataset(_ directory: String) throws -> Dataset {
+    do {
+        return try Dataset.scan(directory)
+    } catch {
+        printError(error.description)
+        throw ExitStatus.noInput
     }
 }
 

@@ -33,14 +33,8 @@ struct RecordCommand: ParsableCommand {
             throw ExitStatus.noInput
         }
         let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device))
-        let stop = ManagedAtomic<Bool>(false)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let signals = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
-        for s in signals {
-            s.setEventHandler { stop.store(true, ordering: .releasing) }
-            s.resume()
-        }
+        let (stop, signals) = stopOnSignals()
+        defer { signals.forEach { $0.cancel() } }
         fputs(Recording.timedHeader + "\n", file)
         source.start()
         var resampler: Resampler?

@@ -1,3 +1,5 @@
+import Atomics
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -21,3 +23,17 @@ enum FileHandleStderr {
 
 /// Flushes standard output (used by real-time output so lines appear as they happen).
 func flushStandardOutput() { fflush(nil) }
+
+/// A flag that SIGINT or SIGTERM sets, for commands that end cleanly on Ctrl-C; keep the
+/// returned sources alive while waiting.
+func stopOnSignals() -> (ManagedAtomic<Bool>, [DispatchSourceSignal]) {
+    let stop = ManagedAtomic<Bool>(false)
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
+    for s in sources {
+        s.setEventHandler { stop.store(true, ordering: .releasing) }
+        s.resume()
+    }
+    return (stop, sources)
+}

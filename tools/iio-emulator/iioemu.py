@@ -890,6 +890,7 @@ class Emulator:
         self.last_values = None
         self._clk_cache = {}
         self._norm = {}
+        self.crashed = False
 
     # ---------------------------------------------------------------- public API
     @property
@@ -924,6 +925,12 @@ class Emulator:
         self._wake()
         self._thread.join(10)
         self._thread = None
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._wake_r = self._wake_w = -1
 
     def __enter__(self):
         return self.start()
@@ -1126,7 +1133,6 @@ class Emulator:
             os.makedirs(stage)
             os.chmod(stage, 0o755)
             self._render_all(stage)
-            trig_dir = None
             if m.needs_trigger and not self._claim_trigger():
                 shutil.rmtree(stage, ignore_errors=True)
                 raise RuntimeError("iio-emu: no free triggerN folder")
@@ -1533,8 +1539,9 @@ class Emulator:
     def _schedule_faults(self):
         for kind, start, dur in self.fault_specs:
             t0 = self.t_zero + int(start * 1e9 / self.speed)
+            # DUR is in recording seconds too; the command takes wall seconds
             self._add_timer(t0, (lambda k=kind, d=dur: self._command(
-                "%s %s" % (k, d) if d is not None else k, source="cli")), kind)
+                "%s %r" % (k, d / self.speed) if d is not None else k, source="cli")), kind)
 
     # ---------------------------------------------------------------- streaming
     def _emit_due(self):
@@ -1861,6 +1868,7 @@ class Emulator:
         try:
             self._loop()
         except BaseException as e:
+            self.crashed = True
             self._say("emulator loop crashed: %r" % e)
             import traceback
             traceback.print_exc(file=self.err)
@@ -2143,6 +2151,9 @@ def main(argv=None, script=None) -> int:
         emu.stop()
         for s, h in old.items():
             signal.signal(s, h)
+    if emu.crashed:
+        sys.stderr.write("iio-emu: the emulator failed during the run (see above)\n")
+        rc = rc or 1
     return rc
 
 

@@ -25,7 +25,12 @@ ctl() { "$CTL" "$IIOEMU_CONTROL" "$@"; }
 ctlq() { "$CTL" "$IIOEMU_CONTROL" "$@" >/dev/null; }
 status_field() { ctl status | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 is_int() { [[ "$1" =~ ^-?[0-9]+$ ]]; }
-sysattr() { cat "/sys/bus/iio/devices/$IIOEMU_DEVICE/$1"; }
+sysattr() { tr -d '\0' <"/sys/bus/iio/devices/$IIOEMU_DEVICE/$1"; }   # libiio writes "1\0"
+capture_ok() {   # capture_ok "what" check_capture-args...
+    local what="$1" msg rc; shift
+    msg="$(python3 "$CHECK" "$@")"; rc=$?
+    check "$what: $msg" test "$rc" = 0
+}
 settle() { sleep 0.1; }        # let the emulator apply a write (an inotify round trip)
 stalled_read() {   # a buffered read during a stall gets nothing and libiio's refill times out
     timeout 10 iio_readdev -u local: -T 600 -b 4 -s 4 "$1" accel_x >"$TMPD/stall.bin" 2>"$TMPD/stall.err"
@@ -124,8 +129,7 @@ inner_adxl345_buffered() {
     out="$TMPD/adxl.bin"
     timeout 20 iio_readdev -u local: -T 0 -b 20 -s 100 adxl345 accel_x accel_y accel_z >"$out" 2>"$TMPD/adxl.err"
     check "iio_readdev -s 100 adxl345 accel_x accel_y accel_z (exit $?)" test -s "$out"
-    check "capture == write log, byte for byte: $(python3 "$CHECK" --model adxl345-buffered --channels accel_x,accel_y,accel_z --bin "$out" --log "$IIOEMU_LOG" --count 100)" \
-        python3 "$CHECK" --model adxl345-buffered --channels accel_x,accel_y,accel_z --bin "$out" --log "$IIOEMU_LOG" --count 100
+    capture_ok "capture == write log, byte for byte" --model adxl345-buffered --channels accel_x,accel_y,accel_z --bin "$out" --log "$IIOEMU_LOG" --count 100
     check "libiio fell back to read() (High-speed mode not enabled)" grep -q "High-speed mode not enabled" "$TMPD/adxl.err"
     check "buffer disabled again after iio_readdev" test "$(sysattr buffer/enable)" = 0
 
@@ -134,8 +138,7 @@ inner_adxl345_buffered() {
     check "write sampling_frequency 50 -> 50.000000000 ($v1)" test "$v1" = "50.000000000"
     out="$TMPD/adxl50.bin"
     timeout 20 iio_readdev -u local: -T 0 -b 10 -s 30 adxl345 accel_z >"$out" 2>/dev/null
-    check "capture of accel_z alone at 50 Hz matches: $(python3 "$CHECK" --model adxl345-buffered --channels accel_z --bin "$out" --log "$IIOEMU_LOG" --count 30)" \
-        python3 "$CHECK" --model adxl345-buffered --channels accel_z --bin "$out" --log "$IIOEMU_LOG" --count 30
+    capture_ok "capture of accel_z alone at 50 Hz matches" --model adxl345-buffered --channels accel_z --bin "$out" --log "$IIOEMU_LOG" --count 30
 
     ctl stall >/dev/null
     stalled_read adxl345
@@ -180,8 +183,7 @@ inner_mpu6050() {
     out="$TMPD/mpu.bin"
     timeout 20 iio_readdev -u local: -T 0 -b 20 -s 100 mpu6050 accel_x accel_y accel_z timestamp >"$out" 2>"$TMPD/mpu.err"
     check "iio_readdev -s 100 mpu6050 accel_x accel_y accel_z timestamp" test -s "$out"
-    check "capture == write log (be s16, pad, le s64 ts): $(python3 "$CHECK" --model mpu6050 --channels accel_x,accel_y,accel_z,timestamp --bin "$out" --log "$IIOEMU_LOG" --count 100 --rate 40)" \
-        python3 "$CHECK" --model mpu6050 --channels accel_x,accel_y,accel_z,timestamp --bin "$out" --log "$IIOEMU_LOG" --count 100 --rate 40
+    capture_ok "capture == write log (be s16, pad, le s64 ts)" --model mpu6050 --channels accel_x,accel_y,accel_z,timestamp --bin "$out" --log "$IIOEMU_LOG" --count 100 --rate 40
 
     iio_attr -u local: -d mpu6050 current_timestamp_clock monotonic >/dev/null; settle
     t0="$(ctl now | cut -d' ' -f2)"
@@ -190,8 +192,7 @@ inner_mpu6050() {
     t1="$(ctl now | cut -d' ' -f2)"
     check "iio_readdev -t wrote trigger0/sampling_frequency, which real sysfs refuses: removed" \
         test ! -e /sys/bus/iio/devices/trigger0/sampling_frequency
-    check "-t trigger, accel_z+temp+anglvel_x+timestamp: $(python3 "$CHECK" --model mpu6050 --channels accel_z,temp,anglvel_x,timestamp --bin "$out" --log "$IIOEMU_LOG" --count 20 --rate 40)" \
-        python3 "$CHECK" --model mpu6050 --channels accel_z,temp,anglvel_x,timestamp --bin "$out" --log "$IIOEMU_LOG" --count 20 --rate 40
+    capture_ok "-t trigger, accel_z+temp+anglvel_x+timestamp" --model mpu6050 --channels accel_z,temp,anglvel_x,timestamp --bin "$out" --log "$IIOEMU_LOG" --count 20 --rate 40
     check "current_timestamp_clock monotonic: timestamps within the capture's CLOCK_MONOTONIC window" \
         python3 -c 'import struct,sys; d=open(sys.argv[1],"rb").read(); ts=[struct.unpack_from("<q",d,i+8)[0] for i in range(0,len(d),16)]; sys.exit(not (int(sys.argv[2]) <= ts[0] and ts[-1] <= int(sys.argv[3])))' "$out" "$t0" "$t1"
 
@@ -260,7 +261,7 @@ run_model() {   # run_model NAME MODEL [extra iio-emu args]
     check "$name: the write log ends with the stop event and no left-overs" \
         bash -c 'tail -1 "$1" | grep -q ",stop generated=" && ! ls /sys/bus/iio/devices 2>/dev/null | grep -q .' _ "$log"
 }
-export -f pass fail check has ctl ctlq status_field is_int sysattr settle stalled_read
+export -f pass fail check has ctl ctlq status_field is_int sysattr settle stalled_read capture_ok
 export CTL CHECK
 
 want=("$@")

@@ -63,16 +63,18 @@ extension OpaquePointer {
 
     func iioDeviceAttribute(_ name: String) -> String? {
         guard iio_device_find_attr(self, name) != nil else { return nil }
-        var buffer = [CChar](repeating: 0, count: 1024)
-        let n = iio_device_attr_read(self, name, &buffer, buffer.count)
-        guard n > 0 else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).trimmed
+        return readAttribute { iio_device_attr_read(self, name, $0, $1) }
     }
 
     func iioChannelAttribute(_ name: String) -> String? {
         guard iio_channel_find_attr(self, name) != nil else { return nil }
+        return readAttribute { iio_channel_attr_read(self, name, $0, $1) }
+    }
+
+    /// Calls a libiio `*_attr_read` into a buffer; the text without its NUL and white space.
+    private func readAttribute(_ read: (UnsafeMutablePointer<CChar>, Int) -> Int) -> String? {
         var buffer = [CChar](repeating: 0, count: 1024)
-        let n = iio_channel_attr_read(self, name, &buffer, buffer.count)
+        let n = buffer.withUnsafeMutableBufferPointer { read($0.baseAddress!, $0.count) }
         guard n > 0 else { return nil }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).trimmed
     }
