@@ -434,9 +434,6 @@ class Model:
     def trigger_name(self):
         return None
 
-    def hw_fifo_batch(self, watermark: int) -> int:
-        return 1
-
     def direct_device(self) -> bool:
         """True when the device registers no character device (no buffer and no events)."""
         return not self.buffered
@@ -512,10 +509,6 @@ class Adxl345(Model):
             out[cid] = max(lo, min(hi, c))
         return out
 
-    def hw_fifo_batch(self, watermark):
-        # hwfifo_set_watermark(): value = min(value, ADXL345_FIFO_SIZE - 1); the watermark
-        # interrupt then delivers that many samples at once.
-        return max(1, min(watermark, 31))
 
 
 class Mpu6050(Model):
@@ -671,7 +664,8 @@ class Mpu6050(Model):
         lsb = self.GYRO_LSB_PER_DPS[self.gyro_fs]
         for i, cid in enumerate(self.gyro_ids):
             dps = (self.GYRO_BIAS[i] / 16.4) + self.gyro_cb[i] / 32.8
-            c = round_half_up(dps * lsb + rng.gauss(0.0, 1.5))
+            sigma = 1.5 * self.emu.noise          # a few counts at +-2000 dps
+            c = round_half_up(dps * lsb + (rng.gauss(0.0, sigma) if sigma > 0 else 0.0))
             out[cid] = max(-32768, min(32767, c))
         out["temp"] = self.TEMP_RAW
         return out
@@ -808,7 +802,8 @@ class Emulator:
                  noise_counts: float = 1.0, seed: int = 0, faults=(),
                  recording_rate: float = 40.0, mount_matrix=None,
                  sysfs_root: str = DEFAULT_SYSFS, dev_root: str = DEFAULT_DEV,
-                 require_namespace: bool = True, verbose: bool = False, stderr=None):
+                 require_namespace: bool = True, verbose: bool = False, stderr=None,
+                 direct_max_rate: float = 1000.0):
         if model not in MODELS:
             raise ValueError(f"unknown model {model!r}: one of {', '.join(MODELS)}")
         if speed <= 0:
@@ -873,6 +868,10 @@ class Emulator:
         self.kfifo_cap = 0
         self._batch = []
         self._batch_size = 1
+        self._occ_upper = 0
+        self.superseded = 0
+        self._last_direct = -(1 << 62)
+        self.direct_min_ns = int(1e9 / direct_max_rate) if direct_max_rate > 0 else 0
 
         # stream state
         self.seq = 0
@@ -1061,7 +1060,8 @@ class Emulator:
                 Attr(f"{d}/enable", lambda: "%d\n" % int(self.buffer_enabled), self._store_enable),
                 Attr(f"{d}/length", lambda: "%d\n" % self.buf_length, self._store_length),
                 Attr(f"{d}/watermark", lambda: "%d\n" % self.buf_watermark, self._store_watermark),
-                Attr(f"{d}/data_available", lambda: "%d\n" % self._queued()),
+                Attr(f"{d}/data_available",
+                     lambda: "%d\n" % (self._queued() + len(self._batch))),
                 Attr(f"{d}/direction", lambda: "in\n"),
             ]
         return attrs
@@ -1222,6 +1222,7 @@ class Emulator:
             return
         self.plugged = False
         self._norm = {}
+        self._discard_batch("unplugged")
         if self.buffer_enabled:
             self.buffer_enabled = False
         if self.inotify is not None:
@@ -1485,8 +1486,10 @@ class Emulator:
         except OSError as e:
             self._say("cannot size the FIFO to %d bytes: %s" % (want, e.strerror))
         self._flush_fifo()                           # the kfifo is reset on enable
+        self._pull_schedule_back()
         self._batch = []
-        self._batch_size = m.hw_fifo_batch(self.buf_watermark)
+        self._occ_upper = 0
+        self._batch_size = max(1, self.buf_watermark)
         self.buffer_enabled = True
         self._event("buffer enable channels=%s record_bytes=%d length=%d kfifo=%d watermark=%d"
                     % ("+".join(c.id for c, _ in self.layout), self.record_bytes, self.buf_length,
@@ -1494,7 +1497,7 @@ class Emulator:
 
     def _buffer_disable(self):
         self.buffer_enabled = False
-        self._batch = []
+        self._discard_batch("disabled")          # fewer than a watermark's worth: never polled
         self._event("buffer disable")
 
     def _flush_fifo(self):
@@ -1544,17 +1547,56 @@ class Emulator:
                 "%s %r" % (k, d / self.speed) if d is not None else k, source="cli")), kind)
 
     # ---------------------------------------------------------------- streaming
+    def _t_of(self, j: int) -> int:
+        return self.t_epoch + int(round(j * self.period_ns))
+
     def _emit_due(self):
         now = mono_ns()
         n = 0
         while self.next_t <= now and not self._stopping:
-            self._emit(self.next_t)
-            self.j += 1
-            self.next_t = self.t_epoch + int(round(self.j * self.period_ns))
+            if not self.buffer_enabled:
+                # Direct mode: a polling reader only ever sees the newest value (the register
+                # is overwritten every sample), so overdue samples are skipped and the _raw
+                # files are rewritten at most every direct_min_ns; skipped samples are counted
+                # as superseded (seq numbers still advance), not computed, not logged.
+                j_last = max(self.j, int((now - self.t_epoch) // self.period_ns))
+                if j_last > self.j:
+                    skipped = j_last - self.j
+                    self.seq += skipped
+                    self.superseded += skipped
+                    self.j = j_last
+                t = self._t_of(self.j)
+                self._emit(t)
+                nxt = self.j + 1
+                if self.direct_min_ns > self.period_ns:
+                    nxt = max(nxt, math.ceil((t + self.direct_min_ns - self.t_epoch)
+                                             / self.period_ns))
+                self.j += 1
+                if nxt > self.j:
+                    skipped = nxt - self.j
+                    self.seq += skipped
+                    self.superseded += skipped
+                    self.j = nxt
+            else:
+                self._emit(self.next_t)
+                self.j += 1
+            self.next_t = self._t_of(self.j)
             n += 1
             if n > 10000:          # far behind (suspended?): restart the epoch
                 self._reschedule("resync after a long pause")
                 break
+
+    def _pull_schedule_back(self):
+        """Direct mode may sleep past samples it would not write; the buffer needs every sample
+        from now on: continue with the first sample after now."""
+        now = mono_ns()
+        j_now = int((now - self.t_epoch) // self.period_ns) + 1
+        if j_now < self.j:
+            back = self.j - j_now
+            self.seq -= back          # those were counted as superseded in advance
+            self.superseded -= back
+            self.j = j_now
+            self.next_t = self._t_of(self.j)
 
     def _emit(self, t_sched: int):
         seq = self.seq
@@ -1594,6 +1636,7 @@ class Emulator:
                 self._write_raw(vals, garbage)
         else:
             self._write_raw(vals, garbage)
+            self._last_direct = t_sched
             self.written += 1
             self._log_row("sample", seq, t_sched, mono_ns(), "direct", accel, None,
                           "garbage" if garbage else "")
@@ -1659,6 +1702,17 @@ class Emulator:
         return t_sched + self._clock_offset(clock)
 
     def _emit_buffer(self, seq, t_sched, vals, accel, garbage):
+        """Push one scan into the kernel buffer (kfifo).  Records are handed to the FIFO in
+        blocks of `watermark`: the kernel's poll() reports POLLIN only once that many samples
+        are queued (libiio 0.24 sets watermark = its buffer size, then polls and reads), and
+        the ADXL345 FIFO interrupt itself fires every min(watermark, 31) samples."""
+        # kfifo full?  (held-back records count; the FIFO's fill only drops as the reader reads)
+        if self._occ_upper + len(self._batch) >= self.kfifo_cap:
+            self._occ_upper = self._queued()
+            if self._occ_upper + len(self._batch) >= self.kfifo_cap:
+                self.overflows += 1
+                self._drop(seq, t_sched, accel, "overflow")
+                return
         ts = None
         rec = bytearray(self.record_bytes)
         for c, off in self.layout:
@@ -1677,26 +1731,34 @@ class Emulator:
 
     def _flush_batch(self):
         batch, self._batch = self._batch, []
-        for seq, t_sched, rec, accel, ts, garbage in batch:
-            if self._queued() >= self.kfifo_cap:
+        if not batch:
+            return
+        data = b"".join(b[2] for b in batch)
+        off = 0
+        try:
+            while off < len(data):
+                off += os.write(self.fifo_fd, data[off:])
+        except BlockingIOError:
+            pass                 # cannot happen: the FIFO is sized for the whole kfifo
+        except BrokenPipeError:  # cannot happen while we hold the FIFO open O_RDWR
+            os.close(self.fifo_fd)
+            self.fifo_fd = os.open(self.node, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
+        written_ns = mono_ns()
+        n_ok = off // self.record_bytes
+        self._occ_upper += n_ok
+        for i, (seq, t_sched, _rec, accel, ts, garbage) in enumerate(batch):
+            if i < n_ok:
+                self.written += 1
+                self._log_row("sample", seq, t_sched, written_ns, "buffer", accel, ts,
+                              "garbage" if garbage else "")
+            else:
                 self.overflows += 1
                 self._drop(seq, t_sched, accel, "overflow")
-                continue
-            try:
-                os.write(self.fifo_fd, rec)
-            except BlockingIOError:
-                self.overflows += 1
-                self._drop(seq, t_sched, accel, "overflow")
-                continue
-            except BrokenPipeError:
-                # cannot happen while we hold the FIFO open O_RDWR; reopen to be safe
-                os.close(self.fifo_fd)
-                self.fifo_fd = os.open(self.node, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-                self._drop(seq, t_sched, accel, "epipe")
-                continue
-            self.written += 1
-            self._log_row("sample", seq, t_sched, mono_ns(), "buffer", accel, ts,
-                          "garbage" if garbage else "")
+
+    def _discard_batch(self, why: str):
+        batch, self._batch = self._batch, []
+        for seq, t_sched, _rec, accel, _ts, _g in batch:
+            self._drop(seq, t_sched, accel, why)
 
     # ---------------------------------------------------------------- commands
     HELP = ("commands: status | now | stall [s] | resume | unplug [s] | replug | stuck [s] | "
@@ -1788,6 +1850,7 @@ class Emulator:
             "written": self.written,
             "dropped": self.dropped,
             "overflows": self.overflows,
+            "superseded": self.superseded,
             "fault": sorted(self.faults) or ["none"],
             "position_s": "%.3f" % self._rec_pos(mono_ns()),
             "phase": self.phase,
@@ -2073,6 +2136,10 @@ def _parser(prog="iio-emu"):
     p.add_argument("--mount-matrix", metavar="M",
                    help="mpu6050 only: 'xx, xy, xz; yx, yy, yz; zx, zy, zz' (default identity); "
                         "data are rotated into the chip frame accordingly")
+    p.add_argument("--direct-max-rate", type=float, default=1000.0, metavar="HZ",
+                   help="direct mode: rewrite the _raw files at most HZ times per wall second "
+                        "(default 1000; 0 = every sample); skipped samples are logged as "
+                        "superseded")
     p.add_argument("-v", "--verbose", action="store_true", help="log attribute writes and events")
     return p
 
@@ -2100,7 +2167,8 @@ def main(argv=None, script=None) -> int:
     emu = Emulator(args.model, rec, speed=args.speed, loop=args.loop, stop_at_end=args.stop_at_end,
                    start_delay=args.start_delay, control=args.control, write_log=args.write_log,
                    device_index=args.device_index, noise_counts=args.noise_counts, seed=args.seed,
-                   faults=faults, mount_matrix=mm, verbose=args.verbose)
+                   faults=faults, mount_matrix=mm, verbose=args.verbose,
+                   direct_max_rate=args.direct_max_rate)
     try:
         emu.start()
     except Exception as e:
