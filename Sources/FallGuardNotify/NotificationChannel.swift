@@ -1,0 +1,128 @@
+import FallGuardCore
+
+// The contract between the durable outbox and the channels (SMS, call, webhook, MQTT, e-mail,
+// exec, console). The outbox stores ``Delivery`` rows before anything is sent; a worker hands
+// each one to its channel's ``NotificationChannel/send(_:)`` and retries transient failures.
+
+/// The person an individual message goes to. Broadcast channels (webhook, MQTT, exec) have none.
+public struct Recipient: Sendable, Codable, Equatable, Hashable {
+    public var name: String
+    /// E.164, e.g. `+447700900123`.
+    public var phone: String?
+    public var email: String?
+
+    public init(name: String, phone: String? = nil, email: String? = nil) {
+        self.name = name
+        self.phone = phone
+        self.email = email
+    }
+}
+
+/// The text of one message, rendered from the templates (wearer's name, time, incident id,
+/// detector reason, location text).
+public struct RenderedMessage: Sendable, Codable, Equatable {
+    /// One line: an e-mail subject, a notification title.
+    public var subject: String
+    /// The full text: an SMS body, what a call speaks, an e-mail body.
+    public var body: String
+
+    public init(subject: String, body: String) {
+        self.subject = subject
+        self.body = body
+    }
+}
+
+/// Who is being watched over, as the messages name them.
+public struct Wearer: Sendable, Codable, Equatable {
+    public var name: String
+    /// Free text, e.g. "Flat 3, 12 Mill Lane; key safe code with Anna".
+    public var location: String
+
+    public init(name: String, location: String = "") {
+        self.name = name
+        self.location = location
+    }
+}
+
+/// The machine-readable form of a delivery: the JSON body of a webhook, an MQTT alert payload
+/// and what an `exec` command reads on standard input.
+public struct AlertPayload: Sendable, Codable, Equatable {
+    /// The same for every retry of this delivery, across crashes: receivers drop duplicates by it.
+    public var idempotencyKey: String
+    /// True for `fallguard test-alert`: nobody needs help.
+    public var test: Bool
+    public var device: String
+    public var wearer: Wearer
+    public var alert: Alert
+    public var message: RenderedMessage
+    /// Wall-clock time of the alert, ISO 8601 with offset.
+    public var sentAt: String
+
+    public init(idempotencyKey: String, test: Bool, device: String, wearer: Wearer, alert: Alert,
+                message: RenderedMessage, sentAt: String) {
+        self.idempotencyKey = idempotencyKey
+        self.test = test
+        self.device = device
+        self.wearer = wearer
+        self.alert = alert
+        self.message = message
+        self.sentAt = sentAt
+    }
+}
+
+/// One message for one channel and at most one recipient.
+public struct Delivery: Sendable, Codable, Equatable {
+    /// The configured channel's name (a key of the `channels` section), e.g. `sms`, `call`.
+    public var channel: String
+    public var recipient: Recipient?
+    public var payload: AlertPayload
+
+    public init(channel: String, recipient: Recipient?, payload: AlertPayload) {
+        self.channel = channel
+        self.recipient = recipient
+        self.payload = payload
+    }
+
+    public var idempotencyKey: String { payload.idempotencyKey }
+}
+
+/// What a provider answered for a delivery that went out.
+public struct DeliveryReceipt: Sendable, Codable, Equatable {
+    /// The provider's id (Twilio's message SID, the MQTT message id, …), when it gives one.
+    public var providerID: String?
+    public var detail: String
+
+    public init(providerID: String? = nil, detail: String) {
+        self.providerID = providerID
+        self.detail = detail
+    }
+}
+
+/// Why a delivery did not go out. Transient failures are retried with backoff until the
+/// delivery's deadline; permanent ones fail it at once (and escalate).
+public enum DeliveryFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Network down, timeout, HTTP 5xx or 429, broker unreachable: try again later.
+    case transient(String)
+    /// Rejected for good: HTTP 4xx other than 408/429, bad credentials, invalid number.
+    case permanent(String)
+
+    public var description: String {
+        switch self {
+        case .transient(let why): "temporary failure: \(why)"
+        case .permanent(let why): "permanent failure: \(why)"
+        }
+    }
+}
+
+/// A way to tell people. Implementations must be safe to call concurrently and must not
+/// retry on their own: the outbox owns retries, backoff and deadlines.
+public protocol NotificationChannel: Sendable {
+    /// The configured name, as in ``Delivery/channel``.
+    var name: String { get }
+    /// Sends one delivery. Throws ``DeliveryFailure`` (anything else counts as transient).
+    func send(_ delivery: Delivery) async throws -> DeliveryReceipt
+}
+
+/// Where remote acknowledgements (MQTT, a webhook reply, an HTTP endpoint) are handed to the
+/// alert engine: `AlertInput.acknowledged(incidentID:by:)`.
+public typealias AcknowledgementHandler = @Sendable (_ incident: String, _ by: String) -> Void
