@@ -23,6 +23,12 @@ struct WatchCommand: ParsableCommand {
     @Option(help: "Seconds to run (default: until Ctrl-C).")
     var duration: Double?
 
+    @Option(help: ArgumentHelp("Lowest device sampling rate to ask for; the nearest supported rate at or above it is used.", valueName: "Hz"))
+    var rate: Double = 40
+
+    @Flag(help: "Read the _raw attributes on a schedule even when the device has a buffer.")
+    var polled = false
+
     @OptionGroup var detectorOptions: DetectorOptions
 
     @Flag(help: "One JSON object per line.")
@@ -35,7 +41,7 @@ struct WatchCommand: ParsableCommand {
         let detector = try detectorOptions.configuration().makeDetector()
         let (stop, signals) = stopOnSignals()
         defer { signals.forEach { $0.cancel() } }
-        let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device))
+        let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device, minimumRate: rate, preferBuffered: !polled))
         var pipeline = SensorPipeline(source: source, detector: detector)
         var arrivals: UnsafeMutablePointer<FILE>?
         if let arrivalLog {
@@ -58,13 +64,15 @@ struct WatchCommand: ParsableCommand {
                 print(line(output, enc))
                 flushStandardOutput()
             }
-            sleepUntil(nanoseconds: monotonicNanoseconds() + 5_000_000)
+            source.waitForData(timeout: 0.25)   // health checks (stall = 1 s) run at least 4 times a second
         }
         source.stopAndWait()
         if let arrivals { fclose(arrivals) }
-        let summary = "raw samples \(pipeline.rawSamples), detector samples \(pipeline.detectorSamples), overruns \(source.samples.overruns), gaps \(pipeline.resampler?.gaps ?? 0)"
+        let usage = ProcessUsage.current()
+        let gaps = pipeline.resampler?.gaps ?? 0
+        let summary = "raw samples \(pipeline.rawSamples), detector samples \(pipeline.detectorSamples), overruns \(source.samples.overruns), gaps \(gaps), CPU \(String(format: "%.3f", usage.cpuSeconds)) s, max RSS \(usage.maxResidentKiB) KiB"
         if json {
-            print(#"{"event":"summary","raw_samples":\#(pipeline.rawSamples),"detector_samples":\#(pipeline.detectorSamples),"overruns":\#(source.samples.overruns)}"#)
+            print(#"{"event":"summary","raw_samples":\#(pipeline.rawSamples),"detector_samples":\#(pipeline.detectorSamples),"overruns":\#(source.samples.overruns),"gaps":\#(gaps),"cpu_s":\#(usage.cpuSeconds),"max_rss_kib":\#(usage.maxResidentKiB),"wall_s":\#(Double(monotonicNanoseconds() - started) * 1e-9)}"#)
         } else {
             print(summary)
         }

@@ -106,9 +106,11 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
     /// Streams samples into `ring` until `stop` becomes true (returns nil) or the device
     /// fails (returns the error). Allocates nothing per sample, takes no lock, never waits
-    /// for the consumer: a full ring counts an overrun.
-    public func capture(into ring: SPSCRingBuffer<AccelerationSample>, stop: ManagedAtomic<Bool>) -> IIOError? {
-        info.mode == .buffered ? captureBuffered(ring, stop) : capturePolled(ring, stop)
+    /// for the consumer: a full ring counts an overrun. `pushed` is called after each batch
+    /// (one refill, or one polled sample) so a consumer can sleep until there is data.
+    public func capture(into ring: SPSCRingBuffer<AccelerationSample>, stop: ManagedAtomic<Bool>,
+                        pushed: () -> Void = {}) -> IIOError? {
+        info.mode == .buffered ? captureBuffered(ring, stop, pushed) : capturePolled(ring, stop, pushed)
     }
 
     /// Wakes a blocked buffered capture (from any thread).
@@ -133,7 +135,8 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
     // MARK: polled mode: the three _raw attributes on a drift-free monotonic schedule
 
-    private func capturePolled(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>) -> IIOError? {
+    private func capturePolled(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>,
+                               _ pushed: () -> Void) -> IIOError? {
         let periodNs = Int64((1e9 / rate).rounded())
         var next = monotonicNanoseconds()
         var cx: Int64 = 0, cy: Int64 = 0, cz: Int64 = 0
@@ -143,6 +146,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
             if r == 0 { r = iio_channel_attr_read_longlong(attributes.z, "raw", &cz) }
             if r < 0 { return error("reading in_accel_*_raw failed", -r) }
             ring.push(sample(time: Double(monotonicNanoseconds()) * 1e-9, cx, cy, cz))
+            pushed()
             next += periodNs
             let now = monotonicNanoseconds()
             if next < now - 10 * periodNs { next = now }   // fell far behind (suspend): don't burst
@@ -153,7 +157,8 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
     // MARK: buffered mode: the driver's buffer, blocking refill on this thread
 
-    private func captureBuffered(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>) -> IIOError? {
+    private func captureBuffered(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>,
+                                 _ pushed: () -> Void) -> IIOError? {
         let dev = attributes.device
         for i in 0..<iio_device_get_channels_count(dev) {
             if let c = iio_device_get_channel(dev, i) { iio_channel_disable(c) }
@@ -220,6 +225,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
                 px += step; py += step; pz += step
                 k += 1
             }
+            pushed()
         }
         return nil
     }
