@@ -17,7 +17,7 @@ python3 - "$OUT" <<'PY'
 import sys, os, statistics
 out = sys.argv[1]
 written = [int(l.split(",")[3]) for l in open(os.path.join(out, "written.csv")) if ",buffer," in l]
-arrived = [int(l) for l in open(os.path.join(out, "arrivals.txt")) if l.strip()]
+arrived = [int(l.split(",")[0]) for l in open(os.path.join(out, "arrivals.txt")) if l.strip()]
 n = min(len(written), len(arrived))
 if n == 0 or abs(len(written) - len(arrived)) > 1:   # the last sample may be cut by the stop
     print(f"cannot pair: {len(written)} written, {len(arrived)} consumed"); sys.exit(1)

@@ -18,7 +18,7 @@ out = sys.argv[1]
 rows = [l.rstrip("\n").split(",", 9) for l in open(os.path.join(out, "written.csv"))][1:]
 plugs = [int(r[3]) for r in rows if r[0] == "event" and r[9].startswith("plug ")][1:]   # not the first plug
 unplugs = [int(r[3]) for r in rows if r[0] == "event" and r[9].startswith("unplug ")]
-arrived = [int(l) for l in open(os.path.join(out, "arrivals.txt")) if l.strip()]
+arrived = [int(l.split(",")[0]) for l in open(os.path.join(out, "arrivals.txt")) if l.strip()]
 events = [json.loads(l) for l in open(os.path.join(out, "watch.jsonl")) if l.startswith("{")]
 gone = [e for e in events if e.get("event") == "fault" and e["problem"] == "disappeared"]
 back = [e for e in events if e.get("event") == "recovered" and e["problem"] == "stalled"]

@@ -34,7 +34,7 @@ struct WatchCommand: ParsableCommand {
     @Flag(help: "One JSON object per line.")
     var json = false
 
-    @Option(help: ArgumentHelp("Write the CLOCK_MONOTONIC time (ns) at which each raw sample reached the pipeline, one per line.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write each raw sample as it reaches the pipeline: CLOCK_MONOTONIC ns,x,y,z (g), one per line.", valueName: "file"))
     var arrivalLog: String?
 
     func run() throws {
@@ -51,7 +51,7 @@ struct WatchCommand: ParsableCommand {
                 throw ExitStatus.noInput
             }
             nonisolated(unsafe) let file = arrivals
-            pipeline.onRawSample = { _ in fputs("\(monotonicNanoseconds())\n", file) }
+            pipeline.onRawSample = { s in fputs("\(monotonicNanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) }
         }
         source.start()
         let started = monotonicNanoseconds()
