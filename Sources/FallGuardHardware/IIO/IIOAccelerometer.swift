@@ -85,8 +85,9 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
         // Rate: ask for the minimum; if the driver rounds below it, take the smallest listed rate above.
         if a.frequency != nil {
-            _ = a.write("sampling_frequency", attributeNumber(configuration.minimumRate))
-            if (a.frequency ?? 0) < configuration.minimumRate - 1e-6 {
+            let asked = attributeNumber(configuration.minimumRate)
+            _ = a.write("sampling_frequency", asked)
+            if (settledFrequency(a, wrote: asked) ?? 0) < configuration.minimumRate - 1e-6 {
                 guard let up = a.availableFrequencies.sorted().first(where: { $0 >= configuration.minimumRate }) else {
                     throw IIOError(uri: uri, device: name, message: "no sampling frequency of \(configuration.minimumRate) Hz or more (available: \(a.availableFrequencies))")
                 }
@@ -229,6 +230,19 @@ public final class IIOAccelerometer: @unchecked Sendable {
         }
         return nil
     }
+}
+
+/// The rate the driver settled on after `wrote` was written to `sampling_frequency`. A kernel
+/// driver applies a sysfs write before write() returns; a driver emulated in user space
+/// (tools/iio-emulator) applies it a moment later, so a readback that still shows exactly the
+/// text written is read again, every 20 ms for up to 100 ms, before it is believed.
+func settledFrequency(_ a: AccelerometerAttributes, wrote: String) -> Double? {
+    for _ in 0..<5 {
+        guard let text = a.read("sampling_frequency")?.trimmingCharacters(in: .whitespacesAndNewlines),
+              text == wrote else { break }
+        sleepUntil(nanoseconds: monotonicNanoseconds() + 20_000_000)
+    }
+    return a.frequency
 }
 
 /// Integers without a decimal point: some drivers (inv_mpu6050's sampling_frequency) parse
