@@ -12,7 +12,7 @@ public struct SensorPipeline {
 
     static let dataFaults: Set<SensorProblem> = [.stuck, .saturated, .implausible]
 
-    public let source: AccelerometerSource
+    public let source: any SampleSource
     public private(set) var detector: any FallDetector
     public private(set) var health: SensorHealthMonitor
     public private(set) var resampler: Resampler?
@@ -29,7 +29,7 @@ public struct SensorPipeline {
     /// Called with every 40 Hz sample.
     public var onDetectorSample: ((AccelerationSample) -> Void)?
 
-    public init(source: AccelerometerSource, detector: any FallDetector, fullScaleG: Double = 16) {
+    public init(source: any SampleSource, detector: any FallDetector, fullScaleG: Double = 16) {
         self.source = source
         self.detector = detector
         health = SensorHealthMonitor(limits: .init(fullScaleG: fullScaleG))
