@@ -83,7 +83,8 @@ check "control: package fallguard 0.0.0+check" bash -c "grep -q '^ Package: fall
 check "control: depends on udev and systemd" grep -qE '^ Depends: .*udev, systemd' "$work/info"
 for f in ./usr/bin/fallguard ./usr/lib/systemd/system/fallguard.service ./usr/lib/udev/rules.d/99-fallguard.rules \
          ./etc/fallguard/config.yaml ./usr/lib/fallguard/fallguard-setup ./usr/share/doc/fallguard/fallguard.example.yaml \
-         ./usr/share/doc/fallguard/raspberry-pi.md; do
+         ./usr/share/doc/fallguard/raspberry-pi.md ./usr/share/fallguard/overlays/fallguard-adxl345.dtbo \
+         ./usr/share/fallguard/config.txt; do
     check "contains $f" grep -q " $f\$" "$work/contents"
 done
 check "every file root/root" bash -c "! awk '{ print \$2 }' '$work/contents' | grep -v '^root/root$'"

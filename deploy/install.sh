@@ -59,6 +59,15 @@ install -D -m 0755 "$setup" "$d$prefix/lib/fallguard/fallguard-setup"
 install -D -m 0644 "$repo/deploy/fallguard.example.yaml" "$d$prefix/share/doc/fallguard/fallguard.example.yaml"
 install -D -m 0644 "$repo/docs/raspberry-pi.md" "$d$prefix/share/doc/fallguard/raspberry-pi.md"
 say "program $prefix/bin/fallguard"
+# The ADXL345 overlay, compiled when dtc is here; copying it to /boot/firmware/overlays is left
+# to the owner (docs/raspberry-pi.md).
+install -D -m 0644 "$repo/deploy/overlays/fallguard-adxl345.dts" "$d$prefix/share/fallguard/overlays/fallguard-adxl345.dts"
+install -D -m 0644 "$repo/deploy/config.txt" "$d$prefix/share/fallguard/config.txt"
+if command -v dtc >/dev/null; then
+    dtc -@ -Wno-unit_address_vs_reg -I dts -O dtb -o "$d$prefix/share/fallguard/overlays/fallguard-adxl345.dtbo" \
+        "$repo/deploy/overlays/fallguard-adxl345.dts"
+    say "overlay $prefix/share/fallguard/overlays/fallguard-adxl345.dtbo"
+fi
 
 config=/etc/fallguard/config.yaml
 if [ -e "$d$config" ]; then
