@@ -108,7 +108,8 @@ public struct ConfigDocument {
                 break
             } catch let error as DecodingError {
                 let p = DecodingProblem(error, in: node)
-                report(ConfigProblem(path + p.path, p.message))
+                // A required key dropped for its bad value is then missing: already said.
+                if !reported.contains(p.path) { report(ConfigProblem(path + p.path, p.message)) }
                 reported.append(p.path)
                 guard p.canRetryWithout else { return nil }
                 if let smaller = node.removing(p.path[...]) {
@@ -133,7 +134,8 @@ public struct ConfigDocument {
     private mutating func reportUnknownKeys<T: ConfigSection>(of value: T, original: Node, at path: [String],
                                                               skipping reported: [[String]]) {
         guard let text = try? YAMLEncoder().encode(value), let known = try? Yams.compose(yaml: text) else { return }
-        if path.isEmpty, case let .mapping(m) = known { Array(m.keys).compactMap(\.string).forEach { claimed.insert($0) } }
+        // Decoding the whole file checked every top-level key: finish() has nothing to add.
+        if path.isEmpty, case let .mapping(m) = original { Array(m.keys).compactMap(\.string).forEach { claimed.insert($0) } }
         for (p, message) in Self.unknownKeys(in: original, known: known) {
             guard !reported.contains(where: { p.starts(with: $0) }) else { continue }
             report(ConfigProblem(path + p, message))
