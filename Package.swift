@@ -86,5 +86,7 @@ let package = Package(
         .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore"]),
         .testTarget(name: "FallGuardConfigTests", dependencies: ["FallGuardConfig", "FallGuardCore"]),
         .testTarget(name: "FallGuardSystemdTests", dependencies: ["FallGuardSystemd"]),
+        // Runs the deployment checks in bench/ (systemd unit, udev rules, overlay, install, .deb).
+        .testTarget(name: "FallGuardDeployTests"),
     ]
 )
