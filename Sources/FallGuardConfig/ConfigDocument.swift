@@ -192,7 +192,7 @@ public struct ConfigDocument {
     }
 
     /// Values under secret-sounding keys are redacted too, and a world-readable file holding
-    /// one in clear is worth a warning.
+    /// one in clear is worth a warning (0640 root:fallguard, as installed, is not).
     private mutating func collectSecretKeys() {
         var plainSecret: [String]?
         for leaf in root.leaves() {
@@ -202,7 +202,7 @@ public struct ConfigDocument {
             if !credentialPaths.contains(leaf.path), plainSecret == nil { plainSecret = leaf.path }
         }
         if let key = plainSecret,
-           let warning = ConfigSecrets.modeWarning(path, key: key, what: "it is written in clear and the configuration file") {
+           let warning = ConfigSecrets.modeWarning(path, key: key, what: "it is written in clear and the configuration file", mask: 0o007) {
             report(warning)
         }
     }

@@ -69,9 +69,10 @@ enum ConfigSecrets {
         return st.st_mode & 0o777
     }
 
-    /// The warning for a file holding secrets that others may read, nil if it is 0600 or tighter.
-    static func modeWarning(_ path: String, key: [String], what: String) -> ConfigProblem? {
-        guard let mode = permissions(of: path), mode & 0o077 != 0 else { return nil }
+    /// The warning for a file holding secrets that others may read: any group or other bit set
+    /// (`mask` 0o077, the credentials file must be 0600), or only other bits (0o007).
+    static func modeWarning(_ path: String, key: [String], what: String, mask: mode_t = 0o077) -> ConfigProblem? {
+        guard let mode = permissions(of: path), mode & mask != 0 else { return nil }
         let octal = String(mode, radix: 8)
         return ConfigProblem(key, "\(what) \(path) has mode 0\(octal): other users can read the secrets; run chmod 600 \(path)",
                              severity: .warning)

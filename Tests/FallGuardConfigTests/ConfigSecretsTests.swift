@@ -115,6 +115,11 @@ struct ConfigSecretsTests {
         #expect(all.first?.problem.severity == .warning)
         #expect(all.first?.description.hasPrefix("\(file):3: warning: webhook.auth-token: it is written in clear") == true)
         #expect(doc.redactor.redact("literal-token") == SecretRedactor.mask)
+
+        chmod(file, 0o640)   // as installed: root:fallguard, not readable by others
+        var installed = ConfigDocument.load(path: file, environment: [:])
+        _ = installed.section(WebhookSection.self, at: "webhook")
+        #expect(installed.finish().isEmpty)
     }
 
     @Test func redactorMasksLongestSecretsFirstAndIgnoresTrivialValues() {
