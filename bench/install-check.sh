@@ -95,6 +95,7 @@ dpkg-deb -x "$deb" "$work/x"
 check "conffiles: /etc/fallguard/config.yaml" grep -qx /etc/fallguard/config.yaml "$work/x/DEBIAN/conffiles"
 check "postinst runs the setup steps" bash -c "grep -q 'fallguard-setup user' '$work/x/DEBIAN/postinst' && grep -q 'fallguard-setup systemd-enable' '$work/x/DEBIAN/postinst'"
 check "maintainer scripts parse (sh -n)" sh -n "$work/x/DEBIAN/postinst" "$work/x/DEBIAN/prerm" "$work/x/DEBIAN/postrm"
+check "packaged program (stripped) runs: fallguard detectors" bash -c "'$work/x/usr/bin/fallguard' detectors | grep -q multiphase"
 check "packaged unit runs /usr/bin/fallguard" grep -qx "ExecStart=/usr/bin/fallguard run --config /etc/fallguard/config.yaml" "$work/x/usr/lib/systemd/system/fallguard.service"
 check "packaged unit passes systemd-security bars" bash -c "sed 's|^ExecStart=/usr/bin/|ExecStart=/usr/local/bin/|' '$work/x/usr/lib/systemd/system/fallguard.service' > '$work/fallguard.service' && '$here/bench/systemd-security.sh' '$work/fallguard.service' >/dev/null"
 

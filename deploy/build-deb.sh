@@ -37,6 +37,8 @@ trap 'rm -rf "$work"' EXIT
 stage="$work/fallguard_${version}_$arch"
 
 "$repo/deploy/install.sh" --binary "$binary" --prefix /usr --destdir "$stage" --layout package --no-enable >/dev/null
+# As Debian packages do: no debugging symbols in the shipped program.
+strip --strip-unneeded "$stage/usr/bin/fallguard"
 
 # Depends: the Debian packages holding the shared libraries the program loads.
 depends="adduser, passwd, udev, systemd"
