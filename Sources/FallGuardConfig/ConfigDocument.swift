@@ -112,7 +112,9 @@ public struct ConfigDocument {
                 if !reported.contains(p.path) { report(ConfigProblem(path + p.path, p.message)) }
                 reported.append(p.path)
                 guard p.canRetryWithout else { return nil }
-                if let smaller = node.removing(p.path[...]) {
+                // Drop the bad value (or, for a list element, the whole list) and decode again.
+                let prefixes = stride(from: p.path.count, to: 0, by: -1).map { p.path.prefix($0) }
+                if let smaller = prefixes.lazy.compactMap({ node.removing($0) }).first {
                     node = smaller
                 } else if node != .mapping(Node.Mapping([])) {
                     node = .mapping(Node.Mapping([]))   // the section itself is unusable: all defaults

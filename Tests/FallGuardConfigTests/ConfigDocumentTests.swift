@@ -111,6 +111,21 @@ struct ConfigDocumentTests {
         #expect(r.sensor?.mode == .auto)
     }
 
+    @Test func aBadListElementDropsOnlyItsListAndTheRestIsStillChecked() {
+        let r = check("""
+            sensor:
+              mount-matrix: [[1, 0, 0], [0, one, 0], [0, 0, 1]]
+              range-g: 99
+              device: mpu6050
+            """)
+        #expect(r.lines == [
+            "config.yaml:2: sensor.mount-matrix.1.1: expected a number, found 'one'",
+            "config.yaml:3: sensor.range-g: 99.0 is outside 2.0...16.0 g",
+        ])
+        #expect(r.sensor?.device == "mpu6050")
+        #expect(r.sensor?.mountMatrix == nil)
+    }
+
     @Test func aSectionThatIsNotAMappingIsReported() {
         let r = check("sensor: 5\n")
         #expect(r.lines == ["config.yaml:1: sensor: expected a mapping (key: value lines), found '5'"])
