@@ -168,6 +168,14 @@ struct ConfigDocumentTests {
         #expect(r.lines[3] == "config.yaml:9: state.directory: must be an absolute path, found 'relative/dir'")
     }
 
+    @Test func detectorSettingsMayBeKeyValueStringsAsOnTheCommandLine() throws {
+        let r = check("detector:\n  name: multiphase\n  settings: [\"impact=1.75\", \"stillness = 0.3\"]\n")
+        #expect(r.lines == [])
+        #expect(r.detector?.settings == ["impact": 1.75, "stillness": 0.3])
+        let bad = check("detector:\n  settings: [\"impact:1.75\"]\n")
+        #expect(bad.lines == ["config.yaml:2: detector.settings: 'impact:1.75' is not of the form key=number"])
+    }
+
     @Test func unknownDetectorNameIsReported() {
         let r = check("detector:\n  name: magic\n")
         #expect(r.lines == ["config.yaml:2: detector.name: unknown detector 'magic' (known: \(DetectorCatalog.names.joined(separator: ", ")))"])
