@@ -18,14 +18,21 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
     public var minimumRangeG: Double
     /// Use the driver's buffer when it has one (else the `_raw` attributes are polled).
     public var preferBuffered: Bool
+    /// Refuse a device without a buffer instead of polling it.
+    public var requireBuffered: Bool
+    /// The board's orientation (rows), replacing the driver's `mount_matrix`.
+    public var mountMatrix: [[Double]]?
 
     public init(uri: String = "local:", device: String? = nil, minimumRate: Double = 40,
-                minimumRangeG: Double = 16, preferBuffered: Bool = true) {
+                minimumRangeG: Double = 16, preferBuffered: Bool = true, requireBuffered: Bool = false,
+                mountMatrix: [[Double]]? = nil) {
         self.uri = uri
         self.device = device
         self.minimumRate = minimumRate
         self.minimumRangeG = minimumRangeG
         self.preferBuffered = preferBuffered
+        self.requireBuffered = requireBuffered
+        self.mountMatrix = mountMatrix
     }
 }
 
@@ -97,7 +104,11 @@ public final class IIOAccelerometer: @unchecked Sendable {
             }
         }
         info = a.info(uri: uri)
+        if configuration.requireBuffered, info.mode != .buffered {
+            throw IIOError(uri: uri, device: name, message: "has no buffer, and buffered mode is required (sensor.mode: buffered)")
+        }
         if !configuration.preferBuffered { info.mode = .polled }
+        if let m = configuration.mountMatrix { info.mountMatrix = m }
         countsToG = scale / standardGravity
         matrix = (info.mountMatrix ?? [[1, 0, 0], [0, 1, 0], [0, 0, 1]]).flatMap { $0 }
     }
