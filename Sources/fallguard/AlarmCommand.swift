@@ -3,6 +3,7 @@ import FallGuardCore
 import FallGuardFieldTest
 import FallGuardHardware
 import Foundation
+import Logging
 
 struct AlarmCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,6 +50,7 @@ struct AlarmCommand: ParsableCommand {
     @OptionGroup var detectorOptions: DetectorOptions
 
     func run() throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)  // standard output is JSON lines
         let settings = alarm.section
         let gpioSection = try gpio.section()
         let problems = settings.problems(at: ["alarm"]) + gpioSection.problems(at: ["gpio"])
