@@ -50,7 +50,14 @@ struct AlarmCommand: ParsableCommand {
     @OptionGroup var detectorOptions: DetectorOptions
 
     func run() throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)  // standard output is JSON lines
+        // Standard output is JSON lines. On a terminal the console display prints the incident
+        // events itself, between its status line redraws, so only warnings are logged there.
+        let quiet = buzzer == "console" && isatty(2) == 1
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = quiet ? .warning : .info
+            return h
+        }
         let settings = alarm.section
         let gpioSection = try gpio.section()
         let problems = settings.problems(at: ["alarm"]) + gpioSection.problems(at: ["gpio"])

@@ -42,7 +42,15 @@ final class ConsoleAlarmDisplay: @unchecked Sendable {
 
     func update(_ engine: AlertEngine, _ effects: [AlertEffect]) {
         lock.withLock { self.engine = engine }
-        guard !isTerminal else { return }
+        guard !isTerminal else {
+            for case let .record(e) in effects {
+                FileHandleStderr.write("\r\u{1B}[K\(e.incident ?? "-") \(e.event.rawValue): \(e.detail)\n")
+            }
+            for case let .dispatch(a) in effects {
+                FileHandleStderr.write("\r\u{1B}[K\(a.incident) ALERT SENT: \(a.kind.rawValue) (\(a.severity.rawValue))\n")
+            }
+            return
+        }
         for case let .sound(s) in effects { FileHandleStderr.write("buzzer: \(s.rawValue) (\(settings.pattern(for: s)))\n") }
     }
 

@@ -41,6 +41,9 @@ struct GPIOCommand: ParsableCommand {
     @Option(help: "Pattern to play on the outputs.")
     var pattern: String?
 
+    @Option(help: "Play the pattern as a tone of this frequency (a passive buzzer on a toggled line).")
+    var toneHz: Double?
+
     @Option(help: "Seconds to run after requesting (default 0: request, report, release).")
     var duration = 0.0
 
@@ -57,7 +60,8 @@ struct GPIOCommand: ParsableCommand {
             for line in outputs {
                 let l = try gpio.requestOutput(line: line, consumer: "fallguard", activeLow: false, initiallyActive: false)
                 emit(#"{"event":"requested","direction":"output","line":\#(quoted(l.description))}"#)
-                players.append(PatternPlayer(name: "out\(players.count)", output: LineOutput(l)))
+                let output: any LevelOutput = toneHz.map { ToggledTone(l, frequency: $0) } ?? LineOutput(l)
+                players.append(PatternPlayer(name: "out\(players.count)", output: output))
             }
             if let button {
                 let l = try gpio.requestEdges(line: button, consumer: "fallguard", bias: bias, activeLow: !activeHighButton)

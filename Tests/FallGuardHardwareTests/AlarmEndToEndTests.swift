@@ -113,3 +113,25 @@ struct AlarmEndToEndTests {
         #expect(c.snapshot.state == .monitoring)
     }
 }
+
+extension AlarmControllerTests {
+    @Test func overlappingSensorProblemsAreOneFaultReportedAfterTheGraceAndOneRecovery() throws {
+        let sink = Collect()
+        let c = try AlarmController(settings: AlarmSection(faultGrace: 0.2), buzzer: nil, led: nil, button: nil,
+                                    sink: sink, incidentLog: nil)
+        c.start()
+        c.sensorHealth(SensorHealthChange(problem: .stalled, isFault: true, time: 0, detail: "no samples"), device: "iio:device0 (adxl345)")
+        c.sensorHealth(SensorHealthChange(problem: .ioError, isFault: true, time: 0, detail: "EIO"), device: "iio:device0 (adxl345)")
+        for _ in 0..<300 where sink.kinds.isEmpty { usleep(10_000) }
+        #expect(sink.kinds == [.deviceProblem])
+        #expect(sink.alerts.first?.sensorFault?.device == "iio:device0 (adxl345)")
+        c.sensorHealth(SensorHealthChange(problem: .stalled, isFault: false, time: 1, detail: ""), device: "iio:device0 (adxl345)")
+        usleep(100_000)
+        #expect(sink.kinds == [.deviceProblem], "one problem still active")
+        c.sensorHealth(SensorHealthChange(problem: .ioError, isFault: false, time: 1, detail: ""), device: "iio:device0 (adxl345)")
+        for _ in 0..<300 where sink.kinds.count < 2 { usleep(10_000) }
+        c.stop()
+        #expect(sink.kinds == [.deviceProblem, .deviceRecovered])
+        #expect(c.snapshot.sensorFault == nil)
+    }
+}

@@ -1,3 +1,4 @@
+import FallGuardHardware
 import Foundation
 import Testing
 
@@ -85,5 +86,43 @@ struct GPIOEndToEndTests {
                 #expect(abs(Double(b.t - a.t) / 1e6 - 50) < 40)
             }
         }
+    }
+}
+
+/// A passive buzzer: the line toggles at the tone frequency only while the pattern is on.
+@Suite(.serialized, .enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
+struct PassiveBuzzerTests {
+    @Test func aToggledToneFillsTheOnTimesAndStopsInTheOffTimes() throws {
+        let run = try GPIOEmulatorRun(["gpio", "--output", "GPIO18", "--pattern", "200/300", "--tone-hz", "250", "--duration", "1.2"])
+        #expect(run.wait() == 0, "\(run.stderr)")
+        let lv = try run.levels(offset: 18)
+        let t0 = try #require(lv.first { $0.value == 1 }).t
+        let ms = lv.map { Double($0.t - t0) / 1e6 }
+        // 250 Hz: a change every 2 ms during 0–200 ms and 500–700 ms, none in 205–495 ms.
+        let firstBurst = ms.filter { $0 >= 0 && $0 < 200 }.count
+        #expect(firstBurst >= 80 && firstBurst <= 101, "\(firstBurst) changes in the first 200 ms")
+        #expect(ms.filter { $0 > 205 && $0 < 495 }.isEmpty, "silent between the beeps")
+        #expect(ms.filter { $0 >= 500 && $0 < 700 }.count >= 80)
+        #expect(lv.last?.value == 0)
+    }
+}
+
+/// The PWM tone writes the kernel's pwm sysfs files (a plain directory stands in for sysfs).
+@Suite struct PWMToneTests {
+    @Test func periodDutyAndEnableAreWrittenForTheTone() throws {
+        let root = NSTemporaryDirectory() + "fg-pwm-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let ch = root + "/pwmchip0/pwm1"
+        try FileManager.default.createDirectory(atPath: ch, withIntermediateDirectories: true)
+        for f in ["period", "duty_cycle", "enable"] { FileManager.default.createFile(atPath: ch + "/" + f, contents: nil) }
+        let tone = try PWMTone(chip: 0, channel: 1, frequency: 2000, sysfsRoot: root)
+        func read(_ f: String) throws -> String { try String(contentsOfFile: ch + "/" + f, encoding: .utf8) }
+        #expect(try read("period") == "500000" && read("duty_cycle") == "250000")
+        try tone.set(true)
+        #expect(try read("enable") == "1")
+        try tone.set(false)
+        #expect(try read("enable") == "0")
+        let missing = #expect(throws: GPIOError.self) { try PWMTone(chip: 3, channel: 0, frequency: 2000, sysfsRoot: root) }
+        #expect(missing?.description.contains(root + "/pwmchip3/export") == true)
     }
 }

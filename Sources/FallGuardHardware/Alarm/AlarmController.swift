@@ -18,8 +18,8 @@ import Logging
 /// Inputs may come from any thread or task; they are stamped with CLOCK_MONOTONIC when they
 /// arrive (button events with their kernel edge time) and handled in arrival order. The thread
 /// sleeps until the next input or the engine's ``AlertEngine/nextDeadline``. Effects are
-/// performed in the engine's order: dispatches to the sink, events to the log, sounds to the
-/// buzzer (a one-shot, then the continuous pattern after it), indicators to the LED.
+/// performed sounds and indicators first (a one-shot, then the continuous pattern after it),
+/// then dispatches to the sink and events to the log, each in the engine's order.
 public final class AlarmController: @unchecked Sendable {
     // @unchecked: `engine`, `inbox`, `running`, `faults` are guarded by `condition`.
     public let settings: AlarmSection
@@ -149,6 +149,9 @@ public final class AlarmController: @unchecked Sendable {
         }
     }
 
+    /// Sounds and LED first (posting to a player never blocks, and the buzzer must start within
+    /// milliseconds of a detection), then dispatches and log lines in the engine's order (a
+    /// log line is `fdatasync`ed, which can take milliseconds).
     private func perform(_ effects: [AlertEffect]) {
         for effect in effects {
             switch effect {
@@ -156,6 +159,14 @@ public final class AlarmController: @unchecked Sendable {
                 buzzer?.play(settings.pattern(for: sound), oneShot: sound.isOneShot)
             case let .indicator(indicator):
                 led?.play(settings.ledPattern(for: indicator))
+            case .dispatch, .record:
+                break
+            }
+        }
+        for effect in effects {
+            switch effect {
+            case .sound, .indicator:
+                break
             case let .dispatch(alert):
                 do {
                     try sink.deliver(alert)

@@ -18,7 +18,7 @@ public final class ConsoleButton: ButtonSource, @unchecked Sendable {
     private let longPress: Int64
     private let releaseAfter: Int64 = 700_000_000
     private var saved = termios()
-    private var wake: [Int32] = [-1, -1]
+    private let wake = WakePipe()
     private var thread: Thread?
     private let done = DispatchSemaphore(value: 0)
     private var releaseAt: Int64?
@@ -42,23 +42,20 @@ public final class ConsoleButton: ButtonSource, @unchecked Sendable {
             cc[Int(VTIME)] = 0
         }
         tcsetattr(0, TCSANOW, &raw)
-        _ = pipe(&wake)
         thread = startThread(name: "fallguard-keys", realTime: false) { [self] in loop(handler) }
     }
 
     public func stop() {
         guard thread != nil else { return }
-        var b: UInt8 = 1
-        _ = write(wake[1], &b, 1)
+        wake.wake()
         done.wait()
         thread = nil
-        close(wake[0]); close(wake[1])
         tcsetattr(0, TCSANOW, &saved)
     }
 
     private func loop(_ handler: @Sendable (ButtonEvent) -> Void) {
         defer { done.signal() }
-        var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
         while true {
             let timeout = releaseAt.map { Int32(clamping: max(0, ($0 - monotonicNanoseconds()) / 1_000_000 + 1)) } ?? -1
             let n = poll(&fds, 2, timeout)

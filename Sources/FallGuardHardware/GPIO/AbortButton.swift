@@ -16,7 +16,7 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
     // @unchecked: `line` and `debouncer` are touched only by the button thread after start.
     private var line: (any GPIOEdgeLine)?
     private var debouncer: ButtonDebouncer
-    private var wake: [Int32] = [-1, -1]
+    private let wake = WakePipe()
     private var thread: Thread?
     private let done = DispatchSemaphore(value: 0)
     /// Called when reading the line fails (the thread ends).
@@ -33,17 +33,14 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
 
     public func start(_ handler: @escaping @Sendable (ButtonEvent) -> Void) {
         guard thread == nil else { return }
-        _ = pipe(&wake)
         thread = startThread(name: "fallguard-button", realTime: true) { [self] in loop(handler) }
     }
 
     public func stop() {
         guard thread != nil else { return }
-        var b: UInt8 = 1
-        _ = write(wake[1], &b, 1)
+        wake.wake()
         done.wait()
         thread = nil
-        close(wake[0]); close(wake[1])
         line = nil  // releases the line
     }
 
@@ -51,7 +48,7 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
         defer { done.signal() }
         guard let line else { return }
         var fds = [pollfd(fd: line.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wake[0], events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
         while true {
             var timeout: Int32 = -1
             if let d = debouncer.nextDeadline {
