@@ -114,7 +114,7 @@ struct PassiveBuzzerTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let ch = root + "/pwmchip0/pwm1"
         try FileManager.default.createDirectory(atPath: ch, withIntermediateDirectories: true)
-        for f in ["period", "duty_cycle", "enable"] { FileManager.default.createFile(atPath: ch + "/" + f, contents: nil) }
+        for f in ["period", "duty_cycle", "enable"] { _ = FileManager.default.createFile(atPath: ch + "/" + f, contents: nil) }
         let tone = try PWMTone(chip: 0, channel: 1, frequency: 2000, sysfsRoot: root)
         func read(_ f: String) throws -> String { try String(contentsOfFile: ch + "/" + f, encoding: .utf8) }
         #expect(try read("period") == "500000" && read("duty_cycle") == "250000")

@@ -18,9 +18,8 @@ public final class ConsoleButton: ButtonSource, @unchecked Sendable {
     private let longPress: Int64
     private let releaseAfter: Int64 = 700_000_000
     private var saved = termios()
-    private let wake = WakePipe()
-    private var thread: Thread?
-    private let done = DispatchSemaphore(value: 0)
+    private let poller = PollingThread()
+    private var isStarted = false
     private var releaseAt: Int64?
     private var pressedAt: Int64?
 
@@ -33,7 +32,7 @@ public final class ConsoleButton: ButtonSource, @unchecked Sendable {
     public static let help = "Enter: short press · hold space or h: long press (help)"
 
     public func start(_ handler: @escaping @Sendable (ButtonEvent) -> Void) {
-        guard isAvailable, thread == nil else { return }
+        guard isAvailable, !isStarted else { return }
         tcgetattr(0, &saved)
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)  // keep ISIG: Ctrl-C still stops
@@ -42,20 +41,17 @@ public final class ConsoleButton: ButtonSource, @unchecked Sendable {
             cc[Int(VTIME)] = 0
         }
         tcsetattr(0, TCSANOW, &raw)
-        thread = startThread(name: "fallguard-keys", realTime: false) { [self] in loop(handler) }
+        isStarted = true
+        poller.start(name: "fallguard-keys", realTime: false) { [self] in loop(handler) }
     }
 
     public func stop() {
-        guard thread != nil else { return }
-        wake.wake()
-        done.wait()
-        thread = nil
+        guard poller.stop() else { return }
         tcsetattr(0, TCSANOW, &saved)
     }
 
     private func loop(_ handler: @Sendable (ButtonEvent) -> Void) {
-        defer { done.signal() }
-        var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: poller.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         while true {
             let timeout = releaseAt.map { Int32(clamping: max(0, ($0 - monotonicNanoseconds()) / 1_000_000 + 1)) } ?? -1
             let n = poll(&fds, 2, timeout)

@@ -16,9 +16,8 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
     // @unchecked: `line` and `debouncer` are touched only by the button thread after start.
     private var line: (any GPIOEdgeLine)?
     private var debouncer: ButtonDebouncer
-    private let wake = WakePipe()
-    private var thread: Thread?
-    private let done = DispatchSemaphore(value: 0)
+    private let poller = PollingThread()
+    private var isStarted = false
     /// Called when reading the line fails (the thread ends).
     public var onError: (@Sendable (GPIOError) -> Void)?
     /// Called with every raw edge (for diagnostics and tests).
@@ -32,23 +31,20 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
     }
 
     public func start(_ handler: @escaping @Sendable (ButtonEvent) -> Void) {
-        guard thread == nil else { return }
-        thread = startThread(name: "fallguard-button", realTime: true) { [self] in loop(handler) }
+        guard !isStarted else { return }
+        isStarted = true
+        poller.start(name: "fallguard-button", realTime: true) { [self] in loop(handler) }
     }
 
     public func stop() {
-        guard thread != nil else { return }
-        wake.wake()
-        done.wait()
-        thread = nil
+        guard poller.stop() else { return }
         line = nil  // releases the line
     }
 
     private func loop(_ handler: @Sendable (ButtonEvent) -> Void) {
-        defer { done.signal() }
         guard let line else { return }
         var fds = [pollfd(fd: line.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: poller.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         while true {
             var timeout: Int32 = -1
             if let d = debouncer.nextDeadline {
