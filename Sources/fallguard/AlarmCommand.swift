@@ -75,6 +75,8 @@ struct AlarmCommand: ParsableCommand {
         case "gpio":
             do {
                 let g = try GPIOAlarmParts(gpio: gpioSection, settings: settings)
+                g.button.onError = { printError("\($0) (the button no longer works)") }
+                g.buzzer.onError = { printError($0.description) }
                 parts = (g.buzzer, g.led, g.button)
             } catch {
                 printError(error.description)
