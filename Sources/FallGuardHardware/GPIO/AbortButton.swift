@@ -18,9 +18,9 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
     private var debouncer: ButtonDebouncer
     private let poller = PollingThread()
     private var isStarted = false
-    /// Called when reading the line fails (the thread ends).
+    /// Called when reading the line fails (the thread ends). Set before ``start(_:)``.
     public var onError: (@Sendable (GPIOError) -> Void)?
-    /// Called with every raw edge (for diagnostics and tests).
+    /// Called with every raw edge (for diagnostics and tests). Set before ``start(_:)``.
     public var onRawEdge: (@Sendable (GPIOEdge) -> Void)?
 
     /// Takes the requested line; `settings` gives debounce and long-press times.

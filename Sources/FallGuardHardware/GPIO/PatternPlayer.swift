@@ -6,7 +6,7 @@ import Foundation
 /// one, so patterns never drift. ``play(_:oneShot:)`` may be called from any thread; a new
 /// pattern takes effect at once (the thread is woken), except behind a one-shot still playing.
 public final class PatternPlayer: @unchecked Sendable {
-    // @unchecked: `sequencer`, `pending`, `running` are guarded by `condition`.
+    // @unchecked: `sequencer`, `pending`, `running` and the handlers are guarded by `condition`.
     public let name: String
     private let output: any LevelOutput
     private let condition = MonotonicCondition()
@@ -15,10 +15,20 @@ public final class PatternPlayer: @unchecked Sendable {
     private var running = true
     private var level = false
     private let done = DispatchSemaphore(value: 0)
+    private var changeHandler: (@Sendable (Bool, Int64) -> Void)?
+    private var errorHandler: (@Sendable (GPIOError) -> Void)?
+
     /// Called on the player thread after each level change, with its time (console display).
-    public var onChange: (@Sendable (Bool, Int64) -> Void)?
-    /// Called when setting the output fails (logged by the owner; the player keeps going).
-    public var onError: (@Sendable (GPIOError) -> Void)?
+    public var onChange: (@Sendable (Bool, Int64) -> Void)? {
+        get { condition.withLock { changeHandler } }
+        set { condition.withLock { changeHandler = newValue } }
+    }
+
+    /// Called on the player thread when setting the output fails (the player keeps going).
+    public var onError: (@Sendable (GPIOError) -> Void)? {
+        get { condition.withLock { errorHandler } }
+        set { condition.withLock { errorHandler = newValue } }
+    }
 
     public init(name: String, output: any LevelOutput) {
         self.name = name
