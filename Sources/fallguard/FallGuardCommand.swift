@@ -12,7 +12,7 @@ struct FallGuardCommand: ParsableCommand {
             `detectors` lists the detectors and their settings.
             """,
         version: "0.1.0",
-        subcommands: [ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self]
+        subcommands: [ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self, GPIOCommand.self, AlarmCommand.self]
     )
 }
 
@@ -42,6 +42,7 @@ enum ExitStatus {
     static let dataError = ExitCode(65)      // EX_DATAERR: malformed input file
     static let noInput = ExitCode(66)        // EX_NOINPUT: missing file or empty dataset
     static let configError = ExitCode(78)    // EX_CONFIG: malformed configuration
+    static let cantCreate = ExitCode(73)     // EX_CANTCREAT: cannot create an output file
 }
 
 /// Writes a line to standard error.

@@ -1,0 +1,205 @@
+import FallGuardCore
+import Foundation
+import Logging
+
+/// The local alarm: one ``AlertEngine`` wired to the buzzer, the status LED, the button, an
+/// ``AlertSink`` and the incident log, on a dedicated thread.
+///
+/// ```swift
+/// let alarm = AlarmController(settings: section, buzzer: buzzer, led: led, button: button,
+///                             sink: outbox, incidentLog: try IncidentLog(stateDirectory: state))
+/// try alarm.start()
+/// alarm.fallSuspected(detection)              // from the sensor loop
+/// alarm.sensorHealth(change, device: "iio:device0 (adxl345)")
+/// alarm.acknowledge(incident: "FG-3", by: "+4915…")   // from a notifier
+/// alarm.stop()                                // silences the buzzer, releases the lines
+/// ```
+///
+/// Inputs may come from any thread or task; they are stamped with CLOCK_MONOTONIC when they
+/// arrive (button events with their kernel edge time) and handled in arrival order. The thread
+/// sleeps until the next input or the engine's ``AlertEngine/nextDeadline``. Effects are
+/// performed sounds and indicators first (a one-shot, then the continuous pattern after it),
+/// then dispatches to the sink and events to the log, each in the engine's order.
+public final class AlarmController: @unchecked Sendable {
+    // @unchecked: `engine`, `inbox`, `running`, `faults` are guarded by `condition`.
+    public let settings: AlarmSection
+    private let buzzer: PatternPlayer?
+    private let led: PatternPlayer?
+    private let button: (any ButtonSource)?
+    private let sink: any AlertSink
+    private let incidentLog: IncidentLog?
+    private let logger: Logger
+    private let condition = MonotonicCondition()
+    private var engine: AlertEngine
+    private var inbox: [(AlertInput, Int64)] = []
+    private var running = false
+    private var activeProblems: Set<SensorProblem> = []
+    private let done = DispatchSemaphore(value: 0)
+    /// Called on the alarm thread after each batch of effects, with the engine (console display).
+    public var onUpdate: (@Sendable (AlertEngine, [AlertEffect]) -> Void)?
+
+    /// Checks the engine settings (throws naming the key); nothing runs until ``start()``.
+    public init(settings: AlarmSection, buzzer: PatternPlayer?, led: PatternPlayer?, button: (any ButtonSource)?,
+                sink: any AlertSink, incidentLog: IncidentLog?, logger: Logger = Logger(label: "fallguard.alarm")) throws {
+        self.settings = settings
+        engine = AlertEngine(configuration: try settings.alertConfiguration())
+        self.buzzer = buzzer
+        self.led = led
+        self.button = button
+        self.sink = sink
+        self.incidentLog = incidentLog
+        self.logger = logger
+    }
+
+    /// Starts the alarm thread and the button, and shows the monitoring heartbeat.
+    public func start() {
+        let first = condition.withLock { () -> Bool in
+            defer { running = true }
+            return !running
+        }
+        guard first else { return }
+        led?.play(settings.ledPattern(for: engine.indicator))
+        _ = startThread(name: "fallguard-alarm", realTime: true) { [self] in loop() }
+        button?.start { [weak self] event in self?.button(event) }
+    }
+
+    /// Stops the button, the thread and both outputs (buzzer and LED off, lines released).
+    public func stop() {
+        button?.stop()
+        let wasRunning = condition.withLock { () -> Bool in
+            defer { running = false; condition.signal() }
+            return running
+        }
+        if wasRunning { done.wait() }
+        buzzer?.stop()
+        led?.stop()
+    }
+
+    /// A copy of the engine now (state, countdown, sound, fault).
+    public var snapshot: AlertEngine { condition.withLock { engine } }
+
+    // MARK: - Inputs (any thread)
+
+    /// The detector suspects a fall.
+    public func fallSuspected(_ fall: FallSuspected) { post(.fallSuspected(fall)) }
+
+    /// A caregiver acknowledged `incident` through a notifier.
+    public func acknowledge(incident: String, by: String) { post(.acknowledged(incidentID: incident, by: by)) }
+
+    /// The sensor became faulty.
+    public func sensorFault(_ fault: SensorFault) { post(.sensorFault(fault)) }
+
+    /// The sensor works again.
+    public func sensorRecovered() { post(.sensorRecovered) }
+
+    /// The sensor side's walking hint during a countdown.
+    public func wearerActivity(walking: Bool) { post(.wearerActivity(walking: walking)) }
+
+    /// A ``SensorPipeline`` health change: the first problem starts a fault, the end of the
+    /// last one is the recovery.
+    public func sensorHealth(_ change: SensorHealthChange, device: String) {
+        let input: AlertInput? = condition.withLock {
+            if change.isFault {
+                activeProblems.insert(change.problem)
+                return .sensorFault(SensorFault(change.problem, device: device, detail: change.detail))
+            }
+            guard activeProblems.remove(change.problem) != nil, activeProblems.isEmpty else { return nil }
+            return .sensorRecovered
+        }
+        if let input { post(input) }
+    }
+
+    /// A debounced button event (from the configured ``ButtonSource``, or injected).
+    public func button(_ event: ButtonEvent) {
+        switch event {
+        case let .pressed(t): post(.buttonPressed, at: t)
+        case let .released(t, duration, long):
+            logger.info("button released after \(Double(duration) / 1e6) ms (\(long ? "long" : "short") press)")
+            post(.buttonReleased, at: t)
+        case .held:
+            logger.info("button held for the long-press time")
+        }
+    }
+
+    private func post(_ input: AlertInput, at t: Int64 = monotonicNanoseconds()) {
+        condition.withLock {
+            inbox.append((input, t))
+            condition.signal()
+        }
+    }
+
+    // MARK: - The alarm thread
+
+    private func loop() {
+        defer { done.signal() }
+        while true {
+            let (effects, snapshot, keepRunning) = condition.withLock { () -> ([AlertEffect], AlertEngine, Bool) in
+                if inbox.isEmpty, running {
+                    condition.wait(until: engine.nextDeadline.map { Int64(($0 * 1e9).rounded(.up)) })
+                }
+                var effects: [AlertEffect] = []
+                for (input, t) in inbox { effects += engine.handle(input, at: Double(t) * 1e-9) }
+                inbox.removeAll()
+                effects += engine.advance(to: Double(monotonicNanoseconds()) * 1e-9)
+                return (effects, engine, running)
+            }
+            perform(effects)
+            if !effects.isEmpty { onUpdate?(snapshot, effects) }
+            guard keepRunning else { return }
+        }
+    }
+
+    /// Sounds and LED first (posting to a player never blocks, and the buzzer must start within
+    /// milliseconds of a detection), then dispatches and log lines in the engine's order (a
+    /// log line is `fdatasync`ed, which can take milliseconds).
+    private func perform(_ effects: [AlertEffect]) {
+        for effect in effects {
+            switch effect {
+            case let .sound(sound):
+                buzzer?.play(settings.pattern(for: sound), oneShot: sound.isOneShot)
+            case let .indicator(indicator):
+                led?.play(settings.ledPattern(for: indicator))
+            case .dispatch, .record:
+                break
+            }
+        }
+        for effect in effects {
+            switch effect {
+            case .sound, .indicator:
+                break
+            case let .dispatch(alert):
+                do {
+                    try sink.deliver(alert)
+                } catch {
+                    logger.critical("alert \(alert.kind.rawValue) for \(alert.incident) NOT handed to the notifiers: \(error)")
+                    try? incidentLog?.append(json: #"{"event":"dispatch-failed","incident":"\#(alert.incident)","alert":"\#(alert.kind.rawValue)","error":\#(jsonString("\(error)"))}"#)
+                }
+            case let .record(event):
+                logger.info("\(event.incident ?? "-") \(event.event.rawValue): \(event.detail)")
+                do { try incidentLog?.append(event) } catch { logger.error("\(error)") }
+            }
+        }
+    }
+}
+
+/// A JSON string literal.
+func jsonString(_ s: String) -> String {
+    String(decoding: (try? JSONEncoder().encode(s)) ?? Data("\"\"".utf8), as: UTF8.self)
+}
+
+/// An ``AlertSink`` that writes each alert as one JSON line to standard output (or a closure),
+/// for the demo and tests; the daemon uses the durable outbox.
+public struct ConsoleAlertSink: AlertSink {
+    private let write: @Sendable (String) -> Void
+
+    public init(write: @escaping @Sendable (String) -> Void = { print($0); fflush(nil) }) {
+        self.write = write
+    }
+
+    public func deliver(_ alert: Alert) throws {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        let body = String(decoding: try enc.encode(alert), as: UTF8.self)
+        write(#"{"event":"alert","t_ns":\#(monotonicNanoseconds()),"alert":\#(body)}"#)
+    }
+}

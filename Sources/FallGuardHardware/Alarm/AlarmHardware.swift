@@ -1,0 +1,41 @@
+import FallGuardCore
+import Foundation
+
+/// The buzzer, LED and button of a `gpio` section, requested through a ``GPIOBackend``: what
+/// ``AlarmController`` needs. Any missing or busy line throws before anything sounds, naming
+/// chip and line; the lines are released when the players and the button are stopped.
+public struct GPIOAlarmParts: Sendable {
+    public let buzzer: PatternPlayer
+    public let led: PatternPlayer?
+    public let button: AbortButton
+
+    public init(gpio: GPIOSection, settings: AlarmSection, backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) {
+        let chip = try backend.openChip(gpio.chip)
+        let buzzerLine = try chip.requestOutput(line: gpio.buzzer.line, consumer: gpio.consumer,
+                                                activeLow: gpio.buzzer.activeLow, initiallyActive: false)
+        let ledLine = try gpio.led.map { (l) throws(GPIOError) in
+            try chip.requestOutput(line: l.line, consumer: gpio.consumer, activeLow: l.activeLow, initiallyActive: false)
+        }
+        let buttonLine = try chip.requestEdges(line: gpio.button.line, consumer: gpio.consumer,
+                                               bias: gpio.button.bias, activeLow: gpio.button.activeLow)
+        let output: any LevelOutput
+        switch (gpio.buzzer.type, gpio.buzzer.pwmChip) {
+        case (.active, _): output = LineOutput(buzzerLine)
+        case let (.passive, pwm?): output = try PWMTone(chip: pwm, channel: gpio.buzzer.pwmChannel, frequency: gpio.buzzer.toneHz)
+        case (.passive, nil): output = ToggledTone(buzzerLine, frequency: gpio.buzzer.toneHz)
+        }
+        button = try AbortButton(line: buttonLine, settings: settings)
+        buzzer = PatternPlayer(name: "buzzer", output: output)
+        led = ledLine.map { PatternPlayer(name: "led", output: LineOutput($0)) }
+    }
+}
+
+/// A level shown on the console instead of a pin (the no-hardware demo's buzzer and LED).
+public final class ConsoleLevel: LevelOutput, @unchecked Sendable {
+    // @unchecked: `on` is guarded by `lock`.
+    private let lock = NSLock()
+    private var on = false
+    public init() {}
+    public func set(_ on: Bool) throws(GPIOError) { lock.withLock { self.on = on } }
+    public var isOn: Bool { lock.withLock { on } }
+}

@@ -1,0 +1,222 @@
+import ArgumentParser
+import FallGuardCore
+import FallGuardFieldTest
+import FallGuardHardware
+import Foundation
+import Logging
+
+struct AlarmCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "alarm",
+        abstract: "The local alarm: detector → countdown on the buzzer → abort button → alert.",
+        discussion: """
+            Falls come from --recording (a CSV replayed at its own pace), from the accelerometer \
+            (--uri, e.g. local:) or from nowhere (no option: the button still sends help requests). \
+            A suspected fall starts the countdown; a short press aborts it; at expiry the alert goes \
+            to standard output as a JSON line ({"event":"alert",...}) and the calm alarm continues \
+            until a short press ("I'm OK") or --alert-timeout. A long press is a help request at any \
+            time. Every incident event is appended to <state>/incidents.jsonl.
+
+            --buzzer console: the countdown, the pattern and the LED on one status line (standard \
+            error, when it is a terminal) and the keyboard as the button: \(ConsoleButton.help) \
+            (Enter/space/h; space is held while its autorepeat runs). Without a terminal on \
+            standard input there is no button. --buzzer gpio: the buzzer, button and optional LED \
+            through libgpiod (lines by name or offset; a missing or busy line stops start-up, exit 69).
+
+            Standard output, one JSON line each: ready, fall-suspected (t_ns: CLOCK_MONOTONIC when \
+            the detector fired), alert, sensor fault/recovered, summary.
+            """)
+
+    @Option(help: ArgumentHelp("Replay this recording (CSV) as the sensor, in real time.", valueName: "file"))
+    var recording: String?
+
+    @Option(help: ArgumentHelp("Use the accelerometer at this libiio URI (e.g. local:).", valueName: "uri"))
+    var uri: String?
+
+    @Option(help: "IIO device name (with --uri).")
+    var device: String?
+
+    @Option(help: "Buzzer, LED and button: console, gpio or none.")
+    var buzzer = "console"
+
+    @Option(help: ArgumentHelp("Directory for incidents.jsonl.", valueName: "dir"))
+    var state = "fallguard-state"
+
+    @Option(help: "Seconds to run (default: until Ctrl-C).")
+    var duration: Double?
+
+    @OptionGroup var alarm: AlarmOptions
+    @OptionGroup var gpio: GPIOOptions
+    @OptionGroup var detectorOptions: DetectorOptions
+
+    func run() throws {
+        // Standard output is JSON lines. On a terminal the console display prints the incident
+        // events itself, between its status line redraws, so only warnings are logged there.
+        let quiet = buzzer == "console" && isatty(2) == 1
+        LoggingSystem.bootstrap { label in
+            var h = StreamLogHandler.standardError(label: label)
+            h.logLevel = quiet ? .warning : .info
+            return h
+        }
+        let settings = alarm.section
+        let gpioSection = try gpio.section()
+        let problems = settings.problems(at: ["alarm"]) + gpioSection.problems(at: ["gpio"])
+        if let p = problems.first { throw ValidationError(p.description) }
+        let detector = try detectorOptions.configuration().makeDetector()
+        let log: IncidentLog
+        do { log = try IncidentLog(stateDirectory: state) } catch {
+            printError("\(error)")
+            throw ExitStatus.cantCreate
+        }
+
+        var display: ConsoleAlarmDisplay?
+        let parts: (PatternPlayer?, PatternPlayer?, (any ButtonSource)?)
+        switch buzzer {
+        case "gpio":
+            do {
+                let g = try GPIOAlarmParts(gpio: gpioSection, settings: settings)
+                g.button.onError = { printError("\($0) (the button no longer works)") }
+                g.buzzer.onError = { printError($0.description) }
+                parts = (g.buzzer, g.led, g.button)
+            } catch {
+                printError(error.description)
+                throw ExitCode(69)
+            }
+        case "console":
+            let d = ConsoleAlarmDisplay(settings: settings)
+            display = d
+            let keys = ConsoleButton(longPress: settings.longPress)
+            if !keys.isAvailable { printError("standard input is not a terminal: no console button") }
+            parts = (PatternPlayer(name: "buzzer", output: d.buzzer), PatternPlayer(name: "led", output: d.led), keys)
+        case "none":
+            parts = (nil, nil, nil)
+        default:
+            throw ValidationError("--buzzer: console, gpio or none")
+        }
+        let controller = try AlarmController(settings: settings, buzzer: parts.0, led: parts.1, button: parts.2,
+                                             sink: ConsoleAlertSink(write: emit), incidentLog: log)
+        let shown = display
+        controller.onUpdate = { engine, effects in shown?.update(engine, effects) }
+        let (stop, signals) = stopOnSignals()
+        defer { signals.forEach { $0.cancel() } }
+        controller.start()
+        display?.start(controller)
+        emit(#"{"event":"ready","t_ns":\#(monotonicNanoseconds()),"incidents":\#(quoted(log.path))}"#)
+
+        let fired: @Sendable (FallSuspected) -> Void = { fall in
+            emit(#"{"event":"fall-suspected","t_ns":\#(monotonicNanoseconds()),"impact":\#(fall.impactTime),"peak":\#(fall.peak)}"#)
+            controller.fallSuspected(fall)
+        }
+        let until = duration.map { monotonicNanoseconds() + Int64($0 * 1e9) }
+        let keepGoing = { !stop.load(ordering: .acquiring) && until.map { monotonicNanoseconds() < $0 } ?? true }
+        if let recording {
+            let samples: [AccelerationSample]
+            do { samples = try RecordingFile.read(path: recording).samples } catch {
+                printError(error.description)
+                throw ExitStatus.dataError
+            }
+            var replay = SensorReplay(samples: samples, detector: detector)
+            replay.run(while: keepGoing, fired)
+        } else if let uri {
+            let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device))
+            var pipeline = SensorPipeline(source: source, detector: detector)
+            var name = device ?? "accelerometer"
+            source.start()
+            while keepGoing() {
+                pipeline.poll(now: Double(monotonicNanoseconds()) * 1e-9) { output in
+                    switch output {
+                    case let .opened(info): name = "\(info.id) (\(info.name))"
+                    case let .health(change):
+                        emit(#"{"event":"\#(change.isFault ? "fault" : "recovered")","problem":"\#(change.problem.rawValue)","t_ns":\#(monotonicNanoseconds())}"#)
+                        controller.sensorHealth(change, device: name)
+                    case let .detection(fall): fired(fall)
+                    }
+                }
+                sleepUntil(nanoseconds: monotonicNanoseconds() + 5_000_000)
+            }
+            source.stopAndWait()
+        } else {
+            while keepGoing() { sleepUntil(nanoseconds: monotonicNanoseconds() + 20_000_000) }
+        }
+        display?.stop()
+        controller.stop()
+        let s = controller.snapshot
+        emit(#"{"event":"summary","state":"\#(s.state.incident == nil ? "monitoring" : (s.state.incident ?? ""))","sound":"\#(s.sound.rawValue)"}"#)
+    }
+}
+
+/// Replays recorded samples through a detector at the recording's own pace.
+struct SensorReplay {
+    var samples: [AccelerationSample]
+    var detector: any FallDetector
+
+    mutating func run(while keepGoing: () -> Bool, _ fired: (FallSuspected) -> Void) {
+        guard let first = samples.first else { return }
+        let start = monotonicNanoseconds()
+        var next = 0
+        while keepGoing() {
+            let elapsed = Double(monotonicNanoseconds() - start) * 1e-9
+            while next < samples.count, samples[next].time - first.time <= elapsed {
+                if let d = detector.process(samples[next]) { fired(d) }
+                next += 1
+            }
+            sleepUntil(nanoseconds: monotonicNanoseconds() + 5_000_000)
+        }
+    }
+}
+
+/// The `alarm` section's timings as options.
+struct AlarmOptions: ParsableArguments {
+    @Option(help: "Countdown in seconds (5...300).")
+    var countdown = 30.0
+    @Option(help: "Seconds of faster beeping at the end of the countdown.")
+    var finalPhase = 10.0
+    @Option(help: "Seconds held for a long press (help request).")
+    var longPress = 2.0
+    @Option(help: "Button debounce in ms.")
+    var debounceMs = 30
+    @Option(help: "Seconds the calm alarm lasts after an alert (60...86400).")
+    var alertTimeout = 3600.0
+    @Option(help: "Seconds a sensor fault may last before a device-problem alert.")
+    var faultGrace = 60.0
+
+    var section: AlarmSection {
+        AlarmSection(countdown: countdown, finalPhase: min(finalPhase, countdown), longPress: longPress,
+                     debounceMs: debounceMs, alertTimeout: alertTimeout, faultGrace: faultGrace)
+    }
+}
+
+/// The `gpio` section as options.
+struct GPIOOptions: ParsableArguments {
+    @Option(help: "GPIO chip: name, label or /dev path.")
+    var chip = "gpiochip0"
+    @Option(help: "Buzzer line (name or offset).")
+    var buzzerLine = "GPIO18"
+    @Flag(help: "Passive buzzer: play a tone (toggled line, or --pwm-chip).")
+    var passive = false
+    @Option(help: "Tone of a passive buzzer in Hz.")
+    var toneHz = 2000.0
+    @Option(help: "PWM chip under /sys/class/pwm for a passive buzzer (channel --pwm-channel).")
+    var pwmChip: Int?
+    @Option(help: "PWM channel.")
+    var pwmChannel = 0
+    @Option(help: "Button line (name or offset).")
+    var buttonLine = "GPIO17"
+    @Option(help: "Button bias: pull-up, pull-down, disable, as-is.")
+    var buttonBias = "pull-up"
+    @Flag(help: "The button reads high when pressed (default: active-low).")
+    var activeHighButton = false
+    @Option(help: "Status LED line (default: none).")
+    var ledLine: String?
+
+    func section() throws -> GPIOSection {
+        guard let bias = GPIOSection.Bias(rawValue: buttonBias) else {
+            throw ValidationError("--button-bias: pull-up, pull-down, disable or as-is")
+        }
+        return GPIOSection(chip: chip,
+                           buzzer: .init(line: buzzerLine, type: passive ? .passive : .active, toneHz: toneHz,
+                                         pwmChip: pwmChip, pwmChannel: pwmChannel),
+                           button: .init(line: buttonLine, bias: bias, activeLow: !activeHighButton),
+                           led: ledLine.map { GPIOSection.LED(line: $0) })
+    }
+}

@@ -1,0 +1,71 @@
+import FallGuardCore
+import FallGuardHardware
+import Foundation
+
+/// The no-hardware demo's buzzer and LED: one status line on standard error, redrawn ten
+/// times a second when it is a terminal, e.g.
+/// `FG-1 COUNTDOWN 23.4 s  buzzer ■ countdown (200/800 ms ×1)  LED ●  Enter: short press …`.
+/// Without a terminal, one line per change of sound.
+final class ConsoleAlarmDisplay: @unchecked Sendable {
+    // @unchecked: `engine` and `running` are guarded by `lock`.
+    let buzzer = ConsoleLevel()
+    let led = ConsoleLevel()
+    private let settings: AlarmSection
+    private let lock = NSLock()
+    private var engine: AlertEngine?
+    private var running = false
+    private let isTerminal = isatty(2) == 1
+    private let done = DispatchSemaphore(value: 0)
+
+    init(settings: AlarmSection) { self.settings = settings }
+
+    func start(_ controller: AlarmController) {
+        lock.withLock {
+            engine = controller.snapshot
+            running = true
+        }
+        guard isTerminal else { return }
+        Thread { [self] in
+            defer { done.signal() }
+            while lock.withLock({ running }) {
+                FileHandleStderr.write("\r\u{1B}[K" + statusLine())
+                usleep(100_000)
+            }
+            FileHandleStderr.write("\r\u{1B}[K")
+        }.start()
+    }
+
+    func stop() {
+        let was = lock.withLock { () -> Bool in defer { running = false }; return running }
+        if was, isTerminal { done.wait() }
+    }
+
+    func update(_ engine: AlertEngine, _ effects: [AlertEffect]) {
+        lock.withLock { self.engine = engine }
+        guard !isTerminal else {
+            for case let .record(e) in effects {
+                FileHandleStderr.write("\r\u{1B}[K\(e.incident ?? "-") \(e.event.rawValue): \(e.detail)\n")
+            }
+            for case let .dispatch(a) in effects {
+                FileHandleStderr.write("\r\u{1B}[K\(a.incident) ALERT SENT: \(a.kind.rawValue) (\(a.severity.rawValue))\n")
+            }
+            return
+        }
+        for case let .sound(s) in effects { FileHandleStderr.write("buzzer: \(s.rawValue) (\(settings.pattern(for: s)))\n") }
+    }
+
+    func statusLine() -> String {
+        guard let e = lock.withLock({ engine }) else { return "" }
+        let now = Double(monotonicNanoseconds()) * 1e-9
+        var text: String
+        switch e.state {
+        case .monitoring: text = "monitoring"
+        case let .countdown(c): text = "\(c.incident) COUNTDOWN \(String(format: "%.1f", c.remaining(at: now))) s"
+        case let .alertActive(a): text = "\(a.incident) ALERT OUT (\(a.kind.rawValue)) — press for I'm OK"
+        }
+        if let f = e.sensorFault { text += "  SENSOR FAULT \(f.fault.problem.rawValue)" }
+        text += "  buzzer \(buzzer.isOn ? "■" : "□") \(e.sound.rawValue) (\(settings.pattern(for: e.sound)))"
+        text += "  LED \(led.isOn ? "●" : "○")  \(ConsoleButton.help)"
+        return text
+    }
+}

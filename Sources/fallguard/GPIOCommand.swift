@@ -1,0 +1,125 @@
+import ArgumentParser
+import FallGuardCore
+import FallGuardHardware
+import Foundation
+
+struct GPIOCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gpio",
+        abstract: "Bring-up of the buzzer, LED and button lines through libgpiod: request, play, watch.",
+        discussion: """
+            Requests each line given (a missing or busy line stops with an error naming chip and \
+            line, exit status 69), prints one JSON line per requested line, plays --pattern on the \
+            outputs and prints every debounced --button event (pressed, held, released with its \
+            duration and short/long) as a JSON line with its kernel time (t_ns, CLOCK_MONOTONIC), \
+            for --duration seconds. Lines are released on exit.
+            Patterns: a sound name (countdown, countdown-final, alert-active, help-requested, \
+            sensor-fault, acknowledge) or ON/OFF[xCOUNT][+PAUSE] in ms, e.g. 200/800 or 50/150x3+9400.
+            """)
+
+    @Option(help: "Chip: name (gpiochip0), label (pinctrl-bcm2711), path (/dev/gpiochip0) or number.")
+    var chip = "gpiochip0"
+
+    @Option(name: .customLong("output"), help: ArgumentHelp("An output line (name GPIO18 or offset 18); repeatable.", valueName: "line"))
+    var outputs: [String] = []
+
+    @Option(help: ArgumentHelp("The button line: pull-up, active-low, both edges.", valueName: "line"))
+    var button: String?
+
+    @Option(help: "Bias of the button line: pull-up, pull-down, disable, as-is.")
+    var bias = "pull-up"
+
+    @Flag(help: "The button reads high when pressed (default: active-low, a button to ground).")
+    var activeHighButton = false
+
+    @Option(help: "Debounce in ms.")
+    var debounceMs = 30
+
+    @Option(help: "Long press in seconds.")
+    var longPress = 2.0
+
+    @Option(help: "Pattern to play on the outputs.")
+    var pattern: String?
+
+    @Option(help: "Play the pattern as a tone of this frequency (a passive buzzer on a toggled line).")
+    var toneHz: Double?
+
+    @Option(help: "Seconds to run after requesting (default 0: request, report, release).")
+    var duration = 0.0
+
+    func run() throws {
+        guard let bias = GPIOSection.Bias(rawValue: bias) else { throw ValidationError("--bias: pull-up, pull-down, disable or as-is") }
+        let settings = AlarmSection(longPress: longPress, debounceMs: debounceMs)
+        let played = try pattern.map { try parsePattern($0, settings: settings) }
+        let (stop, signals) = stopOnSignals()
+        defer { signals.forEach { $0.cancel() } }
+        var players: [PatternPlayer] = []
+        var abort: AbortButton?
+        do {
+            let gpio = try LibGPIOD1().openChip(chip)
+            for line in outputs {
+                let l = try gpio.requestOutput(line: line, consumer: "fallguard", activeLow: false, initiallyActive: false)
+                emit(#"{"event":"requested","direction":"output","line":\#(quoted(l.description))}"#)
+                let output: any LevelOutput = toneHz.map { ToggledTone(l, frequency: $0) } ?? LineOutput(l)
+                players.append(PatternPlayer(name: "out\(players.count)", output: output))
+            }
+            if let button {
+                let l = try gpio.requestEdges(line: button, consumer: "fallguard", bias: bias, activeLow: !activeHighButton)
+                emit(#"{"event":"requested","direction":"input","line":\#(quoted(l.description)),"pressed":\#(try l.read())}"#)
+                abort = try AbortButton(line: l, settings: settings)
+            }
+        } catch {
+            printError(error.description)
+            throw ExitCode(69)  // EX_UNAVAILABLE
+        }
+        abort?.onRawEdge = { e in emit(#"{"event":"edge","active":\#(e.active),"t_ns":\#(e.timestampNanoseconds)}"#) }
+        abort?.start { e in emit(buttonLine(e)) }
+        if let played { for p in players { p.play(played) } }
+        emit(#"{"event":"ready","t_ns":\#(monotonicNanoseconds())}"#)
+        let end = monotonicNanoseconds() + Int64(duration * 1e9)
+        while !stop.load(ordering: .acquiring), monotonicNanoseconds() < end {
+            sleepUntil(nanoseconds: min(end, monotonicNanoseconds() + 20_000_000))
+        }
+        abort?.stop()
+        players.forEach { $0.stop() }
+    }
+}
+
+/// `countdown` or `ON/OFF[xCOUNT][+PAUSE]` (ms).
+func parsePattern(_ text: String, settings: AlarmSection) throws -> OnOffPattern {
+    if let sound = AlarmSound(rawValue: text) { return settings.pattern(for: sound) }
+    let bad = ValidationError("pattern '\(text)': expected a sound name or ON/OFF[xCOUNT][+PAUSE] in ms")
+    let plus = text.split(separator: "+", omittingEmptySubsequences: false)
+    let times = plus[0].split(separator: "x", omittingEmptySubsequences: false)
+    let onOff = times[0].split(separator: "/", omittingEmptySubsequences: false)
+    guard plus.count <= 2, times.count <= 2, onOff.count == 2,
+          let on = Int(onOff[0]), let off = Int(onOff[1]),
+          let count = times.count == 2 ? Int(times[1]) : 1,
+          let pause = plus.count == 2 ? Int(plus[1]) : 0 else { throw bad }
+    let p = OnOffPattern(onMs: on, offMs: off, count: count, pauseMs: pause)
+    if let problem = p.problems(at: ["pattern"]).first { throw ValidationError(problem.description) }
+    return p
+}
+
+func buttonLine(_ e: ButtonEvent) -> String {
+    switch e {
+    case let .pressed(t): #"{"event":"pressed","t_ns":\#(t)}"#
+    case let .held(t): #"{"event":"held","t_ns":\#(t)}"#
+    case let .released(t, d, long): #"{"event":"released","t_ns":\#(t),"duration_ms":\#(Double(d) / 1e6),"press":"\#(long ? "long" : "short")"}"#
+    }
+}
+
+/// A JSON string literal.
+func quoted(_ s: String) -> String {
+    String(decoding: (try? JSONEncoder().encode(s)) ?? Data(), as: UTF8.self)
+}
+
+/// One line to standard output, flushed (lines come from several threads).
+func emit(_ line: String) {
+    outputLock.withLock {
+        print(line)
+        fflush(nil)
+    }
+}
+
+private let outputLock = NSLock()

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// Runs `fallguard` inside the project's GPIO emulator (tools/gpio-emulator/gpio-emu), so the
+/// real libgpiod 1.6 drives emulated lines; the test presses the button through the control
+/// socket and reads every output level change, with its CLOCK_MONOTONIC time, from the log.
+final class GPIOEmulatorRun: @unchecked Sendable {
+    // @unchecked: the captured output is guarded by `lock`.
+    static let skipReason: Comment = "needs root: the GPIO emulator makes /dev/gpiochip0 and a fake sysfs in a private mount namespace (tools/emu-ns)"
+
+    static let launcher = """
+        import os, signal, sys
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+            signal.signal(s, signal.SIG_DFL)
+        os.execv(sys.argv[1], sys.argv[1:])
+        """
+
+    let dir: String
+    let control: String
+    let logPath: String
+    private let process = Process()
+    private let out = Pipe(), err = Pipe()
+    private var stdoutData = Data()
+    private var stderrData = Data()
+    private let lock = NSLock()
+    private var readers: [Thread] = []
+
+    /// Starts `fallguard ARGS` under `gpio-emu CHIP_ARGS`.
+    init(_ arguments: [String], emulator: [String] = []) throws {
+        dir = NSTemporaryDirectory() + "fg-gpio-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        control = dir + "/ctl.sock"
+        logPath = dir + "/gpio.jsonl"
+        // Through a launcher that unblocks and un-ignores every signal: Process starts children
+        // with the spawning thread's blocked mask, and gpio-emu stops its server with SIGTERM.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", Self.launcher, Emulator.root + "/tools/gpio-emulator/gpio-emu"] + emulator + ["--control", control, "--log", logPath, "--", Emulator.fallguard] + arguments
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        for (pipe, isOut) in [(out, true), (err, false)] {
+            let t = Thread { [self] in
+                let h = pipe.fileHandleForReading
+                while true {
+                    let d = h.availableData
+                    if d.isEmpty { break }
+                    lock.withLock { if isOut { stdoutData.append(d) } else { stderrData.append(d) } }
+                }
+            }
+            t.start()
+            readers.append(t)
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: dir) }
+
+    var stdout: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
+    var stderr: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
+
+    /// stdout's JSON lines.
+    var events: [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Waits until a stdout JSON line has `event == name` (or the process ends).
+    @discardableResult
+    func waitFor(_ name: String, count: Int = 1, timeout: Double = 30) -> [String: Any]? {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            let found = events.filter { $0["event"] as? String == name }
+            if found.count >= count { return found[count - 1] }
+            if !process.isRunning { break }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    /// One control command; returns the reply line.
+    @discardableResult
+    func ctl(_ command: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Emulator.root + "/tools/gpio-emulator/gpio-ctl")
+        p.arguments = ["-s", control] + command.split(separator: " ").map(String.init)
+        let o = Pipe()
+        p.standardOutput = o
+        try p.run()
+        let data = o.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Waits for the end; returns the exit status.
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        while readers.contains(where: { !$0.isFinished }) { usleep(1000) }
+        return process.terminationStatus
+    }
+
+    /// `(t_ns, physical value)` of every level change of output `offset`, from the log.
+    func levels(offset: Int) throws -> [(t: Int64, value: Int)] {
+        try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").compactMap { line in
+            guard let r = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  r["event"] as? String == "level", r["offset"] as? Int == offset,
+                  let t = (r["t_ns"] as? NSNumber)?.int64Value, let v = r["value"] as? Int else { return nil }
+            return (t, v)
+        }
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// A nanosecond time field.
+    func ns(_ key: String) -> Int64? { (self[key] as? NSNumber)?.int64Value }
+}
