@@ -16,12 +16,19 @@ import Logging
 /// ```
 ///
 /// Inputs may come from any thread or task; they are stamped with CLOCK_MONOTONIC when they
-/// arrive (button events with their kernel edge time) and handled in arrival order. The thread
+/// arrive (button events with their kernel edge time) and handled in arrival order.
+///
+/// A debounced press reaches the controller only after the debounce time, stamped with the
+/// edge that began it, and a press made just before the countdown ends must still abort it. So
+/// a deadline is acted on ``hold`` (the debounce time plus 100 ms) after it is due, and an
+/// input that would make it fire early (any input stamped after a due deadline) waits with it.
+/// Inputs are stamped with their real times, so durations are exact: a press whose edge came
+/// before the deadline aborts; one after it is too late. The thread
 /// sleeps until the next input or the engine's ``AlertEngine/nextDeadline``. Effects are
 /// performed sounds and indicators first (a one-shot, then the continuous pattern after it),
 /// then dispatches to the sink and events to the log, each in the engine's order.
 public final class AlarmController: @unchecked Sendable {
-    // @unchecked: `engine`, `inbox`, `running`, `faults` are guarded by `condition`.
+    // @unchecked: `engine`, `inbox`, `waiting`, `running`, `faults` are guarded by `condition`.
     public let settings: AlarmSection
     private let buzzer: PatternPlayer?
     private let led: PatternPlayer?
@@ -32,9 +39,13 @@ public final class AlarmController: @unchecked Sendable {
     private let condition = MonotonicCondition()
     private var engine: AlertEngine
     private var inbox: [(AlertInput, Int64)] = []
+    /// Inputs stamped after a deadline that is due but not yet acted on (see ``hold``).
+    private var waiting: [(AlertInput, Int64)] = []
     private var running = false
     private var activeProblems: Set<SensorProblem> = []
     private let done = DispatchSemaphore(value: 0)
+    /// How far the engine's clock runs behind CLOCK_MONOTONIC, in nanoseconds.
+    public let hold: Int64
     /// Called on the alarm thread after each batch of effects, with the engine (console display).
     public var onUpdate: (@Sendable (AlertEngine, [AlertEffect]) -> Void)?
 
@@ -49,6 +60,7 @@ public final class AlarmController: @unchecked Sendable {
         self.sink = sink
         self.incidentLog = incidentLog
         self.logger = logger
+        hold = Int64(settings.debounceMs + 100) * 1_000_000
     }
 
     /// Starts the alarm thread and the button, and shows the monitoring heartbeat.
@@ -135,12 +147,22 @@ public final class AlarmController: @unchecked Sendable {
         while true {
             let (effects, snapshot, keepRunning) = condition.withLock { () -> ([AlertEffect], AlertEngine, Bool) in
                 if inbox.isEmpty, running {
-                    condition.wait(until: engine.nextDeadline.map { Int64(($0 * 1e9).rounded(.up)) })
+                    condition.wait(until: engine.nextDeadline.map { Int64(($0 * 1e9).rounded(.up)) + hold })
                 }
                 var effects: [AlertEffect] = []
-                for (input, t) in inbox { effects += engine.handle(input, at: Double(t) * 1e-9) }
+                let acted = Double(monotonicNanoseconds() - hold) * 1e-9   // deadlines due up to here fire
+                let queue = waiting + inbox
+                waiting.removeAll()
                 inbox.removeAll()
-                effects += engine.advance(to: Double(monotonicNanoseconds()) * 1e-9)
+                for (i, (input, t)) in queue.enumerated() {
+                    let time = Double(t) * 1e-9
+                    if let due = engine.nextDeadline, due <= time, due > acted {
+                        waiting = Array(queue[i...])   // in arrival order, after the deadline fires
+                        break
+                    }
+                    effects += engine.handle(input, at: time)
+                }
+                effects += engine.advance(to: acted)
                 return (effects, engine, running)
             }
             perform(effects)

@@ -1,0 +1,80 @@
+import FallGuardCore
+import Foundation
+
+/// What `fallguard status` shows: written by the running daemon to `<state>/status.json` once a
+/// second (write to a temporary file, then rename, so a reader never sees half a file).
+public struct DaemonStatus: Codable, Sendable, Equatable {
+    public struct Sensor: Codable, Sendable, Equatable {
+        public var device: String
+        public var uri: String
+        public var mode: String
+        /// Hz the device runs at.
+        public var rate: Double
+        /// Active problems: stalled, stuck, saturated, implausible, io-error, disappeared.
+        public var problems: [String]
+        public var samples: Int
+        public var overruns: Int
+    }
+
+    public struct Incident: Codable, Sendable, Equatable {
+        public var id: String
+        public var kind: String
+        /// Wall-clock time, ISO 8601.
+        public var at: String
+    }
+
+    public struct Outbox: Codable, Sendable, Equatable {
+        public var pending: Int
+        public var sent: Int
+        public var failed: Int
+        /// Seconds the oldest pending delivery has waited; nil when none is pending.
+        public var oldestPendingAge: Double?
+    }
+
+    public var pid: Int32
+    public var version: String
+    /// Wall-clock times, ISO 8601.
+    public var started: String
+    public var updated: String
+    /// monitoring, countdown, alert-out, or sensor-fault.
+    public var state: String
+    /// The incident in progress, if any.
+    public var incident: String?
+    /// Seconds left in a running countdown.
+    public var countdownRemaining: Double?
+    public var sensor: Sensor?
+    public var lastIncident: Incident?
+    public var outbox: Outbox?
+    /// Path of the configuration in use, or "embedded demo".
+    public var configuration: String
+
+    public static func path(in stateDirectory: String) -> String { stateDirectory + "/status.json" }
+
+    /// Writes atomically: temp file in the same directory, fsync, rename.
+    public func write(to stateDirectory: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let data = try encoder.encode(self)
+        let path = Self.path(in: stateDirectory)
+        let temp = path + ".tmp"
+        guard FileManager.default.createFile(atPath: temp, contents: data) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temp])
+        }
+        if rename(temp, path) != 0 {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+    }
+
+    public static func read(from stateDirectory: String) throws -> DaemonStatus {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path(in: stateDirectory)))
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return try decoder.decode(DaemonStatus.self, from: data)
+    }
+}
+
+/// ISO 8601 with the local offset, as the messages and the status show times.
+public func isoTimestamp(_ date: Date = Date()) -> String {
+    date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).timeZone(separator: .colon))
+}
