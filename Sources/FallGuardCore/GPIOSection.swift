@@ -5,6 +5,7 @@
 ///
 /// ```yaml
 /// gpio:
+///   enabled: true            # false: the console stands in (no-hardware bench, development)
 ///   chip: gpiochip0          # name, label (pinctrl-bcm2711) or path (/dev/gpiochip0)
 ///   consumer: fallguard      # the label gpioinfo shows on our lines
 ///   buzzer:
@@ -18,6 +19,9 @@
 ///   led: {line: GPIO27, active-low: false}
 /// ```
 public struct GPIOSection: ConfigSection, Equatable {
+    /// false: no GPIO at all; the buzzer and LED are shown on the console and the keyboard is
+    /// the button (when there is a terminal).
+    public var enabled: Bool = true
     public var chip: String
     public var consumer: String
     public var buzzer: Buzzer
@@ -126,11 +130,12 @@ public struct GPIOSection: ConfigSection, Equatable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case chip, consumer, buzzer, button, led }
+    enum CodingKeys: String, CodingKey { case enabled, chip, consumer, buzzer, button, led }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = GPIOSection()
+        enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
         chip = try c.decodeIfPresent(String.self, forKey: .chip) ?? d.chip
         consumer = try c.decodeIfPresent(String.self, forKey: .consumer) ?? d.consumer
         buzzer = try c.decodeIfPresent(Buzzer.self, forKey: .buzzer) ?? d.buzzer

@@ -35,6 +35,12 @@ public struct SensorPipeline {
         health = SensorHealthMonitor(limits: .init(fullScaleG: fullScaleG))
     }
 
+    /// Swaps in another detector (a reloaded configuration); it starts with an empty history.
+    public mutating func replaceDetector(_ new: any FallDetector) {
+        detector = new
+        detector.reset()
+    }
+
     /// Drains what the capture thread produced and checks for a stall at `now` (monotonic s).
     public mutating func poll(now: Double, _ emit: (Output) -> Void) {
         source.events.drain { event in
