@@ -26,6 +26,16 @@ let package = Package(
             pkgConfig: "libgpiod",
             providers: [.apt(["libgpiod-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
 
         // Pure logic: samples, ring buffer, resampler, detectors, recording format. No I/O.
         .target(
@@ -51,6 +61,23 @@ let package = Package(
             name: "FallGuardNotify",
             dependencies: ["FallGuardCore", .product(name: "Logging", package: "swift-log")]
         ),
+        // MQTT channel through libmosquitto: alerts, state, Home Assistant discovery, acknowledgements.
+        .target(
+            name: "FallGuardMQTT",
+            dependencies: [
+                "FallGuardCore", "FallGuardNotify", "CLibMosquitto",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // E-mail channel over SMTP through libcurl.
+        .target(
+            name: "FallGuardEmail",
+            dependencies: [
+                "FallGuardCore", "FallGuardNotify", "CLibCurl",
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The command-line tool: wires the modules, nothing else.
         .executableTarget(
             name: "fallguard",
@@ -69,9 +96,18 @@ let package = Package(
             path: "bench/FallGuardBench"
         ),
 
+        // Runs an MQTT channel in its own process, so tests can kill it (last will).
+        .executableTarget(
+            name: "fallguard-mqtt-probe",
+            dependencies: ["FallGuardMQTT", "FallGuardNotify"],
+            path: "Tests/MQTTProbe"
+        ),
+
         .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore"]),
         .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"], exclude: ["Fixtures"]),
         .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD"]),
         .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore"]),
+        .testTarget(name: "FallGuardMQTTTests", dependencies: ["FallGuardMQTT", "FallGuardNotify", "FallGuardCore"]),
+        .testTarget(name: "FallGuardEmailTests", dependencies: ["FallGuardEmail", "FallGuardNotify", "FallGuardCore"], exclude: ["smtp-sink.py"]),
     ]
 )
