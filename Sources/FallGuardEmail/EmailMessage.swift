@@ -72,11 +72,13 @@ public struct EmailMessage: Sendable, Equatable {
         return f.string(from: date)
     }
 
+    /// `"Name" <address>` (quotes and backslashes escaped), or RFC 2047 words for a non-ASCII name.
     static func mailbox(_ name: String, _ address: String) -> String {
         let n = oneLine(name)
         guard !n.isEmpty else { return address }
-        let plain = n.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && !"\"\\".unicodeScalars.contains($0) }
-        return plain ? "\"\(n)\" <\(address)>" : "\(encodedWords(n)) <\(address)>"
+        guard n.unicodeScalars.allSatisfy({ $0.isASCII }) else { return "\(encodedWords(n)) <\(address)>" }
+        let escaped = n.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        return "\"\(escaped)\" <\(address)>"
     }
 
     /// The text as is when it is printable ASCII, else as RFC 2047 base64 words of at most

@@ -15,7 +15,7 @@ public final class MQTTChannel: NotificationChannel {
     public let settings: MQTTChannelSettings
     public let topics: MQTTTopics
     private let client: MosquittoClient
-    private let retained: Retained
+    private let retained: BridgeSession
 
     /// - Parameter onAcknowledgement: called on libmosquitto's network thread for each valid
     ///   acknowledgement; hand it on, do not block.
@@ -26,7 +26,7 @@ public final class MQTTChannel: NotificationChannel {
         self.settings = settings
         let topics = MQTTTopics(settings)
         self.topics = topics
-        let retained = Retained(topics: topics, discovery: settings.discovery,
+        let retained = BridgeSession(topics: topics, discovery: settings.discovery,
                                 onAcknowledgement: onAcknowledgement, logger: logger)
         self.retained = retained
         let options = MosquittoOptions(
@@ -92,7 +92,7 @@ public final class MQTTChannel: NotificationChannel {
 }
 
 /// What the bridge publishes again after every reconnect, and what it does with messages.
-private final class Retained: Sendable {
+private final class BridgeSession: Sendable {
     let topics: MQTTTopics
     let discovery: Bool
     let onAcknowledgement: AcknowledgementHandler

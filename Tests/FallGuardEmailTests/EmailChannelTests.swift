@@ -15,7 +15,7 @@ let alertBody = """
     """
 
 func delivery(to address: String? = "anna@example.org", key: String = UUID().uuidString, test: Bool = false) -> Delivery {
-    Delivery(channel: "email", recipient: Recipient(name: "Anna Smith", phone: "+447700900123", email: address),
+    Delivery(channel: "email", recipient: Recipient(name: "Zoë Smith", phone: "+447700900123", email: address),
              payload: AlertPayload(idempotencyKey: key, test: test, device: "bedroom",
                                    wearer: Wearer(name: "Margaret", location: "Flat 3, 12 Mill Lane"),
                                    alert: Alert(kind: .fall, incident: "FG-7", time: 42),
@@ -58,7 +58,7 @@ struct EmailChannelTests {
         #expect(!mail.tls && mail.login == nil)
         #expect(mail.headers["Subject"] == "Fall: Margaret needs help — 10:42")
         #expect(mail.headers["From"] == "FallGuard <fallguard@example.org>")
-        #expect(mail.headers["To"] == "Anna Smith <anna@example.org>")
+        #expect(mail.headers["To"] == "Zoë Smith <anna@example.org>")
         #expect(mail.headers["Message-ID"] == "<fallguard.key-123@example.org>")
         #expect(receipt.providerID == "<fallguard.key-123@example.org>")
         #expect(mail.headers["X-FallGuard-Idempotency-Key"] == "key-123")
