@@ -133,6 +133,8 @@ private final class BridgeSession: Sendable {
             republish(client)
         case let .refused(reason, _):
             logger.error("MQTT: \(reason)")
+        case let .error(text):
+            logger.error("MQTT: \(client.endpoint): \(text)")
         case let .disconnected(reason):
             logger.warning("MQTT: \(reason); reconnecting")
         case let .message(topic, payload) where topic == topics.acknowledge:

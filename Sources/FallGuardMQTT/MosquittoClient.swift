@@ -12,6 +12,8 @@ enum MosquittoEvent: Sendable {
     /// CONNACK with a refusal; `permanent` for bad credentials, not authorised, bad client id.
     case refused(reason: String, permanent: Bool)
     case disconnected(reason: String)
+    /// libmosquitto's own error text (TLS handshake, certificate), while not connected.
+    case error(String)
     case message(topic: String, payload: [UInt8])
 }
 
@@ -89,6 +91,10 @@ final class MosquittoClient: @unchecked Sendable {
         mosquitto_connect_callback_set(h) { _, me, rc in MosquittoClient.from(me).connected(rc) }
         mosquitto_disconnect_callback_set(h) { _, me, rc in MosquittoClient.from(me).disconnected(rc) }
         mosquitto_publish_callback_set(h) { _, me, mid in MosquittoClient.from(me).acknowledged(mid) }
+        mosquitto_log_callback_set(h) { _, me, level, text in
+            guard level == MOSQ_LOG_ERR, let text else { return }
+            MosquittoClient.from(me).libraryError(String(cString: text))
+        }
         mosquitto_message_callback_set(h) { _, me, message in
             guard let m = message?.pointee, let topic = m.topic else { return }
             let payload = m.payload.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: Int(m.payloadlen))) } ?? []
@@ -259,6 +265,16 @@ final class MosquittoClient: @unchecked Sendable {
             return s.connected
         }
         if wasConnected { onEvent(self, .disconnected(reason: reason)) }
+    }
+
+    private func libraryError(_ text: String) {
+        let report = state.withLock { s in
+            let problem = "\(endpoint): \(text)"
+            guard !s.connected, s.problem != problem else { return false }
+            s.problem = problem
+            return true
+        }
+        if report { onEvent(self, .error(text)) }
     }
 
     private func acknowledged(_ mid: Int32) {

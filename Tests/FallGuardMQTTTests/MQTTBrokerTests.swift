@@ -17,10 +17,11 @@ func samplePayload(incident: String = "FG-7", key: String = UUID().uuidString) -
 }
 
 func channel(_ broker: MosquittoBroker, device: String, timeout: Double = 5,
-             username: String? = nil, password: String? = nil,
+             username: String? = nil, password: String? = nil, tls: Bool = false, caFile: String? = nil,
              onAcknowledgement: @escaping AcknowledgementHandler = { _, _ in }) throws -> MQTTChannel {
     let settings = MQTTChannelSettings(host: "127.0.0.1", port: broker.port, username: username, password: password,
-                                       device: device, publishTimeout: timeout, reconnectDelay: 1, reconnectDelayMax: 1)
+                                       device: device, publishTimeout: timeout, reconnectDelay: 1, reconnectDelayMax: 1,
+                                       tls: tls, caFile: caFile)
     let c = try MQTTChannel(settings: settings, onAcknowledgement: onAcknowledgement)
     c.start()
     return c
@@ -175,5 +176,24 @@ struct MQTTBrokerTests {
         let lines = await subscriber.lines()
         await mqtt.stop()
         #expect(lines.count == 1 && lines[0].contains(#""idempotencyKey":"after-restart""#), "\(lines)")
+    }
+
+    @Test func tlsToABrokerWhoseCertificateWeTrustDeliversAndToAnUntrustedOneDoesNot() async throws {
+        let broker = try await MosquittoBroker(tls: brokerCertificate)
+        let trusted = try channel(broker, device: "tls-ok", tls: true, caFile: brokerCertificate.cert)
+        let receipt = try await trusted.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        await trusted.stop()
+        #expect(broker.log.contains("Sending PUBACK to fallguard-tls-ok (m\(receipt.providerID ?? "?"), rc0)"))
+
+        // The system's CAs do not know the self-signed certificate: no connection, no alert.
+        let untrusted = try channel(broker, device: "tls-bad", timeout: 1, tls: true)
+        do {
+            _ = try await untrusted.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+            Issue.record("delivered to a broker whose certificate nobody trusts")
+        } catch let failure as DeliveryFailure {
+            #expect(failure.description.contains("certificate verify failed"), "\(failure)")
+        }
+        await untrusted.stop()
+        #expect(!broker.log.contains("Received PUBLISH from fallguard-tls-bad"))
     }
 }

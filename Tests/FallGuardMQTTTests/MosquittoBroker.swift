@@ -14,6 +14,15 @@ let mosquittoMissing: String? = {
     return nil
 }()
 
+/// A self-signed certificate for 127.0.0.1, made once by `openssl`.
+let brokerCertificate: (cert: String, key: String) = {
+    let folder = temporaryFolder("mosquitto-cert")
+    _ = try? run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                                      "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "2",
+                                      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
+    return (folder + "/cert.pem", folder + "/key.pem")
+}()
+
 /// A free TCP port on 127.0.0.1 (the kernel's choice, released at once).
 func freeLoopbackPort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -48,7 +57,9 @@ final class MosquittoBroker: @unchecked Sendable {
     private var process: Process?
     var log: String { (try? String(contentsOfFile: folder + "/broker.log", encoding: .utf8)) ?? "" }
 
-    init(users: [String: String] = [:]) async throws {
+    /// - Parameter tls: the broker's certificate and key (self-signed: clients trust the
+    ///   certificate itself as their CA).
+    init(users: [String: String] = [:], tls: (cert: String, key: String)? = nil) async throws {
         port = freeLoopbackPort()
         folder = temporaryFolder("mosquitto")
         var config = """
@@ -59,6 +70,7 @@ final class MosquittoBroker: @unchecked Sendable {
             user root
 
             """
+        if let tls { config += "cafile \(tls.cert)\ncertfile \(tls.cert)\nkeyfile \(tls.key)\n" }
         if users.isEmpty {
             config += "allow_anonymous true\n"
         } else {
