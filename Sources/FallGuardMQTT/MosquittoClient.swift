@@ -132,7 +132,9 @@ final class MosquittoClient: @unchecked Sendable {
         let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepalive))
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             // The network thread retries with backoff from here.
-            state.withLock { $0.problem = "cannot connect to \(endpoint): \(Self.describe(rc))" }
+            let problem = "cannot connect: \(Self.describe(rc)); retrying"
+            state.withLock { $0.problem = "\(endpoint): \(problem)" }
+            onEvent(self, .error(problem))
         }
         mosquitto_loop_start(handle)
     }

@@ -96,6 +96,7 @@ struct MQTTBrokerTests {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: probeBinary)
         probe.arguments = ["--host", "127.0.0.1", "--port", String(broker.port), "--device", "hall"]
+        probe.standardInput = Pipe()  // open: the probe runs until killed
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
         try probe.run()
@@ -111,6 +112,16 @@ struct MQTTBrokerTests {
         // …and it stays retained for whoever subscribes later.
         let later = try await Subscriber(broker, topics: ["fallguard/hall/availability"], count: 1)
         #expect(await later.lines() == ["fallguard/hall/availability 1 1 offline"])
+    }
+
+    @Test func cleanStopLeavesOfflineRetainedWithoutTheWill() async throws {
+        let broker = try await MosquittoBroker()
+        let mqtt = try channel(broker, device: "study")
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        await mqtt.stop()
+        #expect(await broker.waitForLog(timeout: 5) { $0.contains("Received DISCONNECT from fallguard-study") })
+        let subscriber = try await Subscriber(broker, topics: ["fallguard/study/availability"], count: 1)
+        #expect(await subscriber.lines() == ["fallguard/study/availability 1 1 offline"])
     }
 
     @Test func acknowledgementsPublishedByOthersReachTheHandler() async throws {

@@ -1,6 +1,7 @@
 // fallguard-mqtt-probe: runs one MQTT channel in its own process so that tests can kill it
 // with SIGKILL and watch the broker publish its last will. Prints each acknowledgement as
-// `ack <incident> <by>`; SIGTERM stops it cleanly (availability `offline`).
+// `ack <incident> <by>`; a line `stop` on standard input stops it cleanly (availability
+// `offline`), end of input or a signal ends it like a crash.
 //
 //   fallguard-mqtt-probe --port 1883 --device kitchen [--host H] [--prefix P]
 //                        [--username U --password P] [--state alert-out]
@@ -36,15 +37,10 @@ let channel = try MQTTChannel(settings: settings, onAcknowledgement: { incident,
 channel.start()
 if let state { channel.publish(state: state) }
 
-signal(SIGTERM, SIG_IGN)
-let stop = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
-stop.setEventHandler {
-    Task {
-        await channel.stop()
-        exit(0)
-    }
-}
-stop.resume()
 print("started")
 fflush(nil)
-dispatchMain()
+while let line = readLine() {
+    guard line == "stop" else { continue }
+    await channel.stop()
+    exit(0)
+}
