@@ -88,17 +88,16 @@ final class MosquittoClient: @unchecked Sendable {
             try check(mosquitto_tls_set(h, tls.caFile, caPath, tls.certFile, tls.keyFile, nil), "TLS files")
         }
         try check(mosquitto_reconnect_delay_set(h, UInt32(options.reconnectDelay), UInt32(options.reconnectDelayMax), true), "reconnect delay")
-        mosquitto_connect_callback_set(h) { _, me, rc in MosquittoClient.from(me).connected(rc) }
-        mosquitto_disconnect_callback_set(h) { _, me, rc in MosquittoClient.from(me).disconnected(rc) }
-        mosquitto_publish_callback_set(h) { _, me, mid in MosquittoClient.from(me).acknowledged(mid) }
+        mosquitto_connect_callback_set(h) { _, me, rc in MosquittoClient.from(me)?.connected(rc) }
+        mosquitto_disconnect_callback_set(h) { _, me, rc in MosquittoClient.from(me)?.disconnected(rc) }
+        mosquitto_publish_callback_set(h) { _, me, mid in MosquittoClient.from(me)?.acknowledged(mid) }
         mosquitto_log_callback_set(h) { _, me, level, text in
             guard level == MOSQ_LOG_ERR, let text else { return }
-            MosquittoClient.from(me).libraryError(String(cString: text))
+            MosquittoClient.from(me)?.libraryError(String(cString: text))
         }
         mosquitto_message_callback_set(h) { _, me, message in
-            guard let m = message?.pointee, let topic = m.topic else { return }
+            guard let client = MosquittoClient.from(me), let m = message?.pointee, let topic = m.topic else { return }
             let payload = m.payload.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: Int(m.payloadlen))) } ?? []
-            let client = MosquittoClient.from(me)
             client.onEvent(client, .message(topic: String(cString: topic), payload: payload))
         }
     }
@@ -109,8 +108,9 @@ final class MosquittoClient: @unchecked Sendable {
         guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError("\(what): \(Self.describe(rc))") }
     }
 
-    private static func from(_ pointer: UnsafeMutableRawPointer?) -> MosquittoClient {
-        Unmanaged<MosquittoClient>.fromOpaque(pointer!).takeUnretainedValue()
+    /// The client behind libmosquitto's user data; nil before ``start()``.
+    private static func from(_ pointer: UnsafeMutableRawPointer?) -> MosquittoClient? {
+        pointer.map { Unmanaged<MosquittoClient>.fromOpaque($0).takeUnretainedValue() }
     }
 
     static func describe(_ rc: Int32) -> String {
@@ -136,7 +136,11 @@ final class MosquittoClient: @unchecked Sendable {
             state.withLock { $0.problem = "\(endpoint): \(problem)" }
             onEvent(self, .error(problem))
         }
-        mosquitto_loop_start(handle)
+        let thread = mosquitto_loop_start(handle)
+        if thread != MOSQ_ERR_SUCCESS.rawValue {
+            state.withLock { $0.problem = "\(endpoint): no network thread: \(Self.describe(thread))" }
+            onEvent(self, .error("cannot start the network thread: \(Self.describe(thread))"))
+        }
     }
 
     /// Disconnects (no last will: the caller published its own goodbye) and joins the network
