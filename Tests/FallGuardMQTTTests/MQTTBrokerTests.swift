@@ -59,6 +59,26 @@ struct MQTTBrokerTests {
         #expect(broker.log.contains("Sending PUBACK to \(mqtt.settings.effectiveClientID) (m\(mid), rc0)"))
     }
 
+    @Test func concurrentAlertsEachWaitForTheirOwnPUBACK() async throws {
+        let broker = try await MosquittoBroker()
+        let mqtt = try channel(broker, device: "ward-7", timeout: 10)
+        let count = 300
+        let subscriber = try await Subscriber(broker, topics: [mqtt.topics.alert], count: count, timeout: 10)
+        let receipts = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<count {
+                group.addTask {
+                    try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(key: "k\(i)"))).providerID ?? ""
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let lines = await subscriber.lines()
+        await mqtt.stop()
+        #expect(Set(receipts).count == count, "one message id per alert")
+        let keys = Set(lines.compactMap { $0.firstMatch(of: /"idempotencyKey":"(k\d+)"/)?.1 }.map(String.init))
+        #expect(keys == Set((0..<count).map { "k\($0)" }))
+    }
+
     @Test func discoveryConfigsAvailabilityAndStateAreRetained() async throws {
         let broker = try await MosquittoBroker()
         let mqtt = try channel(broker, device: "flat-3")
