@@ -133,7 +133,8 @@ final class MosquittoClient: @unchecked Sendable {
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             // The network thread retries with backoff from here.
             let problem = "cannot connect: \(Self.describe(rc)); retrying"
-            state.withLock { $0.problem = "\(endpoint): \(problem)" }
+            // Keep libmosquitto's own text (the TLS error) when its log callback gave one.
+            state.withLock { s in if s.problem == nil { s.problem = "\(endpoint): \(problem)" } }
             onEvent(self, .error(problem))
         }
         let thread = mosquitto_loop_start(handle)

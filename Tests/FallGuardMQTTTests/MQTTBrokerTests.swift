@@ -18,10 +18,11 @@ func samplePayload(incident: String = "FG-7", key: String = UUID().uuidString) -
 
 func channel(_ broker: MosquittoBroker, device: String, timeout: Double = 5,
              username: String? = nil, password: String? = nil, tls: Bool = false, caFile: String? = nil,
+             clientCertificate: (cert: String, key: String)? = nil,
              onAcknowledgement: @escaping AcknowledgementHandler = { _, _ in }) throws -> MQTTChannel {
     let settings = MQTTChannelSettings(host: "127.0.0.1", port: broker.port, username: username, password: password,
                                        device: device, publishTimeout: timeout, reconnectDelay: 1, reconnectDelayMax: 1,
-                                       tls: tls, caFile: caFile)
+                                       tls: tls, caFile: caFile, certFile: clientCertificate?.cert, keyFile: clientCertificate?.key)
     let c = try MQTTChannel(settings: settings, onAcknowledgement: onAcknowledgement)
     c.start()
     return c
@@ -226,5 +227,21 @@ struct MQTTBrokerTests {
         }
         await untrusted.stop()
         #expect(!broker.log.contains("Received PUBLISH from fallguard-tls-bad"))
+    }
+
+    @Test func brokerThatRequiresAClientCertificateAcceptsOurs() async throws {
+        let broker = try await MosquittoBroker(tls: brokerCertificate, requireClientCertificate: true)
+        let withCertificate = try channel(broker, device: "cert-ok", tls: true, caFile: brokerCertificate.cert,
+                                          clientCertificate: clientCertificate)
+        _ = try await withCertificate.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        await withCertificate.stop()
+
+        let without = try channel(broker, device: "cert-none", timeout: 1, tls: true, caFile: brokerCertificate.cert)
+        await #expect(throws: DeliveryFailure.self) {
+            _ = try await without.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        }
+        await without.stop()
+        #expect(broker.log.contains("Received PUBLISH from fallguard-cert-ok"))
+        #expect(!broker.log.contains("Received PUBLISH from fallguard-cert-none"))
     }
 }

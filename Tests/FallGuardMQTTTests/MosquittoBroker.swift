@@ -14,14 +14,19 @@ let mosquittoMissing: String? = {
     return nil
 }()
 
-/// A self-signed certificate for 127.0.0.1, made once by `openssl`.
-let brokerCertificate: (cert: String, key: String) = {
+/// A self-signed certificate and key made by `openssl`.
+func selfSignedCertificate(_ subject: String, ip: String? = nil) -> (cert: String, key: String) {
     let folder = temporaryFolder("mosquitto-cert")
     _ = try? run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                                       "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "2",
-                                      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"])
+                                      "-subj", "/CN=\(subject)"] + (ip.map { ["-addext", "subjectAltName=IP:\($0)"] } ?? []))
     return (folder + "/cert.pem", folder + "/key.pem")
-}()
+}
+
+/// The broker's certificate, for 127.0.0.1.
+let brokerCertificate = selfSignedCertificate("127.0.0.1", ip: "127.0.0.1")
+/// A client certificate the broker trusts when asked to require one.
+let clientCertificate = selfSignedCertificate("fallguard-bridge")
 
 /// A free TCP port on 127.0.0.1 (the kernel's choice, released at once).
 func freeLoopbackPort() -> Int {
@@ -59,7 +64,8 @@ final class MosquittoBroker: @unchecked Sendable {
 
     /// - Parameter tls: the broker's certificate and key (self-signed: clients trust the
     ///   certificate itself as their CA).
-    init(users: [String: String] = [:], tls: (cert: String, key: String)? = nil) async throws {
+    init(users: [String: String] = [:], tls: (cert: String, key: String)? = nil,
+         requireClientCertificate: Bool = false) async throws {
         port = freeLoopbackPort()
         folder = temporaryFolder("mosquitto")
         var config = """
@@ -70,7 +76,12 @@ final class MosquittoBroker: @unchecked Sendable {
             user root
 
             """
-        if let tls { config += "cafile \(tls.cert)\ncertfile \(tls.cert)\nkeyfile \(tls.key)\n" }
+        if let tls {
+            // The broker checks client certificates against its cafile: the client's own.
+            let cafile = requireClientCertificate ? clientCertificate.cert : tls.cert
+            config += "cafile \(cafile)\ncertfile \(tls.cert)\nkeyfile \(tls.key)\n"
+            if requireClientCertificate { config += "require_certificate true\n" }
+        }
         if users.isEmpty {
             config += "allow_anonymous true\n"
         } else {
