@@ -244,4 +244,20 @@ struct MQTTBrokerTests {
         #expect(broker.log.contains("Received PUBLISH from fallguard-cert-ok"))
         #expect(!broker.log.contains("Received PUBLISH from fallguard-cert-none"))
     }
+
+    @Test func stopReturnsWhileTheBrokerIsUnreachable() async throws {
+        let settings = MQTTChannelSettings(host: "127.0.0.1", port: freeLoopbackPort(), device: "nobody",
+                                           publishTimeout: 0.5, reconnectDelay: 30, reconnectDelayMax: 30)
+        let mqtt = try MQTTChannel(settings: settings, onAcknowledgement: { _, _ in })
+        mqtt.start()
+        try await Task.sleep(for: .milliseconds(1500))  // first attempt failed; sleeping 30 s before the next
+        let stopped = Mutex(false)
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(10))
+            #expect(stopped.withLock { $0 }, "stop() still blocked after 10 s")
+        }
+        await mqtt.stop()
+        stopped.withLock { $0 = true }
+        watchdog.cancel()
+    }
 }
