@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // C libraries from Debian's -dev packages.
@@ -78,6 +79,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The configuration file: one YAML file, every problem reported as file:line.
+        .target(
+            name: "FallGuardConfig",
+            dependencies: ["FallGuardCore", .product(name: "Yams", package: "Yams")]
+        ),
+        // sd_notify (READY, WATCHDOG, STATUS, STOPPING) without libsystemd.
+        .target(
+            name: "FallGuardSystemd",
+            dependencies: [.product(name: "Atomics", package: "swift-atomics")]
+        ),
         // The command-line tool: wires the modules, nothing else.
         .executableTarget(
             name: "fallguard",
@@ -107,6 +118,10 @@ let package = Package(
         .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"], exclude: ["Fixtures"]),
         .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD"]),
         .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore"]),
+        .testTarget(name: "FallGuardConfigTests", dependencies: ["FallGuardConfig", "FallGuardCore"]),
+        .testTarget(name: "FallGuardSystemdTests", dependencies: ["FallGuardSystemd"]),
+        // Runs the deployment checks in bench/ (systemd unit, udev rules, overlay, install, .deb).
+        .testTarget(name: "FallGuardDeployTests"),
         .testTarget(name: "FallGuardMQTTTests", dependencies: ["FallGuardMQTT", "FallGuardNotify", "FallGuardCore"]),
         .testTarget(name: "FallGuardEmailTests", dependencies: ["FallGuardEmail", "FallGuardNotify", "FallGuardCore"], exclude: ["smtp-sink.py"]),
     ]

@@ -9,17 +9,19 @@ import Atomics
 ///
 /// Exactly one thread may call ``push(_:)`` and exactly one thread may call ``pop()`` /
 /// ``drain(maximum:_:)``; any thread may read the counters.
+// The hot methods are @inlinable so the sensor thread and the consumer get them specialized
+// for their element type across modules (no generic metadata look-ups per sample).
 public final class SPSCRingBuffer<Element>: @unchecked Sendable {
     // Sendable: `storage` slots are handed over through the acquire/release pair on
     // `head` (producer publishes) and `tail` (consumer frees); no slot is touched by both
     // sides at once.
-    private let storage: UnsafeMutablePointer<Element>
-    private let mask: Int
+    @usableFromInline let storage: UnsafeMutablePointer<Element>
+    @usableFromInline let mask: Int
     /// Total elements ever pushed (next slot to write is head & mask).
-    private let head = ManagedAtomic<Int>(0)
+    @usableFromInline let head = ManagedAtomic<Int>(0)
     /// Total elements ever popped.
-    private let tail = ManagedAtomic<Int>(0)
-    private let overrunCount = ManagedAtomic<Int>(0)
+    @usableFromInline let tail = ManagedAtomic<Int>(0)
+    @usableFromInline let overrunCount = ManagedAtomic<Int>(0)
 
     /// Usable slots: a power of two.
     public let capacity: Int
@@ -42,7 +44,7 @@ public final class SPSCRingBuffer<Element>: @unchecked Sendable {
     }
 
     /// Producer side. Returns `false` (and counts an overrun) when the buffer is full.
-    @discardableResult
+    @inlinable @discardableResult
     public func push(_ element: Element) -> Bool {
         let h = head.load(ordering: .relaxed)
         let t = tail.load(ordering: .acquiring)
@@ -56,6 +58,7 @@ public final class SPSCRingBuffer<Element>: @unchecked Sendable {
     }
 
     /// Consumer side: the oldest element, or `nil` when empty.
+    @inlinable
     public func pop() -> Element? {
         let t = tail.load(ordering: .relaxed)
         let h = head.load(ordering: .acquiring)
@@ -66,7 +69,7 @@ public final class SPSCRingBuffer<Element>: @unchecked Sendable {
     }
 
     /// Consumer side: hands up to `maximum` elements, oldest first, to `body`; returns how many.
-    @discardableResult
+    @inlinable @discardableResult
     public func drain(maximum: Int = .max, _ body: (Element) throws -> Void) rethrows -> Int {
         let t = tail.load(ordering: .relaxed)
         let h = head.load(ordering: .acquiring)

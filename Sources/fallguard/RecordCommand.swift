@@ -60,7 +60,7 @@ struct RecordCommand: ParsableCommand {
                     written += 1
                 }
             }
-            sleepUntil(nanoseconds: monotonicNanoseconds() + 20_000_000)
+            source.waitForData(timeout: 0.1)
         }
         source.stopAndWait()
         fflush(file)

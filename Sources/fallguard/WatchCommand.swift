@@ -23,19 +23,25 @@ struct WatchCommand: ParsableCommand {
     @Option(help: "Seconds to run (default: until Ctrl-C).")
     var duration: Double?
 
+    @Option(help: ArgumentHelp("Lowest device sampling rate to ask for; the nearest supported rate at or above it is used.", valueName: "Hz"))
+    var rate: Double = 40
+
+    @Flag(help: "Read the _raw attributes on a schedule even when the device has a buffer.")
+    var polled = false
+
     @OptionGroup var detectorOptions: DetectorOptions
 
     @Flag(help: "One JSON object per line.")
     var json = false
 
-    @Option(help: ArgumentHelp("Write the CLOCK_MONOTONIC time (ns) at which each raw sample reached the pipeline, one per line.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write each raw sample as it reaches the pipeline: CLOCK_MONOTONIC ns,x,y,z (g), one per line.", valueName: "file"))
     var arrivalLog: String?
 
     func run() throws {
         let detector = try detectorOptions.configuration().makeDetector()
         let (stop, signals) = stopOnSignals()
         defer { signals.forEach { $0.cancel() } }
-        let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device))
+        let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device, minimumRate: rate, preferBuffered: !polled))
         var pipeline = SensorPipeline(source: source, detector: detector)
         var arrivals: UnsafeMutablePointer<FILE>?
         if let arrivalLog {
@@ -45,26 +51,30 @@ struct WatchCommand: ParsableCommand {
                 throw ExitStatus.noInput
             }
             nonisolated(unsafe) let file = arrivals
-            pipeline.onRawSample = { _ in fputs("\(monotonicNanoseconds())\n", file) }
+            pipeline.onRawSample = { s in fputs("\(monotonicNanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) }
         }
         source.start()
         let started = monotonicNanoseconds()
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
+        let endNs = duration.map { started + Int64($0 * 1e9) } ?? .max
+        let json = json   // read once: property wrappers are not free in a loop that runs 40 times a second
         while !stop.load(ordering: .acquiring) {
             let now = monotonicNanoseconds()
-            if let duration, Double(now - started) * 1e-9 >= duration { break }
+            if now >= endNs { break }
             pipeline.poll(now: Double(now) * 1e-9) { output in
                 print(line(output, enc))
                 flushStandardOutput()
             }
-            sleepUntil(nanoseconds: monotonicNanoseconds() + 5_000_000)
+            source.waitForData(timeout: 0.25)   // health checks (stall = 1 s) run at least 4 times a second
         }
         source.stopAndWait()
         if let arrivals { fclose(arrivals) }
-        let summary = "raw samples \(pipeline.rawSamples), detector samples \(pipeline.detectorSamples), overruns \(source.samples.overruns), gaps \(pipeline.resampler?.gaps ?? 0)"
+        let usage = ProcessUsage.current()
+        let gaps = pipeline.resampler?.gaps ?? 0
+        let summary = "raw samples \(pipeline.rawSamples), detector samples \(pipeline.detectorSamples), overruns \(source.samples.overruns), gaps \(gaps), CPU \(String(format: "%.3f", usage.cpuSeconds)) s, max RSS \(usage.maxResidentKiB) KiB"
         if json {
-            print(#"{"event":"summary","raw_samples":\#(pipeline.rawSamples),"detector_samples":\#(pipeline.detectorSamples),"overruns":\#(source.samples.overruns)}"#)
+            print(#"{"event":"summary","raw_samples":\#(pipeline.rawSamples),"detector_samples":\#(pipeline.detectorSamples),"overruns":\#(source.samples.overruns),"gaps":\#(gaps),"cpu_s":\#(usage.cpuSeconds),"max_rss_kib":\#(usage.maxResidentKiB),"wall_s":\#(Double(monotonicNanoseconds() - started) * 1e-9)}"#)
         } else {
             print(summary)
         }

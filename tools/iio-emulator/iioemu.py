@@ -1735,6 +1735,9 @@ class Emulator:
             return
         data = b"".join(b[2] for b in batch)
         off = 0
+        # Taken before the write: a reader woken by it may consume the block before write()
+        # even returns here, and a latency must never come out negative.
+        written_ns = mono_ns()
         try:
             while off < len(data):
                 off += os.write(self.fifo_fd, data[off:])
@@ -1743,7 +1746,6 @@ class Emulator:
         except BrokenPipeError:  # cannot happen while we hold the FIFO open O_RDWR
             os.close(self.fifo_fd)
             self.fifo_fd = os.open(self.node, os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-        written_ns = mono_ns()
         n_ok = off // self.record_bytes
         self._occ_upper += n_ok
         for i, (seq, t_sched, _rec, accel, ts, garbage) in enumerate(batch):

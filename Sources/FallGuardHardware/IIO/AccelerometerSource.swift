@@ -25,6 +25,8 @@ public final class AccelerometerSource: @unchecked Sendable {
     private var current: IIOAccelerometer?
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
+    /// Rung by the capture thread after each batch and event; never blocks it.
+    private let doorbell = DispatchSemaphore(value: 0)
 
     public init(configuration: AccelerometerConfiguration, capacity: Int = 4096) {
         self.configuration = configuration
@@ -37,6 +39,12 @@ public final class AccelerometerSource: @unchecked Sendable {
         t.stackSize = 1 << 20
         thread = t
         t.start()
+    }
+
+    /// Sleeps until the capture thread has pushed samples or an event, or `timeout` seconds
+    /// pass. Lets the consumer wake once per batch instead of polling.
+    public func waitForData(timeout: Double) {
+        _ = doorbell.wait(timeout: .now() + timeout)
     }
 
     /// Stops capture and waits for the thread to finish.
@@ -55,14 +63,16 @@ public final class AccelerometerSource: @unchecked Sendable {
                 let accel = try IIOAccelerometer(configuration)
                 lock.withLock { current = accel }
                 events.push(.opened(accel.info))
+                doorbell.signal()
                 backoff = 0.25
-                let failure = accel.capture(into: samples, stop: stop)
+                let failure = accel.capture(into: samples, stop: stop) { doorbell.signal() }
                 lock.withLock { current = nil }
                 guard let failure else { return }
                 events.push(.failed(failure, retryIn: backoff))
             } catch {
                 events.push(.failed(error, retryIn: backoff))
             }
+            doorbell.signal()
             // Sleep in small steps so stop is prompt.
             let until = monotonicNanoseconds() + Int64(backoff * 1e9)
             while !stop.load(ordering: .acquiring), monotonicNanoseconds() < until {

@@ -18,14 +18,21 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
     public var minimumRangeG: Double
     /// Use the driver's buffer when it has one (else the `_raw` attributes are polled).
     public var preferBuffered: Bool
+    /// Refuse a device without a buffer instead of polling it.
+    public var requireBuffered: Bool
+    /// The board's orientation (rows), replacing the driver's `mount_matrix`.
+    public var mountMatrix: [[Double]]?
 
     public init(uri: String = "local:", device: String? = nil, minimumRate: Double = 40,
-                minimumRangeG: Double = 16, preferBuffered: Bool = true) {
+                minimumRangeG: Double = 16, preferBuffered: Bool = true, requireBuffered: Bool = false,
+                mountMatrix: [[Double]]? = nil) {
         self.uri = uri
         self.device = device
         self.minimumRate = minimumRate
         self.minimumRangeG = minimumRangeG
         self.preferBuffered = preferBuffered
+        self.requireBuffered = requireBuffered
+        self.mountMatrix = mountMatrix
     }
 }
 
@@ -85,8 +92,9 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
         // Rate: ask for the minimum; if the driver rounds below it, take the smallest listed rate above.
         if a.frequency != nil {
-            _ = a.write("sampling_frequency", attributeNumber(configuration.minimumRate))
-            if (a.frequency ?? 0) < configuration.minimumRate - 1e-6 {
+            let asked = attributeNumber(configuration.minimumRate)
+            _ = a.write("sampling_frequency", asked)
+            if (settledFrequency(a, wrote: asked) ?? 0) < configuration.minimumRate - 1e-6 {
                 guard let up = a.availableFrequencies.sorted().first(where: { $0 >= configuration.minimumRate }) else {
                     throw IIOError(uri: uri, device: name, message: "no sampling frequency of \(configuration.minimumRate) Hz or more (available: \(a.availableFrequencies))")
                 }
@@ -96,7 +104,11 @@ public final class IIOAccelerometer: @unchecked Sendable {
             }
         }
         info = a.info(uri: uri)
+        if configuration.requireBuffered, info.mode != .buffered {
+            throw IIOError(uri: uri, device: name, message: "has no buffer, and buffered mode is required (sensor.mode: buffered)")
+        }
         if !configuration.preferBuffered { info.mode = .polled }
+        if let m = configuration.mountMatrix { info.mountMatrix = m }
         countsToG = scale / standardGravity
         matrix = (info.mountMatrix ?? [[1, 0, 0], [0, 1, 0], [0, 0, 1]]).flatMap { $0 }
     }
@@ -106,9 +118,11 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
     /// Streams samples into `ring` until `stop` becomes true (returns nil) or the device
     /// fails (returns the error). Allocates nothing per sample, takes no lock, never waits
-    /// for the consumer: a full ring counts an overrun.
-    public func capture(into ring: SPSCRingBuffer<AccelerationSample>, stop: ManagedAtomic<Bool>) -> IIOError? {
-        info.mode == .buffered ? captureBuffered(ring, stop) : capturePolled(ring, stop)
+    /// for the consumer: a full ring counts an overrun. `pushed` is called after each batch
+    /// (one refill, or one polled sample) so a consumer can sleep until there is data.
+    public func capture(into ring: SPSCRingBuffer<AccelerationSample>, stop: ManagedAtomic<Bool>,
+                        pushed: () -> Void = {}) -> IIOError? {
+        info.mode == .buffered ? captureBuffered(ring, stop, pushed) : capturePolled(ring, stop, pushed)
     }
 
     /// Wakes a blocked buffered capture (from any thread).
@@ -133,7 +147,8 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
     // MARK: polled mode: the three _raw attributes on a drift-free monotonic schedule
 
-    private func capturePolled(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>) -> IIOError? {
+    private func capturePolled(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>,
+                               _ pushed: () -> Void) -> IIOError? {
         let periodNs = Int64((1e9 / rate).rounded())
         var next = monotonicNanoseconds()
         var cx: Int64 = 0, cy: Int64 = 0, cz: Int64 = 0
@@ -143,6 +158,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
             if r == 0 { r = iio_channel_attr_read_longlong(attributes.z, "raw", &cz) }
             if r < 0 { return error("reading in_accel_*_raw failed", -r) }
             ring.push(sample(time: Double(monotonicNanoseconds()) * 1e-9, cx, cy, cz))
+            pushed()
             next += periodNs
             let now = monotonicNanoseconds()
             if next < now - 10 * periodNs { next = now }   // fell far behind (suspend): don't burst
@@ -153,7 +169,8 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
     // MARK: buffered mode: the driver's buffer, blocking refill on this thread
 
-    private func captureBuffered(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>) -> IIOError? {
+    private func captureBuffered(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>,
+                                 _ pushed: () -> Void) -> IIOError? {
         let dev = attributes.device
         for i in 0..<iio_device_get_channels_count(dev) {
             if let c = iio_device_get_channel(dev, i) { iio_channel_disable(c) }
@@ -220,9 +237,23 @@ public final class IIOAccelerometer: @unchecked Sendable {
                 px += step; py += step; pz += step
                 k += 1
             }
+            pushed()
         }
         return nil
     }
+}
+
+/// The rate the driver settled on after `wrote` was written to `sampling_frequency`. A kernel
+/// driver applies a sysfs write before write() returns; a driver emulated in user space
+/// (tools/iio-emulator) applies it a moment later, so a readback that still shows exactly the
+/// text written is read again, every 20 ms for up to 100 ms, before it is believed.
+func settledFrequency(_ a: AccelerometerAttributes, wrote: String) -> Double? {
+    for _ in 0..<5 {
+        guard let text = a.read("sampling_frequency")?.trimmingCharacters(in: .whitespacesAndNewlines),
+              text == wrote else { break }
+        sleepUntil(nanoseconds: monotonicNanoseconds() + 20_000_000)
+    }
+    return a.frequency
 }
 
 /// Integers without a decimal point: some drivers (inv_mpu6050's sampling_frequency) parse

@@ -12,7 +12,7 @@ public struct SensorPipeline {
 
     static let dataFaults: Set<SensorProblem> = [.stuck, .saturated, .implausible]
 
-    public let source: AccelerometerSource
+    public let source: any SampleSource
     public private(set) var detector: any FallDetector
     public private(set) var health: SensorHealthMonitor
     public private(set) var resampler: Resampler?
@@ -21,13 +21,15 @@ public struct SensorPipeline {
     /// 40 Hz samples fed to the detector since start.
     public private(set) var detectorSamples = 0
     private var gapsSeen = 0
+    /// A stuck, saturated or implausible fault is active.
+    private var untrustworthy = false
 
     /// Called with every raw sample as it is consumed (for recording and latency measurements).
     public var onRawSample: ((AccelerationSample) -> Void)?
     /// Called with every 40 Hz sample.
     public var onDetectorSample: ((AccelerationSample) -> Void)?
 
-    public init(source: AccelerometerSource, detector: any FallDetector, fullScaleG: Double = 16) {
+    public init(source: any SampleSource, detector: any FallDetector, fullScaleG: Double = 16) {
         self.source = source
         self.detector = detector
         health = SensorHealthMonitor(limits: .init(fullScaleG: fullScaleG))
@@ -40,6 +42,7 @@ public struct SensorPipeline {
             case .opened(let info):
                 resampler = Resampler(inputRate: info.samplingFrequency ?? detectorRate)
                 health.restart()
+                untrustworthy = !health.active.isDisjoint(with: Self.dataFaults)
                 detector.reset()
                 gapsSeen = 0
                 emit(.opened(info))
@@ -52,12 +55,17 @@ public struct SensorPipeline {
         source.samples.drain { s in
             rawSamples += 1
             onRawSample?(s)
-            let before = health.active
-            for c in health.observe(s, now: now) { emit(.health(c)) }
             // Data that a fault makes untrustworthy neither feeds nor fires the detector, and
             // the detector starts afresh when such a fault begins or ends.
-            let untrustworthy = !health.active.isDisjoint(with: Self.dataFaults)
-            if before.intersection(Self.dataFaults) != health.active.intersection(Self.dataFaults) { detector.reset() }
+            var dataFaultsChanged = false
+            for c in health.observe(s, now: now) {
+                if Self.dataFaults.contains(c.problem) { dataFaultsChanged = true }
+                emit(.health(c))
+            }
+            if dataFaultsChanged {
+                detector.reset()
+                untrustworthy = !health.active.isDisjoint(with: Self.dataFaults)
+            }
             guard !untrustworthy else { return }
             resampler?.process(s) { r in
                 detectorSamples += 1
@@ -69,6 +77,12 @@ public struct SensorPipeline {
                 detector.reset()   // never judge windows across a hole in the data
             }
         }
-        for c in health.check(now: now) { emit(.health(c)) }
+        for c in health.check(now: now) {
+            if Self.dataFaults.contains(c.problem) {
+                detector.reset()
+                untrustworthy = !health.active.isDisjoint(with: Self.dataFaults)
+            }
+            emit(.health(c))
+        }
     }
 }

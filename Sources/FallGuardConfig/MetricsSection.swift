@@ -1,0 +1,43 @@
+import FallGuardCore
+
+/// `metrics:` — the Prometheus `/metrics` endpoint.
+public struct MetricsSection: ConfigSection, Equatable {
+    /// Key `enabled`, default true.
+    public var enabled = true
+    /// `HOST:PORT` to listen on (key `listen`, default `127.0.0.1:9466`; `[::1]:9466` for IPv6).
+    public var listen = "127.0.0.1:9466"
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey { case enabled, listen }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        enabled = try c.value(.enabled, default: enabled)
+        listen = try c.value(.listen, default: listen)
+    }
+
+    /// `listen` split into host (brackets removed) and port; nil when malformed.
+    public var address: (host: String, port: Int)? {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+              (1...65535).contains(port) else { return nil }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        } else if host.contains(":") {
+            return nil   // IPv6 needs brackets
+        }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    public func problems(at path: [String]) -> [ConfigProblem] {
+        guard let (host, _) = address else {
+            return [ConfigProblem(path + ["listen"], "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:9466 or [::1]:9466), found '\(listen)'")]
+        }
+        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if enabled && !loopback {
+            return [ConfigProblem(path + ["listen"], "\(host) serves the metrics (including when the wearer fell) beyond this machine", severity: .warning)]
+        }
+        return []
+    }
+}

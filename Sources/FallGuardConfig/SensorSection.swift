@@ -1,0 +1,92 @@
+import FallGuardCore
+import Foundation
+
+/// `sensor:` — the accelerometer, or a recording replayed in its place.
+public struct SensorSection: ConfigSection, Equatable {
+    /// How samples are taken from the IIO device.
+    public enum Mode: String, ConfigChoice {
+        /// The driver's buffer when it has one, else polling the `_raw` attributes.
+        case auto
+        /// The driver's buffer only (fails on drivers without one).
+        case buffered
+        /// The three `in_accel_*_raw` attributes on a timer.
+        case polled
+    }
+
+    /// Context URIs libiio understands.
+    public static let uriSchemes = ["local:", "ip:", "usb:", "serial:", "xml:"]
+    public static let rangeGRange: ClosedRange<Double> = 2...16
+
+    /// libiio context (key `uri`, default `local:`; `ip:HOST` for a sensor behind iiod). A bare
+    /// scheme such as `local` is read as `local:` (YAML takes an unquoted `local:` at the end of
+    /// a line for a key, so the file may say `uri: local` or `uri: "local:"`).
+    public var uri: String = "local:"
+    /// IIO device name or id (key `device`, default none: adxl345, then mpu6050, then the first
+    /// device with accel_x/y/z channels).
+    public var device: String?
+    /// Key `mode`, default `auto`.
+    public var mode: Mode = .auto
+    /// Measuring range to ask for, in g, where the driver offers several (key `range-g`,
+    /// default 16; impacts exceed 4 g).
+    public var rangeG: Double = 16
+    /// The board's orientation, three rows of three, overriding the driver's
+    /// `in_accel_mount_matrix` (key `mount-matrix`, default none).
+    public var mountMatrix: [[Double]]?
+    /// A recording (CSV, `x_g,y_g,z_g` at 40 Hz) streamed in real time instead of the
+    /// accelerometer: the demo and field tests (key `replay`, default none).
+    public var replay: String?
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case uri, device, mode, rangeG = "range-g", mountMatrix = "mount-matrix", replay
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        uri = try c.value(.uri, default: uri)
+        if Self.uriSchemes.contains(uri + ":") { uri += ":" }
+        device = try c.decodeIfPresent(String.self, forKey: .device)
+        mode = try c.value(.mode, default: mode)
+        rangeG = try c.value(.rangeG, default: rangeG)
+        mountMatrix = try c.decodeIfPresent([[Double]].self, forKey: .mountMatrix)
+        replay = try c.decodeIfPresent(String.self, forKey: .replay)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uri, forKey: .uri)
+        try c.encodeOptional(device, forKey: .device)
+        try c.encode(mode, forKey: .mode)
+        try c.encode(rangeG, forKey: .rangeG)
+        try c.encodeOptional(mountMatrix, forKey: .mountMatrix)
+        try c.encodeOptional(replay, forKey: .replay)
+    }
+
+    public func problems(at path: [String]) -> [ConfigProblem] {
+        var out: [ConfigProblem] = []
+        if !Self.uriSchemes.contains(where: { uri.hasPrefix($0) }) {
+            out.append(ConfigProblem(path + ["uri"], "'\(uri)' is not a libiio context URI (\(Self.uriSchemes.joined(separator: ", ")))"))
+        }
+        if device?.isEmpty == true { out.append(ConfigProblem(path + ["device"], "is empty; leave it out to pick the accelerometer automatically")) }
+        if !Self.rangeGRange.contains(rangeG) {
+            out.append(ConfigProblem(path + ["range-g"], "\(rangeG) is outside \(Self.rangeGRange.lowerBound)...\(Self.rangeGRange.upperBound) g"))
+        }
+        if let m = mountMatrix, let why = Self.matrixProblem(m) { out.append(ConfigProblem(path + ["mount-matrix"], why)) }
+        if let r = replay, !FileManager.default.isReadableFile(atPath: r) {
+            out.append(ConfigProblem(path + ["replay"], "cannot read the recording \(r)"))
+        }
+        return out
+    }
+
+    /// A mount matrix must be a rotation (or reflection): three rows of three, determinant ±1.
+    static func matrixProblem(_ m: [[Double]]) -> String? {
+        guard m.count == 3, m.allSatisfy({ $0.count == 3 && $0.allSatisfy(\.isFinite) }) else {
+            return "must be three rows of three numbers, e.g. [[1, 0, 0], [0, 1, 0], [0, 0, 1]]"
+        }
+        let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+            - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+        return abs(abs(det) - 1) <= 0.05 ? nil : "is not a rotation (determinant \(det), expected ±1)"
+    }
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Bars (issue 3): CPU time of capture + resampling + detection at 40 Hz in real time, over at least
+# 5 minutes: <= 1 % of one core in polled mode and <= 0.3 % in buffered mode; resident memory <= 30 MB.
+# Runs `fallguard watch` (the real libiio, the sensor thread, the ring, resampler, health monitor and
+# the multiphase detector) against the emulated sensors, both modes at once, and reads getrusage():
+#   polled:   ADXL345 without buffer (LTS kernels), 50 Hz sysfs reads resampled to 40 Hz;
+#   buffered: MPU6050 at 40 Hz with its trigger and timestamp channel.
+# Usage: bench/iio-cpu-memory.sh [SECONDS=300]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+need_root; build_release; make_tmp
+SECS=${1:-300}
+tools/iio-emulator/iio-emu --model adxl345-direct --recording "$WALK" --loop \
+    -- "$B" watch --json --duration "$SECS" > "$OUT/polled.jsonl" 2>"$OUT/polled.err" &
+tools/iio-emulator/iio-emu --model mpu6050 --recording "$WALK" --loop \
+    -- "$B" watch --json --duration "$SECS" > "$OUT/buffered.jsonl" 2>"$OUT/buffered.err" &
+wait
+python3 - "$OUT" <<'PY'
+import json, sys, os
+ok = True
+for name, bar in (("polled", 1.0), ("buffered", 0.3)):
+    events = [json.loads(l) for l in open(os.path.join(sys.argv[1], name + ".jsonl")) if l.startswith("{")]
+    opened = [e for e in events if e.get("event") == "opened"][0]
+    s = [e for e in events if e.get("event") == "summary"][-1]
+    pct = 100 * s["cpu_s"] / s["wall_s"]
+    mb = s["max_rss_kib"] / 1024
+    good = pct <= bar and mb <= 30 and s["raw_samples"] > 0
+    ok &= good
+    print(f"{name}: {opened['device']} {opened['mode']} at {opened['rate']:g} Hz, {s['raw_samples']} samples in "
+          f"{s['wall_s']:.0f} s, CPU {s['cpu_s']:.2f} s = {pct:.3f} % of one core (bar {bar} %), "
+          f"max RSS {mb:.1f} MB (bar 30): {'MET' if good else 'NOT MET'}")
+sys.exit(0 if ok else 1)
+PY
