@@ -75,6 +75,21 @@ public struct EmailChannelSettings: ConfigSection, Equatable {
             timeout: try c.decodeIfPresent(Double.self, forKey: .timeout) ?? d.timeout)
     }
 
+    /// Every key, nil ones as `null`: the loader reports keys that do not come back as unknown.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(host, forKey: .host)
+        try c.encode(security, forKey: .security)
+        try c.encode(from, forKey: .from)
+        try c.encode(fromName, forKey: .fromName)
+        try c.encode(connectTimeout, forKey: .connectTimeout)
+        try c.encode(timeout, forKey: .timeout)
+        for (key, value) in [(CodingKeys.username, username), (.password, password), (.caFile, caFile)] {
+            if let value { try c.encode(value, forKey: key) } else { try c.encodeNil(forKey: key) }
+        }
+        if let port { try c.encode(port, forKey: .port) } else { try c.encodeNil(forKey: .port) }
+    }
+
     /// The port in use.
     public var effectivePort: Int {
         if let port { return port }

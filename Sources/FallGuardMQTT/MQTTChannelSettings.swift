@@ -100,6 +100,25 @@ public struct MQTTChannelSettings: ConfigSection, Equatable {
             keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile))
     }
 
+    /// Every key, nil ones as `null`: the loader reports keys that do not come back as unknown.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(host, forKey: .host)
+        try c.encode(topicPrefix, forKey: .topicPrefix)
+        try c.encode(discovery, forKey: .discovery)
+        try c.encode(discoveryPrefix, forKey: .discoveryPrefix)
+        try c.encode(keepalive, forKey: .keepalive)
+        try c.encode(publishTimeout, forKey: .publishTimeout)
+        try c.encode(reconnectDelay, forKey: .reconnectDelay)
+        try c.encode(reconnectDelayMax, forKey: .reconnectDelayMax)
+        try c.encode(tls, forKey: .tls)
+        for (key, value) in [(CodingKeys.username, username), (.password, password), (.device, device),
+                             (.clientID, clientID), (.caFile, caFile), (.certFile, certFile), (.keyFile, keyFile)] {
+            if let value { try c.encode(value, forKey: key) } else { try c.encodeNil(forKey: key) }
+        }
+        if let port { try c.encode(port, forKey: .port) } else { try c.encodeNil(forKey: .port) }
+    }
+
     /// The port in use: `port`, else 8883 with TLS, else 1883.
     public var effectivePort: Int { port ?? (tls ? 8883 : 1883) }
 

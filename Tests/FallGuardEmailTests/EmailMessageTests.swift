@@ -18,6 +18,8 @@ import Testing
         #expect(EmailChannelSettings(host: "::1", security: .none).url == "smtp://[::1]:25")
         let again = try decode(String(decoding: try JSONEncoder().encode(tls), as: UTF8.self))
         #expect(again == tls)
+        let keys = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(tls)) as? [String: Any]).keys
+        #expect(Set(keys) == ["host", "port", "security", "username", "password", "from", "from-name", "ca-file", "connect-timeout", "timeout"])
     }
 
     @Test func problemsNameTheirKeys() throws {

@@ -189,7 +189,7 @@ struct MQTTBrokerTests {
 
     @Test func brokerDownIsTransientAndTheNextAttemptDeliversWhenItIsBack() async throws {
         let broker = try await MosquittoBroker()
-        let mqtt = try channel(broker, device: "porch", timeout: 1)
+        let mqtt = try channel(broker, device: "porch", timeout: 3)
         _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
 
         broker.stop()

@@ -25,6 +25,11 @@ import Testing
         #expect(s.topicPrefix == "care/home-1" && s.clientID == "c" && s.publishTimeout == 2.5 && s.caFile == "/etc/hostname")
         let again = try decode(String(decoding: try JSONEncoder().encode(s), as: UTF8.self))
         #expect(again == s)
+        // Defaults encode every key too (nil ones as null), so none looks unknown to the loader.
+        let keys = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(MQTTChannelSettings())) as? [String: Any]).keys
+        #expect(Set(keys) == ["host", "port", "username", "password", "device", "client-id", "topic-prefix", "discovery",
+                              "discovery-prefix", "keepalive", "publish-timeout", "reconnect-delay", "reconnect-delay-max",
+                              "tls", "ca-file", "cert-file", "key-file"])
         #expect(s.problems(at: ["channels", "mqtt"]).isEmpty)
     }
 
