@@ -31,6 +31,16 @@ let package = Package(
             pkgConfig: "libgpiod",
             providers: [.apt(["libgpiod-dev"])]
         ),
+        .systemLibrary(
+            name: "CLibMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLibCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
 
         // Pure logic: samples, ring buffer, resampler, detectors, recording format. No I/O.
         .target(
@@ -55,6 +65,23 @@ let package = Package(
         .target(
             name: "FallGuardNotify",
             dependencies: ["FallGuardCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // MQTT channel through libmosquitto: alerts, state, Home Assistant discovery, acknowledgements.
+        .target(
+            name: "FallGuardMQTT",
+            dependencies: [
+                "FallGuardCore", "FallGuardNotify", "CLibMosquitto",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // E-mail channel over SMTP through libcurl.
+        .target(
+            name: "FallGuardEmail",
+            dependencies: [
+                "FallGuardCore", "FallGuardNotify", "CLibCurl",
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The configuration file: one YAML file, every problem reported as file:line.
         .target(
@@ -89,6 +116,13 @@ let package = Package(
             path: "bench/FallGuardBench"
         ),
 
+        // Runs an MQTT channel in its own process, so tests can kill it (last will).
+        .executableTarget(
+            name: "fallguard-mqtt-probe",
+            dependencies: ["FallGuardMQTT", "FallGuardNotify"],
+            path: "Tests/MQTTProbe"
+        ),
+
         .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore"]),
         .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"], exclude: ["Fixtures"]),
         .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD"]),
@@ -97,5 +131,7 @@ let package = Package(
         .testTarget(name: "FallGuardSystemdTests", dependencies: ["FallGuardSystemd"]),
         // Runs the deployment checks in bench/ (systemd unit, udev rules, overlay, install, .deb).
         .testTarget(name: "FallGuardDeployTests"),
+        .testTarget(name: "FallGuardMQTTTests", dependencies: ["FallGuardMQTT", "FallGuardNotify", "FallGuardCore"]),
+        .testTarget(name: "FallGuardEmailTests", dependencies: ["FallGuardEmail", "FallGuardNotify", "FallGuardCore"], exclude: ["smtp-sink.py"]),
     ]
 )

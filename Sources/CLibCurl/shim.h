@@ -1,0 +1,25 @@
+#include <curl/curl.h>
+
+// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: one typed
+// wrapper per argument kind.
+static inline CURLcode fg_curl_set_long(CURL *curl, CURLoption option, long value) {
+    return curl_easy_setopt(curl, option, value);
+}
+static inline CURLcode fg_curl_set_string(CURL *curl, CURLoption option, const char *value) {
+    return curl_easy_setopt(curl, option, value);
+}
+static inline CURLcode fg_curl_set_pointer(CURL *curl, CURLoption option, void *value) {
+    return curl_easy_setopt(curl, option, value);
+}
+static inline CURLcode fg_curl_set_list(CURL *curl, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(curl, option, value);
+}
+static inline CURLcode fg_curl_set_read_function(CURL *curl, curl_read_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_READFUNCTION, callback);
+}
+static inline CURLcode fg_curl_set_progress_function(CURL *curl, curl_xferinfo_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, callback);
+}
+static inline CURLcode fg_curl_response_code(CURL *curl, long *code) {
+    return curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, code);
+}

@@ -1,0 +1,180 @@
+import FallGuardCore
+import FallGuardNotify
+import Foundation
+import Logging
+import Synchronization
+
+/// The MQTT channel of one bridge: alerts at QoS 1 on `<prefix>/<device>/alert`, a retained
+/// availability with a last will, retained state and last incident, Home Assistant discovery,
+/// and acknowledgements from `<prefix>/<device>/ack` handed to the alert engine.
+///
+/// Call ``start()`` once; ``stop()`` on shutdown publishes `offline` and disconnects.
+/// ``send(_:)`` returns after the broker's PUBACK; it never retries (the outbox does).
+public final class MQTTChannel: NotificationChannel {
+    public let name: String
+    public let settings: MQTTChannelSettings
+    public let topics: MQTTTopics
+    private let client: MosquittoClient
+    private let retained: BridgeSession
+
+    /// - Parameter onAcknowledgement: called on libmosquitto's network thread for each valid
+    ///   acknowledgement; hand it on, do not block.
+    public init(name: String = "mqtt", settings: MQTTChannelSettings,
+                onAcknowledgement: @escaping AcknowledgementHandler,
+                logger: Logger = Logger(label: "fallguard.mqtt")) throws(MQTTError) {
+        self.name = name
+        self.settings = settings
+        let topics = MQTTTopics(settings)
+        self.topics = topics
+        let retained = BridgeSession(topics: topics, discovery: settings.discovery,
+                                onAcknowledgement: onAcknowledgement, logger: logger)
+        self.retained = retained
+        let options = MosquittoOptions(
+            host: settings.host, port: settings.effectivePort, clientID: settings.effectiveClientID,
+            keepalive: settings.keepalive, username: settings.username, password: settings.password,
+            will: (topics.availability, MQTTAvailability.offline),
+            tls: settings.tls ? (settings.caFile, settings.certFile, settings.keyFile) : nil,
+            reconnectDelay: settings.reconnectDelay, reconnectDelayMax: settings.reconnectDelayMax)
+        client = try MosquittoClient(options) { client, event in retained.handle(event, client) }
+    }
+
+    /// Starts connecting in the background; reconnects by itself until ``stop()``.
+    public func start() {
+        retained.logger.info("MQTT: connecting", metadata: ["broker": "\(client.endpoint)", "topics": "\(topics.base)/#"])
+        client.start()
+    }
+
+    /// Publishes `offline` (waiting up to a second for the broker) and disconnects.
+    public func stop() async {
+        _ = try? await client.publishAcknowledged(topics.availability, Array(MQTTAvailability.offline.utf8),
+                                                  retain: true, timeout: 1)
+        client.stop()
+    }
+
+    /// Publishes the alert's JSON at QoS 1 and returns after the broker's PUBACK, with the
+    /// message id as provider id. Throws ``DeliveryFailure/transient(_:)`` when the broker is
+    /// unreachable or slow (within `publish-timeout`), ``DeliveryFailure/permanent(_:)`` when it
+    /// refused our credentials.
+    public func send(_ delivery: Delivery) async throws -> DeliveryReceipt {
+        let payload: [UInt8]
+        do {
+            payload = [UInt8](try MQTTChannel.encoder.encode(delivery.payload))
+        } catch {
+            throw DeliveryFailure.permanent("cannot encode the alert as JSON: \(error)")
+        }
+        retained.noteAlert(delivery.payload)
+        let mid = try await client.publishAcknowledged(topics.alert, payload, timeout: settings.publishTimeout)
+        return DeliveryReceipt(providerID: String(mid),
+                               detail: "PUBACK from \(client.endpoint) for \(topics.alert)")
+    }
+
+    /// Reports the device's state on the retained state topic (and again after every
+    /// reconnect). Report `alert-out` while an alert is out, also when the sensor is faulty:
+    /// Home Assistant's "Fall" sensor is on exactly then.
+    public func publish(state: StatusIndicator) {
+        retained.set(state: state, client)
+    }
+
+    /// Reports the last incident on its retained topic; an acknowledgement without an incident
+    /// id applies to it.
+    public func publish(lastIncident: Alert, at time: Date) {
+        let info = MQTTLastIncident(incident: lastIncident.incident, kind: lastIncident.kind.rawValue,
+                                    severity: lastIncident.severity.rawValue,
+                                    at: time.formatted(.iso8601), acknowledgedBy: lastIncident.acknowledgedBy)
+        retained.set(lastIncident: info, client)
+    }
+
+    static let encoder: JSONEncoder = {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }()
+}
+
+/// What the bridge publishes again after every reconnect, and what it does with messages.
+private final class BridgeSession: Sendable {
+    let topics: MQTTTopics
+    let discovery: Bool
+    let onAcknowledgement: AcknowledgementHandler
+    let logger: Logger
+    private let current = Mutex<(state: StatusIndicator?, incident: MQTTLastIncident?, alerted: String?)>((nil, nil, nil))
+
+    init(topics: MQTTTopics, discovery: Bool, onAcknowledgement: @escaping AcknowledgementHandler, logger: Logger) {
+        self.topics = topics
+        self.discovery = discovery
+        self.onAcknowledgement = onAcknowledgement
+        self.logger = logger
+    }
+
+    func set(state: StatusIndicator, _ client: MosquittoClient) {
+        current.withLock { $0.state = state }
+        client.publish(topics.state, Array(state.rawValue.utf8), retain: true)
+    }
+
+    func set(lastIncident: MQTTLastIncident, _ client: MosquittoClient) {
+        current.withLock { $0.incident = lastIncident }
+        client.publish(topics.lastIncident, Self.json(lastIncident), retain: true)
+    }
+
+    /// Remembers the incident of the last real alert sent, for acknowledgements without an id
+    /// when the daemon reports no last incident.
+    func noteAlert(_ payload: AlertPayload) {
+        guard !payload.test else { return }
+        current.withLock { $0.alerted = payload.alert.incident }
+    }
+
+    func handle(_ event: MosquittoEvent, _ client: MosquittoClient) {
+        switch event {
+        case .connected:
+            logger.info("MQTT: connected", metadata: ["broker": "\(client.endpoint)"])
+            client.publish(topics.availability, Array(MQTTAvailability.online.utf8), retain: true)
+            client.subscribe(topics.acknowledge)
+            if discovery { client.subscribe(topics.homeAssistantStatus) }
+            republish(client)
+        case let .refused(reason, _):
+            logger.error("MQTT: \(reason)")
+        case let .error(text):
+            logger.error("MQTT: \(client.endpoint): \(text)")
+        case let .disconnected(reason):
+            logger.warning("MQTT: \(reason); reconnecting")
+        case let .message(topic, payload) where topic == topics.acknowledge:
+            acknowledge(payload)
+        case let .message(topic, payload) where topic == topics.homeAssistantStatus:
+            if payload == Array(MQTTAvailability.online.utf8) { republish(client) }
+        case .message:
+            break
+        }
+    }
+
+    private func republish(_ client: MosquittoClient) {
+        if discovery {
+            for config in HomeAssistantDiscovery(topics: topics).configs {
+                client.publish(config.topic, config.payload, retain: true)
+            }
+        }
+        let (state, incident, _) = current.withLock { $0 }
+        client.publish(topics.state, Array((state ?? .monitoring).rawValue.utf8), retain: true)
+        if let incident { client.publish(topics.lastIncident, Self.json(incident), retain: true) }
+    }
+
+    private func acknowledge(_ payload: [UInt8]) {
+        let ack: MQTTAcknowledgement
+        do {
+            ack = try MQTTAcknowledgement(payload: payload)
+        } catch {
+            logger.warning("MQTT: acknowledgement on \(topics.acknowledge) ignored: \(error)")
+            return
+        }
+        let fallback = current.withLock { $0.incident?.incident ?? $0.alerted }
+        guard let incident = ack.incident ?? fallback else {
+            logger.warning("MQTT: acknowledgement by \(ack.by) ignored: no incident id and no incident so far")
+            return
+        }
+        logger.notice("MQTT: incident \(incident) acknowledged by \(ack.by)")
+        onAcknowledgement(incident, ack.by)
+    }
+
+    private static func json(_ info: MQTTLastIncident) -> [UInt8] {
+        (try? MQTTChannel.encoder.encode(info)).map { [UInt8]($0) } ?? []
+    }
+}

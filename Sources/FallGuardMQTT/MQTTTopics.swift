@@ -1,0 +1,75 @@
+/// Every topic one bridge uses. Each bridge owns `<prefix>/<device>/…`, so any number of them
+/// share one broker; Home Assistant's configs sit under `<discovery-prefix>/<component>/<node>/`.
+public struct MQTTTopics: Sendable, Equatable {
+    public let prefix: String
+    public let device: String
+    public let discoveryPrefix: String
+
+    public init(prefix: String, device: String, discoveryPrefix: String = "homeassistant") {
+        self.prefix = prefix
+        self.device = device
+        self.discoveryPrefix = discoveryPrefix
+    }
+
+    public init(_ settings: MQTTChannelSettings) {
+        self.init(prefix: settings.topicPrefix, device: settings.effectiveDevice,
+                  discoveryPrefix: settings.discoveryPrefix)
+    }
+
+    /// `<prefix>/<device>`.
+    public var base: String { "\(prefix)/\(device)" }
+    /// Retained `online`, and `offline` as the last will or on a clean stop.
+    public var availability: String { base + "/availability" }
+    /// Alerts, QoS 1, not retained: the ``AlertPayload`` JSON.
+    public var alert: String { base + "/alert" }
+    /// Retained: `monitoring`, `countdown`, `alert-out` or `fault`.
+    public var state: String { base + "/state" }
+    /// Retained JSON about the last incident (``MQTTLastIncident``).
+    public var lastIncident: String { base + "/incident" }
+    /// Subscribed: an incident id, `{"incident": …, "by": …}`, or `{"by": …}` for the current one.
+    public var acknowledge: String { base + "/ack" }
+    /// Home Assistant's birth and will: discovery is published again when it says `online`.
+    public var homeAssistantStatus: String { discoveryPrefix + "/status" }
+
+    /// Home Assistant node id and the start of every unique id: `fallguard_<device>` with only
+    /// letters, digits, `_` and `-`.
+    public var nodeID: String {
+        "fallguard_" + String(device.unicodeScalars.map { c in
+            c.isASCII && (("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "-")
+                ? Character(c) : "_"
+        })
+    }
+
+    /// `<discovery-prefix>/<component>/<node>/<object>/config`.
+    public func discoveryConfig(component: String, object: String) -> String {
+        "\(discoveryPrefix)/\(component)/\(nodeID)/\(object)/config"
+    }
+
+    /// Why `level` cannot be one topic level (nil when it can).
+    public static func levelProblem(_ level: String) -> String? {
+        if level.isEmpty { return "must not be empty" }
+        if level.unicodeScalars.count > 64 { return "'\(level)' is longer than 64 characters" }
+        if level.unicodeScalars.contains(where: { "/+#".unicodeScalars.contains($0) || $0.properties.isWhitespace || $0.value < 0x20 }) {
+            return "'\(level)' must not contain '/', '+', '#', spaces or control characters"
+        }
+        return nil
+    }
+
+    /// Why `prefix` cannot start a topic (nil when it can): levels separated by `/`.
+    public static func prefixProblem(_ prefix: String) -> String? {
+        for level in prefix.split(separator: "/", omittingEmptySubsequences: false) {
+            if levelProblem(String(level)) != nil {
+                return "'\(prefix)' must be topic levels separated by '/', without '+', '#', spaces or empty levels"
+            }
+        }
+        return nil
+    }
+
+    /// `name` with every character that cannot sit in a topic level replaced by `-`.
+    public static func topicSafe(_ name: String) -> String {
+        let safe = String(name.lowercased().unicodeScalars.prefix(64).map { c in
+            levelProblem(String(c)) == nil ? Character(c) : "-"
+        })
+        return safe.isEmpty ? "fallguard" : safe
+    }
+}

@@ -1,0 +1,303 @@
+import CLibMosquitto
+import Dispatch
+import FallGuardNotify
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What libmosquitto's network thread reports. Handlers run on that thread: keep them short.
+enum MosquittoEvent: Sendable {
+    case connected
+    /// CONNACK with a refusal; `permanent` for bad credentials, not authorised, bad client id.
+    case refused(reason: String, permanent: Bool)
+    case disconnected(reason: String)
+    /// libmosquitto's own error text (TLS handshake, certificate), while not connected.
+    case error(String)
+    case message(topic: String, payload: [UInt8])
+}
+
+/// How to reach the broker.
+struct MosquittoOptions: Sendable {
+    var host: String
+    var port: Int
+    var clientID: String
+    var keepalive: Int
+    var username: String?
+    var password: String?
+    /// Retained QoS 1 last will.
+    var will: (topic: String, payload: String)
+    var tls: (caFile: String?, certFile: String?, keyFile: String?)?
+    var reconnectDelay: Int
+    var reconnectDelayMax: Int
+}
+
+private let libraryInitialised: Void = { _ = mosquitto_lib_init() }()
+
+/// One libmosquitto client with its own network thread (`mosquitto_loop_start`), which
+/// reconnects with exponential backoff by itself. The single owner of the C object.
+///
+/// Sendable: libmosquitto's publish and subscribe are thread-safe in threaded mode, and
+/// everything Swift keeps is behind ``state``'s mutex.
+final class MosquittoClient: @unchecked Sendable {
+    private let handle: OpaquePointer
+    let options: MosquittoOptions
+    private let onEvent: @Sendable (MosquittoClient, MosquittoEvent) -> Void
+    private let state = Mutex(State())
+
+    private struct State {
+        var running = false
+        var connected = false
+        /// Why the last attempt failed or the connection dropped; cleared on connect.
+        var problem: String?
+        var refusedForGood = false
+        var publishes: [Int32: Publish] = [:]
+        var connectionWaiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+        var nextWaiter = 0
+    }
+
+    /// A QoS ≥ 1 message between `mosquitto_publish` and the broker's PUBACK.
+    private enum Publish {
+        case waiting(CheckedContinuation<Void, any Error>)
+        /// PUBACK came before anyone waited.
+        case acknowledged
+        /// Nobody waits (retained state, or the waiter timed out).
+        case ignored
+    }
+
+    var endpoint: String { "\(options.host):\(options.port)" }
+
+    /// Creates the client and applies credentials, last will, TLS and backoff; connects on
+    /// ``start()``.
+    init(_ options: MosquittoOptions, onEvent: @escaping @Sendable (MosquittoClient, MosquittoEvent) -> Void) throws(MQTTError) {
+        _ = libraryInitialised
+        guard let h = mosquitto_new(options.clientID, true, nil) else {
+            throw MQTTError("cannot create an MQTT client: out of memory or bad client id '\(options.clientID)'")
+        }
+        handle = h
+        self.options = options
+        self.onEvent = onEvent
+        try check(mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "protocol version")
+        if let user = options.username {
+            try check(mosquitto_username_pw_set(h, user, options.password), "username/password")
+        }
+        let will = Array(options.will.payload.utf8)
+        try check(mosquitto_will_set(h, options.will.topic, Int32(will.count), will, 1, true), "last will")
+        if let tls = options.tls {
+            let caPath: String? = tls.caFile == nil ? "/etc/ssl/certs" : nil
+            try check(mosquitto_tls_set(h, tls.caFile, caPath, tls.certFile, tls.keyFile, nil), "TLS files")
+        }
+        try check(mosquitto_reconnect_delay_set(h, UInt32(options.reconnectDelay), UInt32(options.reconnectDelayMax), true), "reconnect delay")
+        mosquitto_connect_callback_set(h) { _, me, rc in MosquittoClient.from(me)?.connected(rc) }
+        mosquitto_disconnect_callback_set(h) { _, me, rc in MosquittoClient.from(me)?.disconnected(rc) }
+        mosquitto_publish_callback_set(h) { _, me, mid in MosquittoClient.from(me)?.acknowledged(mid) }
+        mosquitto_log_callback_set(h) { _, me, level, text in
+            guard level == MOSQ_LOG_ERR, let text else { return }
+            MosquittoClient.from(me)?.libraryError(String(cString: text))
+        }
+        mosquitto_message_callback_set(h) { _, me, message in
+            guard let client = MosquittoClient.from(me), let m = message?.pointee, let topic = m.topic else { return }
+            let payload = m.payload.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: Int(m.payloadlen))) } ?? []
+            client.onEvent(client, .message(topic: String(cString: topic), payload: payload))
+        }
+    }
+
+    deinit { mosquitto_destroy(handle) }
+
+    private func check(_ rc: Int32, _ what: String) throws(MQTTError) {
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError("\(what): \(Self.describe(rc))") }
+    }
+
+    /// The client behind libmosquitto's user data; nil before ``start()``.
+    private static func from(_ pointer: UnsafeMutableRawPointer?) -> MosquittoClient? {
+        pointer.map { Unmanaged<MosquittoClient>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    static func describe(_ rc: Int32) -> String {
+        if rc == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
+        return String(cString: mosquitto_strerror(rc))
+    }
+
+    /// Starts the network thread and the first connection attempt; returns at once (after the
+    /// host name lookup). The client stays alive until ``stop()``, whatever the caller holds.
+    func start() {
+        let begin = state.withLock { s in
+            guard !s.running else { return false }
+            s.running = true
+            return true
+        }
+        guard begin else { return }
+        // The network thread holds a reference until stop(): callbacks never see a freed client.
+        mosquitto_user_data_set(handle, Unmanaged.passRetained(self).toOpaque())
+        let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepalive))
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            // The network thread retries with backoff from here.
+            let problem = "cannot connect: \(Self.describe(rc)); retrying"
+            // Keep libmosquitto's own text (the TLS error) when its log callback gave one.
+            state.withLock { s in if s.problem == nil { s.problem = "\(endpoint): \(problem)" } }
+            onEvent(self, .error(problem))
+        }
+        let thread = mosquitto_loop_start(handle)
+        if thread != MOSQ_ERR_SUCCESS.rawValue {
+            state.withLock { $0.problem = "\(endpoint): no network thread: \(Self.describe(thread))" }
+            onEvent(self, .error("cannot start the network thread: \(Self.describe(thread))"))
+        }
+    }
+
+    /// Disconnects (no last will: the caller published its own goodbye) and joins the network
+    /// thread. Waiters fail as transient.
+    func stop() {
+        let (wasRunning, waiters) = state.withLock { s in
+            defer { s.connectionWaiters = [:]; s.running = false; s.connected = false }
+            return (s.running, Array(s.connectionWaiters.values))
+        }
+        guard wasRunning else { return }
+        mosquitto_disconnect(handle)
+        mosquitto_loop_stop(handle, false)
+        for w in waiters { w.resume(throwing: DeliveryFailure.transient("the MQTT client stopped")) }
+        Unmanaged.passUnretained(self).release()
+    }
+
+    // MARK: Publishing
+
+    /// Publishes without waiting for the broker (state, discovery, availability); returns false
+    /// when libmosquitto refused it (not connected, …).
+    @discardableResult
+    func publish(_ topic: String, _ payload: [UInt8], qos: Int32 = 1, retain: Bool) -> Bool {
+        var mid: Int32 = 0
+        let rc = mosquitto_publish(handle, &mid, topic, Int32(payload.count), payload, qos, retain)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { return false }
+        if qos > 0 {
+            state.withLock { s in
+                if case .acknowledged = s.publishes[mid] { s.publishes[mid] = nil } else { s.publishes[mid] = .ignored }
+            }
+        }
+        return true
+    }
+
+    /// Waits for a connection, publishes at QoS 1 and returns the message id once the broker's
+    /// PUBACK arrived, all before `deadline`. Throws ``DeliveryFailure``: permanent when the
+    /// broker refused our credentials, transient otherwise.
+    func publishAcknowledged(_ topic: String, _ payload: [UInt8], retain: Bool = false,
+                             timeout seconds: Double) async throws -> Int32 {
+        let deadline = DispatchTime.now() + seconds
+        try await waitUntilConnected(deadline: deadline, seconds: seconds)
+        var messageID: Int32 = 0
+        let rc = mosquitto_publish(handle, &messageID, topic, Int32(payload.count), payload, 1, retain)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            throw DeliveryFailure.transient("MQTT publish to \(endpoint) failed: \(Self.describe(rc))")
+        }
+        let mid = messageID
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            let early = state.withLock { s -> Bool in
+                if case .acknowledged = s.publishes[mid] { s.publishes[mid] = nil; return true }
+                s.publishes[mid] = .waiting(c)
+                return false
+            }
+            if early { c.resume(); return }
+            DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in
+                let late = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+                    guard case let .waiting(w) = s.publishes[mid] else { return nil }
+                    s.publishes[mid] = .ignored
+                    return w
+                }
+                late?.resume(throwing: DeliveryFailure.transient(
+                    "no PUBACK from the MQTT broker at \(endpoint) within \(seconds) s (message \(mid))"))
+            }
+        }
+        return mid
+    }
+
+    private func waitUntilConnected(deadline: DispatchTime, seconds: Double) async throws {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+            let outcome = state.withLock { s -> Result<Int?, DeliveryFailure> in
+                if s.connected { return .success(nil) }
+                if s.refusedForGood { return .failure(.permanent(s.problem ?? "refused by the broker")) }
+                if !s.running { return .failure(.transient("the MQTT client is not running")) }
+                s.nextWaiter += 1
+                s.connectionWaiters[s.nextWaiter] = c
+                return .success(s.nextWaiter)
+            }
+            switch outcome {
+            case .failure(let failure): c.resume(throwing: failure)
+            case .success(nil): c.resume()
+            case .success(let id?):
+                DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in
+                    let (late, problem) = state.withLock { s in (s.connectionWaiters.removeValue(forKey: id), s.problem) }
+                    late?.resume(throwing: DeliveryFailure.transient(
+                        "not connected to the MQTT broker at \(endpoint) within \(seconds) s" + (problem.map { ": \($0)" } ?? "")))
+                }
+            }
+        }
+    }
+
+    /// Subscribes at QoS 1 (call from the `.connected` event: the session is clean).
+    func subscribe(_ topic: String) {
+        mosquitto_subscribe(handle, nil, topic, 1)
+    }
+
+    // MARK: Callbacks (network thread)
+
+    private func connected(_ rc: Int32) {
+        if rc == 0 {
+            let waiters = state.withLock { s in
+                s.connected = true
+                s.problem = nil
+                s.refusedForGood = false
+                defer { s.connectionWaiters = [:] }
+                return Array(s.connectionWaiters.values)
+            }
+            onEvent(self, .connected)
+            for w in waiters { w.resume() }
+            return
+        }
+        // CONNACK codes of MQTT 3.1.1: 1 protocol, 2 client id, 3 unavailable, 4 credentials, 5 not authorised.
+        let permanent = rc != 3
+        let reason = "the MQTT broker at \(endpoint) refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+        let waiters = state.withLock { s in
+            s.connected = false
+            s.problem = reason
+            s.refusedForGood = permanent
+            defer { if permanent { s.connectionWaiters = [:] } }
+            return permanent ? Array(s.connectionWaiters.values) : []
+        }
+        onEvent(self, .refused(reason: reason, permanent: permanent))
+        for w in waiters { w.resume(throwing: DeliveryFailure.permanent(reason)) }
+    }
+
+    private func disconnected(_ rc: Int32) {
+        let reason = rc == 0 ? "disconnected" : "connection to \(endpoint) lost: \(Self.describe(rc))"
+        let wasConnected = state.withLock { s in
+            defer { s.connected = false; if s.problem == nil { s.problem = reason } }
+            return s.connected
+        }
+        if wasConnected { onEvent(self, .disconnected(reason: reason)) }
+    }
+
+    private func libraryError(_ text: String) {
+        let report = state.withLock { s in
+            let problem = "\(endpoint): \(text)"
+            guard !s.connected, s.problem != problem else { return false }
+            s.problem = problem
+            return true
+        }
+        if report { onEvent(self, .error(text)) }
+    }
+
+    private func acknowledged(_ mid: Int32) {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+            switch s.publishes[mid] {
+            case .waiting(let w)?: s.publishes[mid] = nil; return w
+            case .ignored?: s.publishes[mid] = nil; return nil
+            case .acknowledged?, nil: s.publishes[mid] = .acknowledged; return nil
+            }
+        }
+        waiter?.resume()
+    }
+}
+
+/// A problem setting up the MQTT client (bad TLS files, out of memory).
+public struct MQTTError: Error, Equatable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,263 @@
+import FallGuardCore
+@testable import FallGuardMQTT
+import FallGuardNotify
+import Foundation
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func samplePayload(incident: String = "FG-7", key: String = UUID().uuidString) -> AlertPayload {
+    AlertPayload(idempotencyKey: key, test: false, device: "bedroom",
+                 wearer: Wearer(name: "Margaret", location: "Flat 3, 12 Mill Lane"),
+                 alert: Alert(kind: .fall, incident: incident, time: 42.5),
+                 message: RenderedMessage(subject: "Fall: Margaret", body: "Margaret may have fallen."),
+                 sentAt: "2026-11-22T10:00:00+00:00")
+}
+
+func channel(_ broker: MosquittoBroker, device: String, timeout: Double = 5,
+             username: String? = nil, password: String? = nil, tls: Bool = false, caFile: String? = nil,
+             clientCertificate: (cert: String, key: String)? = nil,
+             onAcknowledgement: @escaping AcknowledgementHandler = { _, _ in }) throws -> MQTTChannel {
+    let settings = MQTTChannelSettings(host: "127.0.0.1", port: broker.port, username: username, password: password,
+                                       device: device, publishTimeout: timeout, reconnectDelay: 1, reconnectDelayMax: 1,
+                                       tls: tls, caFile: caFile, certFile: clientCertificate?.cert, keyFile: clientCertificate?.key)
+    let c = try MQTTChannel(settings: settings, onAcknowledgement: onAcknowledgement)
+    c.start()
+    return c
+}
+
+/// The `fallguard-mqtt-probe` binary built beside the tests.
+let probeBinary: String = {
+    var dir = Bundle.main.bundleURL
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("fallguard-mqtt-probe").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    return "fallguard-mqtt-probe"
+}()
+
+@Suite(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))
+struct MQTTBrokerTests {
+    @Test func alertArrivesAtQoS1WithItsIdempotencyKeyAfterPUBACK() async throws {
+        let broker = try await MosquittoBroker()
+        let mqtt = try channel(broker, device: "bedroom")
+        let subscriber = try await Subscriber(broker, topics: [mqtt.topics.alert], count: 1)
+        let payload = samplePayload()
+
+        let receipt = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: payload))
+        await mqtt.stop()
+
+        let lines = await subscriber.lines()
+        let line = try #require(lines.first)
+        #expect(line.hasPrefix("fallguard/bedroom/alert 1 0 {"), "topic, QoS 1, not retained: \(line)")
+        let json = try #require(line.split(separator: " ", maxSplits: 3).last)
+        let received = try JSONDecoder().decode(AlertPayload.self, from: Data(json.utf8))
+        #expect(received == payload)
+        let mid = try #require(receipt.providerID)
+        #expect(broker.log.contains("Sending PUBACK to \(mqtt.settings.effectiveClientID) (m\(mid), rc0)"))
+    }
+
+    @Test func concurrentAlertsEachWaitForTheirOwnPUBACK() async throws {
+        let broker = try await MosquittoBroker()
+        let mqtt = try channel(broker, device: "ward-7", timeout: 10)
+        let count = 300
+        let subscriber = try await Subscriber(broker, topics: [mqtt.topics.alert], count: count, timeout: 10)
+        let receipts = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<count {
+                group.addTask {
+                    try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(key: "k\(i)"))).providerID ?? ""
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let lines = await subscriber.lines()
+        await mqtt.stop()
+        #expect(Set(receipts).count == count, "one message id per alert")
+        let keys = Set(lines.compactMap { $0.firstMatch(of: /"idempotencyKey":"(k\d+)"/)?.1 }.map(String.init))
+        #expect(keys == Set((0..<count).map { "k\($0)" }))
+    }
+
+    @Test func discoveryConfigsAvailabilityAndStateAreRetained() async throws {
+        let broker = try await MosquittoBroker()
+        let mqtt = try channel(broker, device: "flat-3")
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(incident: "FG-2")))
+        mqtt.publish(state: .alertOut)
+        mqtt.publish(lastIncident: Alert(kind: .fall, incident: "FG-2", time: 1), at: Date(timeIntervalSince1970: 0))
+        // Published after the state on the same connection: the broker has stored the state.
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(incident: "FG-2")))
+
+        let subscriber = try await Subscriber(broker, topics: ["homeassistant/+/fallguard_flat-3/+/config", "fallguard/flat-3/availability",
+                                                         "fallguard/flat-3/state", "fallguard/flat-3/incident"], count: 7)
+        let lines = await subscriber.lines()
+        await mqtt.stop()
+
+        #expect(lines.count == 7)
+        #expect(lines.allSatisfy { $0.split(separator: " ")[2] == "1" }, "all retained: \(lines)")
+        #expect(lines.contains("fallguard/flat-3/availability 1 1 online"))
+        #expect(lines.contains("fallguard/flat-3/state 1 1 alert-out"))
+        let incident = try #require(lines.first { $0.hasPrefix("fallguard/flat-3/incident") })
+        #expect(incident.contains(#""incident":"FG-2""#) && incident.contains(#""kind":"fall""#) && incident.contains("1970-01-01T00:00:00Z"))
+        var uniqueIDs: Set<String> = []
+        for line in lines where line.hasPrefix("homeassistant/") {
+            let parts = line.split(separator: " ", maxSplits: 3)
+            let config = try #require(try JSONSerialization.jsonObject(with: Data(parts[3].utf8)) as? [String: Any])
+            uniqueIDs.insert(try #require(config["unique_id"] as? String))
+            #expect(config["availability_topic"] as? String == "fallguard/flat-3/availability")
+            let device = try #require(config["device"] as? [String: Any])
+            #expect(device["identifiers"] as? [String] == ["fallguard_flat-3"])
+        }
+        #expect(uniqueIDs == ["fallguard_flat-3_fall", "fallguard_flat-3_state", "fallguard_flat-3_last_incident", "fallguard_flat-3_acknowledge"])
+    }
+
+    @Test func brokerPublishesTheLastWillWhenTheBridgeIsKilled() async throws {
+        let broker = try await MosquittoBroker()
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: probeBinary)
+        probe.arguments = ["--host", "127.0.0.1", "--port", String(broker.port), "--device", "hall"]
+        probe.standardInput = Pipe()  // open: the probe runs until killed
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        try probe.run()
+        #expect(await broker.waitForConnection(of: "fallguard-hall"))
+        // Retained `online`, then the will.
+        let subscriber = try await Subscriber(broker, topics: ["fallguard/hall/availability"], count: 2)
+        kill(probe.processIdentifier, SIGKILL)
+        probe.waitUntilExit()
+
+        let lines = await subscriber.lines()
+        #expect(probe.terminationReason == .uncaughtSignal)
+        #expect(lines == ["fallguard/hall/availability 1 1 online", "fallguard/hall/availability 1 0 offline"])
+        // …and it stays retained for whoever subscribes later.
+        let later = try await Subscriber(broker, topics: ["fallguard/hall/availability"], count: 1)
+        #expect(await later.lines() == ["fallguard/hall/availability 1 1 offline"])
+    }
+
+    @Test func cleanStopLeavesOfflineRetainedWithoutTheWill() async throws {
+        let broker = try await MosquittoBroker()
+        let mqtt = try channel(broker, device: "study")
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        await mqtt.stop()
+        #expect(await broker.waitForLog(timeout: 5) { $0.contains("Received DISCONNECT from fallguard-study") })
+        let subscriber = try await Subscriber(broker, topics: ["fallguard/study/availability"], count: 1)
+        #expect(await subscriber.lines() == ["fallguard/study/availability 1 1 offline"])
+    }
+
+    @Test func acknowledgementsPublishedByOthersReachTheHandler() async throws {
+        let broker = try await MosquittoBroker()
+        let received = Mutex<[String]>([])
+        let mqtt = try channel(broker, device: "lounge") { incident, by in
+            received.withLock { $0.append("\(incident) by \(by)") }
+        }
+        // The alert goes out after the subscription to the ack topic (same connection, in order).
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(incident: "FG-7")))
+
+        try mosquittoPublish(broker, topic: "fallguard/lounge/ack", #"{"incident": "FG-7", "by": "Anna"}"#)
+        try mosquittoPublish(broker, topic: "fallguard/lounge/ack", "FG-8")
+        try mosquittoPublish(broker, topic: "fallguard/lounge/ack", "not json {")
+        try mosquittoPublish(broker, topic: "fallguard/lounge/ack", HomeAssistantDiscovery.buttonPayload)
+        try mosquittoPublish(broker, topic: "fallguard/other/ack", "FG-9")
+        let end = Date().addingTimeInterval(5)
+        while received.withLock({ $0.count }) < 3, Date() < end { try await Task.sleep(for: .milliseconds(20)) }
+        await mqtt.stop()
+
+        #expect(received.withLock { $0 } == ["FG-7 by Anna", "FG-8 by mqtt", "FG-7 by Home Assistant"])
+    }
+
+    @Test func wrongCredentialsFailPermanentlyAndRightOnesDeliver() async throws {
+        let broker = try await MosquittoBroker(users: ["bridge": "s3cret"])
+        let wrong = try channel(broker, device: "wrong", username: "bridge", password: "guess")
+        await #expect(throws: DeliveryFailure.self) {
+            _ = try await wrong.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        }
+        do {
+            _ = try await wrong.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+            Issue.record("delivered with a wrong password")
+        } catch let failure as DeliveryFailure {
+            guard case .permanent(let why) = failure else { Issue.record("expected permanent, got \(failure)"); return }
+            #expect(why.contains("not authorised") || why.contains("username or password"), "\(why)")
+        }
+        await wrong.stop()
+
+        let right = try channel(broker, device: "right", username: "bridge", password: "s3cret")
+        let receipt = try await right.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        #expect(receipt.providerID != nil)
+        await right.stop()
+    }
+
+    @Test func brokerDownIsTransientAndTheNextAttemptDeliversWhenItIsBack() async throws {
+        let broker = try await MosquittoBroker()
+        let mqtt = try channel(broker, device: "porch", timeout: 3)
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+
+        broker.stop()
+        do {
+            _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+            Issue.record("delivered with the broker down")
+        } catch let failure as DeliveryFailure {
+            guard case .transient = failure else { Issue.record("expected transient, got \(failure)"); return }
+        }
+
+        try await broker.start()
+        #expect(await broker.waitForConnection(of: "fallguard-porch", times: 1, timeout: 10), "reconnected after the restart")
+        let subscriber = try await Subscriber(broker, topics: ["fallguard/porch/alert"], count: 1)
+        let payload = samplePayload(key: "after-restart")
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: payload))
+        let lines = await subscriber.lines()
+        await mqtt.stop()
+        #expect(lines.count == 1 && lines[0].contains(#""idempotencyKey":"after-restart""#), "\(lines)")
+    }
+
+    @Test func tlsToABrokerWhoseCertificateWeTrustDeliversAndToAnUntrustedOneDoesNot() async throws {
+        let broker = try await MosquittoBroker(tls: brokerCertificate)
+        let trusted = try channel(broker, device: "tls-ok", tls: true, caFile: brokerCertificate.cert)
+        let receipt = try await trusted.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        await trusted.stop()
+        #expect(broker.log.contains("Sending PUBACK to fallguard-tls-ok (m\(receipt.providerID ?? "?"), rc0)"))
+
+        // The system's CAs do not know the self-signed certificate: no connection, no alert.
+        let untrusted = try channel(broker, device: "tls-bad", timeout: 1, tls: true)
+        do {
+            _ = try await untrusted.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+            Issue.record("delivered to a broker whose certificate nobody trusts")
+        } catch let failure as DeliveryFailure {
+            #expect(failure.description.contains("certificate verify failed"), "\(failure)")
+        }
+        await untrusted.stop()
+        #expect(!broker.log.contains("Received PUBLISH from fallguard-tls-bad"))
+    }
+
+    @Test func brokerThatRequiresAClientCertificateAcceptsOurs() async throws {
+        let broker = try await MosquittoBroker(tls: brokerCertificate, requireClientCertificate: true)
+        let withCertificate = try channel(broker, device: "cert-ok", tls: true, caFile: brokerCertificate.cert,
+                                          clientCertificate: clientCertificate)
+        _ = try await withCertificate.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        await withCertificate.stop()
+
+        let without = try channel(broker, device: "cert-none", timeout: 1, tls: true, caFile: brokerCertificate.cert)
+        await #expect(throws: DeliveryFailure.self) {
+            _ = try await without.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        }
+        await without.stop()
+        #expect(broker.log.contains("Received PUBLISH from fallguard-cert-ok"))
+        #expect(!broker.log.contains("Received PUBLISH from fallguard-cert-none"))
+    }
+
+    @Test func stopReturnsWhileTheBrokerIsUnreachable() async throws {
+        let settings = MQTTChannelSettings(host: "127.0.0.1", port: freeLoopbackPort(), device: "nobody",
+                                           publishTimeout: 0.5, reconnectDelay: 30, reconnectDelayMax: 30)
+        let mqtt = try MQTTChannel(settings: settings, onAcknowledgement: { _, _ in })
+        mqtt.start()
+        try await Task.sleep(for: .milliseconds(1500))  // first attempt failed; sleeping 30 s before the next
+        let stopped = Mutex(false)
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(10))
+            #expect(stopped.withLock { $0 }, "stop() still blocked after 10 s")
+        }
+        await mqtt.stop()
+        stopped.withLock { $0 = true }
+        watchdog.cancel()
+    }
+}
