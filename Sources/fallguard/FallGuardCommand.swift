@@ -2,17 +2,17 @@ import ArgumentParser
 import FallGuardCore
 
 @main
-struct FallGuardCommand: ParsableCommand {
+struct FallGuardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fallguard",
         abstract: "Fall-detection sensor bridge: accelerometer in, buzzer and alerts out.",
         discussion: """
-            Field testing: `replay` runs a detector over a recording, `evaluate` scores it on a \
+            The daemon: `run` (with no --config, the no-hardware demo), `check-config`, `status`.             Bring-up: `devices`, `watch`, `record`, `gpio`, `alarm`. Field testing: `replay` runs a detector over a recording, `evaluate` scores it on a \
             labelled dataset, `cross-validate` chooses settings by subject-wise cross-validation, \
             `detectors` lists the detectors and their settings.
             """,
-        version: "0.1.0",
-        subcommands: [ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self, GPIOCommand.self, AlarmCommand.self]
+        version: fallguardVersion,
+        subcommands: [RunCommand.self, CheckConfigCommand.self, StatusCommand.self, ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self, GPIOCommand.self, AlarmCommand.self]
     )
 }
 

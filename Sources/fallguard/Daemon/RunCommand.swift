@@ -1,0 +1,95 @@
+import ArgumentParser
+import FallGuardConfig
+import FallGuardHardware
+import Foundation
+import Logging
+import Metrics
+import Prometheus
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "The daemon: sensor → detector → countdown on the buzzer → alerts.",
+        discussion: """
+            With --config, everything comes from that YAML file (deploy/fallguard.example.yaml \
+            documents every key); any configuration error stops start-up with exit status 78. \
+            Without --config it runs the embedded demo: the bundled real fall recording streamed \
+            in real time as the sensor (or this machine's accelerometer, when it has one), the \
+            terminal as buzzer, LED and button (\(ConsoleButton.help)), and a console notifier \
+            behind the local outbox. SIGTERM/SIGINT stop it gracefully; SIGHUP reloads the file.
+            """)
+
+    @Option(help: ArgumentHelp("The configuration file.", valueName: "path"))
+    var config: String?
+
+    @Option(help: ArgumentHelp("Override the state directory.", valueName: "dir"))
+    var state: String?
+
+    @Option(help: ArgumentHelp("Stop gracefully after this many seconds (tests, benches).", valueName: "seconds"))
+    var duration: Double?
+
+    func run() async throws {
+        var configuration: DaemonConfiguration
+        if let config {
+            let (c, diagnostics) = DaemonConfiguration.load(path: config)
+            if ConfigReport.printAndShouldStop(diagnostics.map { d in var d = d; d.problem.message = c.redactor.redact(d.problem.message); return d }) {
+                throw ExitCode(ConfigReport.exitStatus)
+            }
+            configuration = c
+        } else {
+            configuration = .demo()
+            if let found = try? AccelerometerDiscovery.list(uri: "local:"), !found.isEmpty {
+                configuration.path = nil
+                configuration.liveDemo = true
+            }
+        }
+        if let state { configuration.state.directory = state }
+        let level = Logger.Level(rawValue: configuration.log.level.rawValue) ?? .info
+        let redactor = configuration.redactor
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, redactor: redactor) }
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        let logger = Logger(label: "fallguard")
+        if config == nil {
+            logger.notice("no --config: running the demo (\(configuration.liveDemo ? "this machine's accelerometer" : "the bundled fall recording"), console buzzer and button)")
+        }
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(configuration: configuration, registry: registry, duration: duration, logger: logger)
+        } catch {
+            printError(error.description)
+            throw ExitCode(error.status)
+        }
+        try await daemon.run()
+    }
+}
+
+struct CheckConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Check a configuration file: every problem, each with its file and line.",
+        discussion: """
+            Checks the YAML, every key and value, the detector settings, the GPIO chip and lines \
+            (present and free), URLs, E.164 phone numbers and that every credential is there. \
+            Exit status 0 when it would start (warnings allowed), 78 when it would not.
+            """)
+
+    @Option(help: ArgumentHelp("The configuration file.", valueName: "path"))
+    var config = "/etc/fallguard/config.yaml"
+
+    @Flag(help: "Skip opening the GPIO lines (e.g. checking a Pi's file on another machine).")
+    var noHardware = false
+
+    func run() throws {
+        let (c, found) = DaemonConfiguration.load(path: config)
+        var diagnostics = found
+        if !noHardware, c.gpio.enabled, !diagnostics.contains(where: \.isError) {
+            do { _ = try GPIOAlarmParts(gpio: c.gpio, settings: c.alarm) } catch {
+                diagnostics.append(ConfigDiagnostic(file: config, line: nil, problem: .init(["gpio"], error.description)))
+            }
+        }
+        let redacted = diagnostics.map { d in var d = d; d.problem.message = c.redactor.redact(d.problem.message); return d }
+        if ConfigReport.printAndShouldStop(redacted) { throw ExitCode(ConfigReport.exitStatus) }
+        print("\(config): OK\(diagnostics.isEmpty ? "" : " (\(diagnostics.count) warning\(diagnostics.count == 1 ? "" : "s"))")")
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import FallGuardConfig
+import Foundation
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "What the running daemon is doing: state, sensor, last incident, outbox.",
+        discussion: """
+            Reads <state>/status.json, which `fallguard run` rewrites every second. Exit status 0 \
+            when the daemon is monitoring and its sensor is healthy, 1 when it runs with a problem \
+            (sensor fault, countdown or alert out, deliveries failed), 3 when it is not running \
+            (no status, or none written for 5 s).
+            """)
+
+    @Option(help: ArgumentHelp("The state directory.", valueName: "dir"))
+    var state = StateSection.defaultDirectory
+
+    @Flag(help: "Print the status file as it is (JSON).")
+    var json = false
+
+    func run() throws {
+        let path = DaemonStatus.path(in: state)
+        let status: DaemonStatus
+        do { status = try DaemonStatus.read(from: state) } catch {
+            printError("not running: no status at \(path) (\(error.localizedDescription))")
+            throw ExitCode(3)
+        }
+        let age = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
+            .map { Date().timeIntervalSince($0) } ?? .infinity
+        let running = age < 5 && kill(status.pid, 0) == 0
+        if json {
+            print(String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
+        } else {
+            print(Self.text(status, age: age, running: running))
+        }
+        guard running else { throw ExitCode(3) }
+        let healthy = status.state == "monitoring" && (status.sensor?.problems.isEmpty ?? false)
+            && (status.outbox?.failed ?? 0) == 0
+        if !healthy { throw ExitCode(1) }
+    }
+
+    static func text(_ s: DaemonStatus, age: Double, running: Bool) -> String {
+        var lines: [String] = []
+        lines.append(running ? "fallguard \(s.version), pid \(s.pid), running since \(s.started)"
+                             : "fallguard is NOT running (last status \(Int(age)) s old, pid \(s.pid))")
+        var state = "state: \(s.state)"
+        if let i = s.incident { state += ", incident \(i)" }
+        if let r = s.countdownRemaining { state += String(format: ", %.1f s left to abort", r) }
+        lines.append(state)
+        if let sensor = s.sensor {
+            lines.append("sensor: \(sensor.device) at \(sensor.uri), \(sensor.mode), \(sensor.rate) Hz, "
+                + (sensor.problems.isEmpty ? "healthy" : "PROBLEM: \(sensor.problems.joined(separator: ", "))")
+                + ", \(sensor.samples) samples, \(sensor.overruns) overruns")
+        } else {
+            lines.append("sensor: not open")
+        }
+        if let last = s.lastIncident {
+            lines.append("last incident: \(last.id) (\(last.kind)) at \(last.at)")
+        } else {
+            lines.append("last incident: none since start")
+        }
+        if let o = s.outbox {
+            lines.append("outbox: \(o.pending) pending, \(o.sent) sent, \(o.failed) failed"
+                + (o.oldestPendingAge.map { String(format: ", oldest pending %.0f s", $0) } ?? ""))
+        }
+        lines.append("configuration: \(s.configuration); status updated \(s.updated)")
+        return lines.joined(separator: "\n")
+    }
+}
