@@ -12,7 +12,7 @@ struct FallGuardCommand: ParsableCommand {
             `detectors` lists the detectors and their settings.
             """,
         version: "0.1.0",
-        subcommands: [ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self]
+        subcommands: [ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self, TestAlertCommand.self, OutboxRunCommand.self]
     )
 }
 
