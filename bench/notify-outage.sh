@@ -26,6 +26,8 @@ third=$(echo "$OUTAGE / 3" | bc -l)
 start=$(date +%s.%N)
 run_bridge --enqueue "$N" --enqueue-log "$WORK/keys.txt"
 sleep "$third"
+# The first kill comes once every alert is committed (it takes seconds, the outage minutes).
+until [ "$(wc -l < "$WORK/keys.txt" 2>/dev/null || echo 0)" -ge $((N * 5)) ]; do sleep 0.2; done
 kill -9 "$BRIDGE_PID"; wait "$BRIDGE_PID" 2>/dev/null || true
 echo "killed the bridge (kill -9) at $(printf '%.0f' "$(echo "$(date +%s.%N) - $start" | bc -l)") s; $(wc -l < "$WORK/keys.txt") deliveries were committed"
 run_bridge

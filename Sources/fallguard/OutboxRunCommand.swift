@@ -4,8 +4,9 @@ import FallGuardNotify
 import Foundation
 
 /// `fallguard outbox-run`: opens the outbox in a state directory, optionally enqueues
-/// synthetic fall alerts, and delivers until nothing is pending. Crash tests and benches run
-/// it, kill it with SIGKILL, and run it again: pending deliveries resume.
+/// synthetic fall alerts while the delivery worker runs, and delivers until nothing is pending.
+/// Crash tests and benches run it, kill it with SIGKILL, and run it again: pending deliveries
+/// resume.
 struct OutboxRunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "outbox-run",
@@ -18,7 +19,7 @@ struct OutboxRunCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Folder of outbox.sqlite.", valueName: "dir"))
     var stateDir: String
 
-    @Option(name: .long, help: "Enqueue this many synthetic fall alerts first.")
+    @Option(name: .long, help: "Enqueue this many synthetic fall alerts.")
     var enqueue = 0
 
     @Option(name: .long, help: "Milliseconds between two enqueued alerts.")
@@ -37,33 +38,75 @@ struct OutboxRunCommand: ParsableCommand {
         let settings = try settingsOptions.load()
         try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
         let outbox = try Outbox(path: stateDir + "/" + Outbox.fileName, settings: settings)
-        let run = "\(getpid())-\(Int(Date().timeIntervalSince1970))"
-        var log = enqueueLog.flatMap { FileHandle(forWritingAtPath: $0) ?? (FileManager.default.createFile(atPath: $0, contents: nil) ? FileHandle(forWritingAtPath: $0) : nil) }
-        _ = try log?.seekToEnd()
-        var latencies: [Double] = []
-        for i in 0..<enqueue {
-            let t = Date().timeIntervalSince1970
-            let start = DispatchTime.now().uptimeNanoseconds
-            let keys = try outbox.enqueue(Alert(kind: .fall, incident: "RUN-\(run)-\(i)", time: Double(i)), test: false)
-            let end = DispatchTime.now().uptimeNanoseconds
-            latencies.append(Double(end - start) / 1e6)
-            log?.write(Data(keys.map { "\($0) \(String(format: "%.6f", t))\n" }.joined().utf8))
-            if intervalMs > 0 { usleep(UInt32(intervalMs * 1000)) }
-        }
-        try log?.close()
-        log = nil
-        if latency && !latencies.isEmpty {
-            let s = latencies.sorted()
-            func q(_ p: Double) -> Double { s[min(s.count - 1, Int((Double(s.count) * p).rounded(.up)) - 1)] }
-            print(String(format: "enqueue-latency-ms n=%d p50=%.3f p99=%.3f max=%.3f", s.count, q(0.5), q(0.99), s.last!))
-        }
-        if noDelivery { return }
-        try runBlocking {
-            try await withChannelContext { context in
-                let worker = DeliveryWorker(outbox: outbox, channels: try settings.makeChannels(context: context))
-                await worker.run(untilDrained: true)
+        let producer = AlertProducer(outbox: outbox, count: enqueue, intervalMs: intervalMs, logPath: enqueueLog)
+        if noDelivery {
+            producer.run()
+        } else {
+            try runBlocking {
+                try await withChannelContext { context in
+                    let worker = DeliveryWorker(outbox: outbox, channels: try settings.makeChannels(context: context))
+                    // The alarm controller's thread in the daemon: enqueue is synchronous.
+                    Thread.detachNewThread { producer.run() }
+                    await worker.run(untilDrained: true, producing: { !producer.finished })
+                }
             }
         }
+        if let error = producer.error { throw error }
+        if latency, let line = producer.latencySummary { print(line) }
         print("outbox: \(try outbox.metrics())")
+    }
+}
+
+/// Enqueues numbered synthetic fall alerts, timing each commit.
+final class AlertProducer: @unchecked Sendable {
+    let outbox: Outbox
+    let count: Int
+    let intervalMs: Double
+    let logPath: String?
+    private let lock = NSLock()
+    private var done = false
+    private(set) var latencies: [Double] = []
+    private(set) var error: (any Error)?
+
+    init(outbox: Outbox, count: Int, intervalMs: Double, logPath: String?) {
+        self.outbox = outbox
+        self.count = count
+        self.intervalMs = intervalMs
+        self.logPath = logPath
+    }
+
+    var finished: Bool { lock.withLock { done } }
+
+    func run() {
+        defer { lock.withLock { done = true } }
+        let run = "\(getpid())-\(Int(Date().timeIntervalSince1970))"
+        do {
+            var log: FileHandle?
+            if let logPath {
+                if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+                log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+                try log?.seekToEnd()
+            }
+            defer { try? log?.close() }
+            for i in 0..<count {
+                let t = Date().timeIntervalSince1970
+                let start = DispatchTime.now().uptimeNanoseconds
+                let keys = try outbox.enqueue(Alert(kind: .fall, incident: "RUN-\(run)-\(i)", time: Double(i)), test: false)
+                latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                // After the commit: a key in the log is a key the outbox holds.
+                try log?.write(contentsOf: Data(keys.map { "\($0) \(String(format: "%.6f", t))\n" }.joined().utf8))
+                if intervalMs > 0 { usleep(UInt32(intervalMs * 1000)) }
+            }
+        } catch {
+            self.error = error
+        }
+    }
+
+    /// `enqueue-latency-ms n=… p50=… p99=… max=…`.
+    var latencySummary: String? {
+        guard !latencies.isEmpty else { return nil }
+        let s = latencies.sorted()
+        func q(_ p: Double) -> Double { s[min(s.count - 1, Int((Double(s.count) * p).rounded(.up)) - 1)] }
+        return String(format: "enqueue-latency-ms n=%d p50=%.3f p99=%.3f max=%.3f", s.count, q(0.5), q(0.99), s.last!)
     }
 }

@@ -21,7 +21,7 @@ func writeSettings(_ settings: NotificationSettings, to folder: String) throws -
 }
 
 @discardableResult
-func runFallguard(_ arguments: [String], killAfter: Double? = nil) throws -> (status: Int32, output: String) {
+func runFallguard(_ arguments: [String], killAfter: Double? = nil, killWhen: (() -> Bool)? = nil) throws -> (status: Int32, output: String) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: fallguardBinary)
     p.arguments = arguments
@@ -30,10 +30,13 @@ func runFallguard(_ arguments: [String], killAfter: Double? = nil) throws -> (st
     p.standardOutput = FileHandle(forWritingAtPath: out)
     p.standardError = FileHandle(forWritingAtPath: out)
     try p.run()
+    if let killWhen {
+        _ = eventually(60, killWhen)
+    }
     if let killAfter {
         usleep(UInt32(killAfter * 1_000_000))
-        kill(p.processIdentifier, SIGKILL)
     }
+    if killAfter != nil || killWhen != nil { kill(p.processIdentifier, SIGKILL) }
     p.waitUntilExit()
     return (p.terminationStatus, (try? String(contentsOfFile: out, encoding: .utf8)) ?? "")
 }
@@ -50,7 +53,9 @@ func runFallguard(_ arguments: [String], killAfter: Double? = nil) throws -> (st
         let json = try writeSettings(settings, to: folder)
         let keysLog = folder + "/keys.txt"
         let common = ["outbox-run", "--settings-json", json, "--state-dir", folder + "/state"]
-        let first = try runFallguard(common + ["--enqueue", "20", "--enqueue-log", keysLog], killAfter: 2)
+        func logged() -> Int { ((try? String(contentsOfFile: keysLog, encoding: .utf8)) ?? "").split(separator: "\n").count }
+        // Killed once every alert is committed, while it retries against the dead receiver.
+        let first = try runFallguard(common + ["--enqueue", "20", "--enqueue-log", keysLog], killAfter: 0.5, killWhen: { logged() == 80 })
         #expect(first.status == SIGKILL, "\(first.output)")
         let second = try runFallguard(common, killAfter: 1.5)
         #expect(second.status == SIGKILL, "\(second.output)")

@@ -92,6 +92,18 @@ import Testing
         #expect(ExecOptions(command: []).problems(at: ["c"]).map(\.key) == ["c.command"])
     }
 
+    @Test func theHeartbeatIsDailyAtItsLocalTime() throws {
+        let london = TimeZone(identifier: "Europe/London")!
+        let policy = NotificationPolicy(heartbeatAt: "09:30")
+        let before = Date(timeIntervalSince1970: 1_795_000_000) // Wed 18 Nov 2026 11:06:40 GMT
+        let next = try #require(policy.nextHeartbeat(after: before, timeZone: london))
+        let midnight: Double = 1_794_960_000 // 00:00 that Wednesday
+        #expect(next.timeIntervalSince1970 == midnight + 86_400 + 9.5 * 3600)
+        let after = try #require(policy.nextHeartbeat(after: next, timeZone: london))
+        #expect(after.timeIntervalSince(next) == 86_400)
+        #expect(NotificationPolicy(heartbeatAt: "25:00").nextHeartbeat(after: before) == nil)
+    }
+
     @Test func backoffDoublesUpToTheCapWithJitter() {
         let r = RetrySettings(initial: 1, max: 60, jitter: 0.5)
         #expect(r.delay(afterAttempts: 1, random: 0) == 1)

@@ -1,9 +1,13 @@
 # Shared by the notify benches: build, a scratch folder on the real disk, the loopback receiver.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export PATH="/opt/swift/usr/bin:$PATH"
 CONFIGURATION=${CONFIGURATION:-release}
-swift build -c "$CONFIGURATION" --product fallguard >/dev/null
-B=.build/$CONFIGURATION/fallguard
+if [ -n "${FALLGUARD_BIN:-}" ]; then
+    B=$FALLGUARD_BIN         # an already built binary
+else
+    swift build -c "$CONFIGURATION" --product fallguard >/dev/null
+    B=.build/$CONFIGURATION/fallguard
+fi
 WORK=$(mktemp -d /var/tmp/fallguard-notify-bench.XXXXXX)
 RECEIVER_PID=""
 BRIDGE_PID=""

@@ -41,13 +41,20 @@ public struct MessageRenderer: Sendable {
         return RenderedMessage(subject: subject, body: body)
     }
 
-    /// `14:03 on Sun 22 Nov` in the bridge's time zone.
+    /// `14:03 on Sun 22 Nov` in the bridge's time zone (English names: messages are English).
     public func localTime(_ date: Date) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = timeZone
-        f.dateFormat = "HH:mm 'on' EEE d MMM"
-        return f.string(from: date)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.hour, .minute, .weekday, .day, .month], from: date)
+        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int?) -> String { let v = n ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
+        return "\(two(c.hour)):\(two(c.minute)) on \(weekdays[(c.weekday ?? 1) - 1]) \(c.day ?? 0) \(months[(c.month ?? 1) - 1])"
+    }
+
+    /// ISO 8601 with the bridge's UTC offset, e.g. `2026-11-22T14:03:05+01:00`.
+    public func isoTime(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(timeZone: timeZone))
     }
 
     /// The character limit for `text`: `sms-limit` for plain GSM text, two UCS-2 segments otherwise.

@@ -17,8 +17,9 @@ public final class DeliveryWorker: Sendable {
         self.maxInFlightPerChannel = maxInFlightPerChannel
     }
 
-    /// Runs until cancelled (the daemon), or, with `untilDrained`, until nothing is pending.
-    public func run(untilDrained: Bool = false) async {
+    /// Runs until cancelled (the daemon), or, with `untilDrained`, until nothing is pending
+    /// while `producing` says no more alerts are coming.
+    public func run(untilDrained: Bool = false, producing: @escaping @Sendable () -> Bool = { false }) async {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 do {
@@ -32,10 +33,10 @@ public final class DeliveryWorker: Sendable {
                         }
                         group.addTask { await self.attempt(d) }
                     }
-                    if untilDrained, busy.isEmpty, try await !outbox.hasPending() { return }
+                    if untilDrained, !producing(), busy.isEmpty, try await !outbox.hasPending() { return }
                     let next = try await outbox.nextDueTime(excluding: busy.ids)
                     // Held back by the per-channel limit: a finishing send wakes us.
-                    let wait = heldBack ? 1.0 : next.map { $0 - outbox.now() }
+                    let wait = heldBack || (untilDrained && producing()) ? 1.0 : next.map { $0 - outbox.now() }
                     if wait.map({ $0 > 0 }) ?? true { await outbox.wake.wait(seconds: wait.map { min($0, 60) }) }
                 } catch {
                     if Task.isCancelled { return }

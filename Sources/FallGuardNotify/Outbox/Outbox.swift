@@ -57,7 +57,8 @@ public final class Outbox: AlertSink, Sendable {
         }
         let route = settings.policy.route(for: alert.kind)
         let keys = try db.write { db -> [String] in
-            let stored = try StoredAlert.insert(alert, message: message, test: test, at: t, in: db)
+            let stored = try StoredAlert.insert(alert, message: message, test: test, at: t,
+                                                sentAt: self.renderer.isoTime(date), in: db)
             let keys = try planned.map { try self.insertDelivery($0, of: stored, deadline: t + route.route.deadline, in: db) }
             try self.updateIncident(for: alert, routeKey: route.key, escalate: route.route.escalate, alertID: stored.id, at: t, in: db)
             return keys
@@ -77,12 +78,7 @@ public final class Outbox: AlertSink, Sendable {
     /// engine's `acknowledged` alert, when enqueued, does the same and tells the others.)
     public func acknowledge(incident: String, by: String) throws {
         let t = now()
-        try db.write { db in
-            try db.execute(sql: """
-                UPDATE incident SET escalation_due = NULL, acknowledged_by = ?, acknowledged_at = ?
-                WHERE incident = ? AND acknowledged_at IS NULL
-                """, arguments: [by, t, incident])
-        }
+        try db.write { db in try Self.markAcknowledged(incident, by: by, at: t, in: db) }
         logger.info("acknowledged", metadata: ["incident": "\(incident)", "by": "\(by)"])
         wake.signal()
     }
@@ -118,6 +114,14 @@ public final class Outbox: AlertSink, Sendable {
         return key
     }
 
+    /// Stops escalation of `incident`: someone took it.
+    private static func markAcknowledged(_ incident: String, by: String, at t: Double, in db: Database) throws {
+        try db.execute(sql: """
+            UPDATE incident SET escalation_due = NULL, acknowledged_by = ?, acknowledged_at = ?
+            WHERE incident = ? AND acknowledged_at IS NULL
+            """, arguments: [by, t, incident])
+    }
+
     private func updateIncident(for alert: Alert, routeKey: String, escalate: Bool, alertID: Int64, at t: Double,
                                 in db: Database) throws {
         switch alert.kind {
@@ -130,10 +134,8 @@ public final class Outbox: AlertSink, Sendable {
                     responsible = 0, escalation_due = excluded.escalation_due, acknowledged_by = NULL, acknowledged_at = NULL
                 """, arguments: [alert.incident, alertID, routeKey, t + settings.policy.acknowledgeWithin])
         case .acknowledged, .resolvedByWearer:
-            try db.execute(sql: """
-                UPDATE incident SET escalation_due = NULL, acknowledged_by = ?, acknowledged_at = ?
-                WHERE incident = ? AND acknowledged_at IS NULL
-                """, arguments: [alert.acknowledgedBy ?? (alert.kind == .resolvedByWearer ? "wearer" : "a helper"), t, alert.incident])
+            let by = alert.acknowledgedBy ?? (alert.kind == .resolvedByWearer ? "the wearer" : "a helper")
+            try Self.markAcknowledged(alert.incident, by: by, at: t, in: db)
         default:
             break
         }

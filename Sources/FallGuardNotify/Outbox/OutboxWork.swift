@@ -97,6 +97,10 @@ extension Outbox {
     /// Escalates every incident whose responsible contact did not acknowledge in time.
     func escalateOverdue() async throws {
         let t = now()
+        let overdue = try await db.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM incident WHERE escalation_due <= ?)", arguments: [t]) ?? false
+        }
+        guard overdue else { return }
         let escalated = try await db.write { db -> Int in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT incident, responsible FROM incident WHERE escalation_due IS NOT NULL AND escalation_due <= ?

@@ -16,10 +16,8 @@ public struct TestAlert: Sendable {
     public func deliveries(for channels: [String], at date: Date = Date()) -> [Delivery] {
         let uid = String(UUID().uuidString.prefix(8)).lowercased()
         let alert = Alert(kind: .fall, incident: "TEST-\(uid)", time: 0)
-        let message = MessageRenderer(templates: settings.templates, wearer: settings.wearer, device: settings.device)
-            .render(alert, at: date, test: true)
-        let iso = ISO8601DateFormatter()
-        iso.timeZone = .current
+        let renderer = MessageRenderer(templates: settings.templates, wearer: settings.wearer, device: settings.device)
+        let message = renderer.render(alert, at: date, test: true)
         let contacts = allContacts ? settings.contacts : Array(settings.contacts.prefix(1))
         return channels.flatMap { name -> [Delivery] in
             let addressing = settings.channels[name]?.addressing ?? .broadcast
@@ -29,7 +27,7 @@ public struct TestAlert: Sendable {
             return recipients.enumerated().map { i, r in
                 Delivery(channel: name, recipient: r, payload: AlertPayload(
                     idempotencyKey: "\(alert.incident).test.\(name).\(i)", test: true, device: settings.device,
-                    wearer: settings.wearer, alert: alert, message: message, sentAt: iso.string(from: date)))
+                    wearer: settings.wearer, alert: alert, message: message, sentAt: renderer.isoTime(date)))
             }
         }
     }

@@ -44,8 +44,10 @@ public struct ChannelSettings: ConfigSection {
     public static let types: [any ChannelOptions.Type] = [
         TwilioSMSOptions.self, TwilioCallOptions.self, WebhookOptions.self, ExecOptions.self, ConsoleOptions.self,
     ]
-    /// Types the project defines whose channel is not in this build yet.
-    public static let declaredTypes = ["mqtt", "email"]
+    /// Types the project defines whose channel is not in ``types`` (not in this build yet).
+    public static var declaredTypes: [String] {
+        ["mqtt", "email"].filter { name in !types.contains { $0.type == name } }
+    }
 
     /// The `type:` key.
     public var type: String

@@ -1,4 +1,5 @@
 import FallGuardCore
+import Foundation
 
 /// Which channels one kind of alert uses, and for how long its deliveries are tried.
 public struct AlertRoute: Sendable, Equatable, Codable {
@@ -162,6 +163,16 @@ public struct NotificationPolicy: ConfigSection, Equatable {
         guard p.count == 2, p[0].count == 2, p[1].count == 2, let h = Int(p[0]), let m = Int(p[1]),
               (0..<24).contains(h), (0..<60).contains(m) else { return nil }
         return h * 60 + m
+    }
+
+    /// The next daily heartbeat strictly after `date`, at `heartbeat-at` in `timeZone`; nil
+    /// when `heartbeat-at` is malformed.
+    public func nextHeartbeat(after date: Date, timeZone: TimeZone = .current) -> Date? {
+        guard let minute = heartbeatMinute else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        return calendar.nextDate(after: date, matching: DateComponents(hour: minute / 60, minute: minute % 60, second: 0),
+                                 matchingPolicy: .nextTime)
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
