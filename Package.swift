@@ -18,6 +18,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // 4.x: what async-http-client's graph (swift-nio-extras → swift-certificates) resolves to.
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // C libraries from Debian's -dev packages.
@@ -64,7 +69,15 @@ let package = Package(
         // Notifiers and the durable outbox.
         .target(
             name: "FallGuardNotify",
-            dependencies: ["FallGuardCore", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "FallGuardCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // MQTT channel through libmosquitto: alerts, state, Home Assistant discovery, acknowledgements.
         .target(
@@ -98,8 +111,9 @@ let package = Package(
             name: "fallguard",
             dependencies: [
                 "FallGuardCore", "FallGuardFieldTest", "FallGuardHardware", "FallGuardNotify",
-                "FallGuardConfig", "FallGuardSystemd",
+                "FallGuardConfig", "FallGuardSystemd", "FallGuardMQTT", "FallGuardEmail",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -134,5 +148,13 @@ let package = Package(
         .testTarget(name: "FallGuardDeployTests"),
         .testTarget(name: "FallGuardMQTTTests", dependencies: ["FallGuardMQTT", "FallGuardNotify", "FallGuardCore"]),
         .testTarget(name: "FallGuardEmailTests", dependencies: ["FallGuardEmail", "FallGuardNotify", "FallGuardCore"], exclude: ["smtp-sink.py"]),
+        .testTarget(
+            name: "FallGuardNotifyTests",
+            dependencies: [
+                "FallGuardNotify", "FallGuardCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
     ]
 )

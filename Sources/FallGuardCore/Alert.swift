@@ -23,13 +23,16 @@ public enum AlertKind: String, Sendable, Equatable, Codable, CaseIterable {
     case deviceProblem = "device-problem"
     /// The sensor works again after a reported ``deviceProblem``.
     case deviceRecovered = "device-recovered"
+    /// The daily "monitoring is on" message, sent by the notifiers' schedule; the engine never
+    /// produces it.
+    case heartbeat
 
     /// A fall or a help request is an `alarm`, a device problem a `warning`, the rest `information`.
     public var severity: AlertSeverity {
         switch self {
         case .fall, .helpRequested: .alarm
         case .deviceProblem: .warning
-        case .resolvedByWearer, .acknowledged, .deviceRecovered: .information
+        case .resolvedByWearer, .acknowledged, .deviceRecovered, .heartbeat: .information
         }
     }
 }

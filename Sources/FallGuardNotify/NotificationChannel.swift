@@ -42,6 +42,15 @@ public struct Wearer: Sendable, Codable, Equatable {
         self.name = name
         self.location = location
     }
+
+    private enum CodingKeys: String, CodingKey { case name, location }
+
+    /// `location` may be left out of the configuration (it is then empty).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        location = try c.decodeIfPresent(String.self, forKey: .location) ?? ""
+    }
 }
 
 /// The machine-readable form of a delivery: the JSON body of a webhook, an MQTT alert payload

@@ -12,7 +12,7 @@ struct FallGuardCommand: AsyncParsableCommand {
             `detectors` lists the detectors and their settings.
             """,
         version: fallguardVersion,
-        subcommands: [RunCommand.self, CheckConfigCommand.self, StatusCommand.self, ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self, GPIOCommand.self, AlarmCommand.self]
+        subcommands: [RunCommand.self, CheckConfigCommand.self, StatusCommand.self, ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self, GPIOCommand.self, AlarmCommand.self, TestAlertCommand.self, OutboxRunCommand.self]
     )
 }
 

@@ -78,6 +78,7 @@ import Foundation
         let expected: [AlertKind: AlertSeverity] = [
             .fall: .alarm, .helpRequested: .alarm, .deviceProblem: .warning,
             .resolvedByWearer: .information, .acknowledged: .information, .deviceRecovered: .information,
+            .heartbeat: .information,
         ]
         for kind in AlertKind.allCases {
             #expect(kind.severity == expected[kind], "\(kind)")

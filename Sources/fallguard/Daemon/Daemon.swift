@@ -131,8 +131,8 @@ final class Daemon: @unchecked Sendable {
         })
         services.append(ClosureService("sensor") { [self] in
             loop.start()
-            let ms = Int(Date().timeIntervalSince(started) * 1000)
-            logger.notice("monitoring: \(source is ReplaySource ? "replay" : "sensor") → \(configuration.detector.name) → alarm (\(configuration.gpio.enabled ? "GPIO" : "console")) → \(notifiers.summary); configuration \(configuration.label); state \(configuration.stateDirectory); ready in \(ms) ms")
+            let ms = Int((ProcessUsage.secondsSinceStart() ?? Date().timeIntervalSince(started)) * 1000)
+            logger.notice("monitoring: \(source is ReplaySource ? "replay" : "sensor") → \(configuration.detector.name) → alarm (\(configuration.gpio.enabled ? "GPIO" : "console")) → \(notifiers.summary); configuration \(configuration.label); state \(configuration.stateDirectory); ready \(ms) ms after start")
             try? systemd?.ready(status: "monitoring")
             onReady()
             try? await gracefulShutdown()
@@ -171,7 +171,9 @@ final class Daemon: @unchecked Sendable {
             }
         }
         try await group.run()
-        logger.notice("stopped")
+        let usage = ProcessUsage.current()
+        let uptime = Date().timeIntervalSince(started)
+        logger.notice("stopped after \(String(format: "%.1f", uptime)) s: CPU \(String(format: "%.3f", usage.cpuSeconds)) s (\(String(format: "%.3f", 100 * usage.cpuSeconds / max(uptime, 1e-9))) % of one core), max RSS \(usage.maxResidentKiB) KiB")
     }
 
     /// A countdown cut short by a shutdown was not aborted by anyone: the wearer may be on the

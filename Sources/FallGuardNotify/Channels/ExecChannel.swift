@@ -1,0 +1,58 @@
+import Foundation
+
+/// Runs a configured command (argv, no shell) with the ``AlertPayload`` JSON on standard input.
+///
+/// Exit 0 is delivered. Exit 64–78 other than 75 (`sysexits.h` usage and configuration errors)
+/// is permanent; any other non-zero exit, a signal, or running past the timeout (the command is
+/// then killed) is transient, so the outbox tries again.
+public struct ExecChannel: NotificationChannel {
+    public let name: String
+    let options: ExecOptions
+
+    public init(name: String, options: ExecOptions) {
+        self.name = name
+        self.options = options
+    }
+
+    /// The absolute path of `program`: itself when it contains a `/`, else the first match on PATH.
+    public static func resolve(_ program: String) -> String? {
+        let fm = FileManager.default
+        if program.contains("/") { return fm.isExecutableFile(atPath: program) ? program : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for dir in path.split(separator: ":") where fm.isExecutableFile(atPath: "\(dir)/\(program)") {
+            return "\(dir)/\(program)"
+        }
+        return nil
+    }
+
+    public func send(_ delivery: Delivery) async throws -> DeliveryReceipt {
+        guard let program = options.command.first, let executable = Self.resolve(program) else {
+            throw DeliveryFailure.permanent("\(name): '\(options.command.first ?? "")' is not an executable file")
+        }
+        let input = try WebhookChannel.jsonBody(delivery.payload)
+        let result = try await ChildProcess.run(executable, Array(options.command.dropFirst()), input: input, timeout: options.timeout)
+        let detail = "\(program) " + result.describe
+        switch result.outcome {
+        case .exited(0): return DeliveryReceipt(detail: detail)
+        case .exited(let code) where (64...78).contains(code) && code != 75: throw DeliveryFailure.permanent(detail)
+        default: throw DeliveryFailure.transient(detail)
+        }
+    }
+}
+
+/// Prints each message: `[name] subject` then the body.
+public struct ConsoleChannel: NotificationChannel {
+    public let name: String
+    let write: @Sendable (String) -> Void
+
+    public init(name: String, write: @escaping @Sendable (String) -> Void) {
+        self.name = name
+        self.write = write
+    }
+
+    public func send(_ delivery: Delivery) async throws -> DeliveryReceipt {
+        let to = delivery.recipient.map { " to \($0.name)" } ?? ""
+        write("[\(name)\(to)] \(delivery.payload.message.subject)\n\(delivery.payload.message.body)")
+        return DeliveryReceipt(detail: "printed")
+    }
+}

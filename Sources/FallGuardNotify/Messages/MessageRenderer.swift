@@ -1,0 +1,72 @@
+import FallGuardCore
+import Foundation
+
+/// Renders the text of an alert from ``MessageTemplates``: the wearer's name, the local time,
+/// the incident id, the detector's reason and the location, fitted to the SMS length.
+public struct MessageRenderer: Sendable {
+    public var templates: MessageTemplates
+    public var wearer: Wearer
+    public var device: String
+    public var timeZone: TimeZone
+
+    public init(templates: MessageTemplates, wearer: Wearer, device: String, timeZone: TimeZone = .current) {
+        self.templates = templates
+        self.wearer = wearer
+        self.device = device
+        self.timeZone = timeZone
+    }
+
+    /// The subject and body for `alert` at wall-clock `date`; `test` marks both as a test.
+    public func render(_ alert: Alert, at date: Date, test: Bool) -> RenderedMessage {
+        var values = [
+            "wearer": wearer.name, "time": localTime(date), "incident": alert.incident, "device": device,
+            "reason": alert.fall?.reason ?? "none", "location": wearer.location.isEmpty ? "not given" : wearer.location,
+            "by": alert.acknowledgedBy ?? "a helper", "fault": alert.sensorFault?.description ?? "unknown fault",
+        ]
+        let bodyTemplate = templates.bodies[alert.kind] ?? MessageTemplates.builtIn[alert.kind]!
+        let prefix = test ? "TEST, nobody needs help: " : ""
+        var body = prefix + Self.fill(bodyTemplate, values)
+        // Too long for an SMS: drop the reason, then shorten the location, then cut.
+        if !fits(body) && bodyTemplate.contains("{reason}") {
+            values["reason"] = alert.fall.map { "\($0.detector), peak \(String(format: "%.1f", $0.peak)) g" } ?? "none"
+            body = prefix + Self.fill(bodyTemplate, values)
+        }
+        if !fits(body) && bodyTemplate.contains("{location}") {
+            let over = body.count - limit(for: body)
+            values["location"] = String(values["location"]!.prefix(max(10, values["location"]!.count - over - 1))) + "~"
+            body = prefix + Self.fill(bodyTemplate, values)
+        }
+        if !fits(body) { body = String(body.prefix(limit(for: body) - 1)) + "~" }
+        let subject = (test ? "[TEST] " : "") + Self.fill(MessageTemplates.subjects[alert.kind]!, values)
+        return RenderedMessage(subject: subject, body: body)
+    }
+
+    /// `14:03 on Sun 22 Nov` in the bridge's time zone (English names: messages are English).
+    public func localTime(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.hour, .minute, .weekday, .day, .month], from: date)
+        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int?) -> String { let v = n ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
+        return "\(two(c.hour)):\(two(c.minute)) on \(weekdays[(c.weekday ?? 1) - 1]) \(c.day ?? 0) \(months[(c.month ?? 1) - 1])"
+    }
+
+    /// ISO 8601 with the bridge's UTC offset, e.g. `2026-11-22T14:03:05+01:00`.
+    public func isoTime(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(timeZone: timeZone))
+    }
+
+    /// The character limit for `text`: `sms-limit` for plain GSM text, two UCS-2 segments otherwise.
+    func limit(for text: String) -> Int {
+        text.unicodeScalars.allSatisfy { $0.isASCII } ? templates.smsLimit : min(templates.smsLimit, 134)
+    }
+
+    func fits(_ text: String) -> Bool { text.count <= limit(for: text) }
+
+    static func fill(_ template: String, _ values: [String: String]) -> String {
+        var out = template
+        for (name, value) in values { out = out.replacingOccurrences(of: "{\(name)}", with: value) }
+        return out
+    }
+}

@@ -1,0 +1,98 @@
+import FallGuardCore
+import Foundation
+import GRDB
+
+/// An alert as stored in the outbox, with what every delivery of it carries.
+struct StoredAlert {
+    var id: Int64
+    var uid: String
+    var alert: Alert
+    var message: RenderedMessage
+    var test: Bool
+    var sentAt: String
+
+    /// Starts every idempotency key of this alert: `FG-3.fall.1a2b3c4d5e6f`.
+    var keyPrefix: String { "\(alert.incident).\(alert.kind.rawValue).\(uid)" }
+
+    static func insert(_ alert: Alert, message: RenderedMessage, test: Bool, at t: Double, sentAt: String,
+                       in db: Database) throws -> StoredAlert {
+        let uid = String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12))
+        let e = JSONEncoder()
+        try db.execute(sql: """
+            INSERT INTO alert (uid, incident, kind, test, created_at, sent_at, alert_json, message_json)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [uid, alert.incident, alert.kind.rawValue, test, t, sentAt,
+                             String(decoding: try e.encode(alert), as: UTF8.self),
+                             String(decoding: try e.encode(message), as: UTF8.self)])
+        return StoredAlert(id: db.lastInsertedRowID, uid: uid, alert: alert, message: message, test: test, sentAt: sentAt)
+    }
+
+    static func fetch(id: Int64, in db: Database) throws -> StoredAlert? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM alert WHERE id = ?", arguments: [id]) else { return nil }
+        let d = JSONDecoder()
+        return StoredAlert(id: row["id"], uid: row["uid"],
+                           alert: try d.decode(Alert.self, from: Data((row["alert_json"] as String).utf8)),
+                           message: try d.decode(RenderedMessage.self, from: Data((row["message_json"] as String).utf8)),
+                           test: row["test"], sentAt: row["sent_at"])
+    }
+}
+
+/// One delivery row, as tests, `test-alert` and operators see it.
+public struct DeliveryRecord: Sendable, Equatable {
+    public enum State: String, Sendable, Equatable { case pending, sent, failed }
+
+    public var id: Int64
+    public var incident: String
+    public var idempotencyKey: String
+    public var channel: String
+    public var role: String
+    public var contactIndex: Int?
+    public var state: State
+    public var attempts: Int
+    public var lastError: String?
+    public var receipt: String?
+    public var delivery: Delivery
+
+    init(row: Row) throws {
+        id = row["id"]
+        incident = row["incident"]
+        idempotencyKey = row["idempotency_key"]
+        channel = row["channel"]
+        role = row["role"]
+        contactIndex = row["contact_index"]
+        state = State(rawValue: row["state"]) ?? .pending
+        attempts = row["attempts"]
+        lastError = row["last_error"]
+        receipt = row["receipt"]
+        delivery = try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
+    }
+}
+
+/// The outbox's counters and gauges, as one snapshot.
+public struct OutboxMetrics: Sendable, Equatable, CustomStringConvertible {
+    /// Deliveries ever committed.
+    public var queued: Int
+    /// Deliveries still to go out.
+    public var pending: Int
+    /// Deliveries that went out.
+    public var sent: Int
+    /// Deliveries given up (permanent failure or deadline passed).
+    public var failed: Int
+    /// Seconds since the oldest pending delivery was committed; 0 when none is pending.
+    public var oldestPendingAge: Double
+
+    static func read(_ db: Database, now: Double) throws -> OutboxMetrics {
+        var counts: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS n FROM delivery GROUP BY state") {
+            counts[row["state"]] = row["n"]
+        }
+        let oldest = try Double.fetchOne(db, sql: "SELECT MIN(created_at) FROM delivery WHERE state = 'pending'")
+        let pending = counts["pending"] ?? 0, sent = counts["sent"] ?? 0, failed = counts["failed"] ?? 0
+        return OutboxMetrics(queued: pending + sent + failed, pending: pending, sent: sent, failed: failed,
+                             oldestPendingAge: oldest.map { max(0, now - $0) } ?? 0)
+    }
+
+    public var description: String {
+        "queued \(queued), pending \(pending), sent \(sent), failed \(failed), oldest pending \(String(format: "%.1f", oldestPendingAge)) s"
+    }
+}

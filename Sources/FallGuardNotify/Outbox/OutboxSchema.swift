@@ -1,0 +1,73 @@
+import GRDB
+
+/// The outbox's SQLite file: WAL, `synchronous=FULL`, and its tables.
+///
+/// - `alert`: each alert as enqueued, with its rendered message (escalation resends it).
+/// - `delivery`: one row per message for one channel and recipient; `state` is `pending`,
+///   `sent` or `failed`; `idempotency_key` is unique and never changes.
+/// - `incident`: the escalation state of each alarm: which contact is responsible, when the
+///   next one is tried, who acknowledged.
+enum OutboxSchema {
+    /// Opens (creating if needed) the outbox at `path`.
+    static func open(path: String) throws -> DatabasePool {
+        var config = Configuration()
+        config.prepareDatabase { db in
+            // Every commit reaches the disk before enqueue returns: an alert survives power loss.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        config.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: path, configuration: config)
+        try migrator.migrate(pool)
+        return pool
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE alert (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    uid TEXT NOT NULL UNIQUE,
+                    incident TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    test INTEGER NOT NULL,
+                    created_at REAL NOT NULL,
+                    sent_at TEXT NOT NULL,
+                    alert_json TEXT NOT NULL,
+                    message_json TEXT NOT NULL
+                );
+                CREATE TABLE delivery (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    alert_id INTEGER NOT NULL REFERENCES alert(id),
+                    incident TEXT NOT NULL,
+                    idempotency_key TEXT NOT NULL UNIQUE,
+                    channel TEXT NOT NULL,
+                    role TEXT NOT NULL,
+                    contact_index INTEGER,
+                    delivery_json TEXT NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    created_at REAL NOT NULL,
+                    next_attempt_at REAL NOT NULL,
+                    deadline REAL NOT NULL,
+                    last_attempt_at REAL,
+                    finished_at REAL,
+                    last_error TEXT,
+                    receipt TEXT
+                );
+                CREATE INDEX delivery_due ON delivery(state, next_attempt_at);
+                CREATE INDEX delivery_incident ON delivery(incident);
+                CREATE TABLE incident (
+                    incident TEXT PRIMARY KEY,
+                    alert_id INTEGER NOT NULL REFERENCES alert(id),
+                    route TEXT NOT NULL,
+                    responsible INTEGER NOT NULL,
+                    escalation_due REAL,
+                    acknowledged_by TEXT,
+                    acknowledged_at REAL
+                );
+                """)
+        }
+        return m
+    }
+}

@@ -1,0 +1,137 @@
+import FallGuardCore
+import Foundation
+import GRDB
+import Logging
+
+/// A delivery the worker is about to send.
+struct DueDelivery: Sendable {
+    var id: Int64
+    var delivery: Delivery
+    var attempts: Int
+    var deadline: Double
+    var role: String
+    var contactIndex: Int?
+    var incident: String
+}
+
+/// How one attempt ended.
+enum AttemptResult: Sendable {
+    case sent(DeliveryReceipt)
+    case failed(DeliveryFailure)
+}
+
+// What the delivery worker asks of the outbox: due deliveries, results, escalation.
+extension Outbox {
+    /// Pending deliveries whose time has come, oldest first, leaving out `busy` ones.
+    func due(excluding busy: Set<Int64>, limit: Int) async throws -> [DueDelivery] {
+        let t = now()
+        return try await db.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT id, delivery_json, attempts, deadline, role, contact_index, incident FROM delivery
+                WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+                """, arguments: [t, limit + busy.count])
+            return try rows.filter { !busy.contains($0["id"]) }.prefix(limit).map { row in
+                DueDelivery(id: row["id"], delivery: try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8)),
+                            attempts: row["attempts"], deadline: row["deadline"], role: row["role"],
+                            contactIndex: row["contact_index"], incident: row["incident"])
+            }
+        }
+    }
+
+    /// The earliest time something is due: a pending delivery not in `busy`, or an escalation.
+    func nextDueTime(excluding busy: Set<Int64>) async throws -> Double? {
+        try await db.read { db in
+            let ids = busy.map(String.init).joined(separator: ",")
+            let d = try Double.fetchOne(db, sql: """
+                SELECT MIN(next_attempt_at) FROM delivery WHERE state = 'pending' AND id NOT IN (\(ids))
+                """)
+            let e = try Double.fetchOne(db, sql: "SELECT MIN(escalation_due) FROM incident WHERE escalation_due IS NOT NULL")
+            return [d, e].compactMap { $0 }.min()
+        }
+    }
+
+    /// Whether any delivery is still pending.
+    func hasPending() async throws -> Bool {
+        try await db.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM delivery WHERE state = 'pending')") ?? false }
+    }
+
+    /// Stores the result of an attempt: sent; retried later with backoff; or failed (permanent,
+    /// or past the deadline), which escalates when the responsible contact was not reached.
+    func record(_ result: AttemptResult, for d: DueDelivery) async throws {
+        let t = now()
+        let attempts = d.attempts + 1
+        let meta: Logger.Metadata = ["key": "\(d.delivery.idempotencyKey)", "channel": "\(d.delivery.channel)", "attempt": "\(attempts)"]
+        switch result {
+        case .sent(let receipt):
+            try await db.write { db in
+                try db.execute(sql: """
+                    UPDATE delivery SET state = 'sent', attempts = ?, last_attempt_at = ?, finished_at = ?, receipt = ?
+                    WHERE id = ?
+                    """, arguments: [attempts, t, t, receipt.providerID.map { "\($0): \(receipt.detail)" } ?? receipt.detail, d.id])
+            }
+            logger.info("delivered", metadata: meta)
+        case .failed(.transient(let why)) where t < d.deadline:
+            let wait = settings.policy.retry.delay(afterAttempts: attempts, random: Double.random(in: 0...1))
+            let next = min(t + wait, d.deadline)
+            try await db.write { db in
+                try db.execute(sql: """
+                    UPDATE delivery SET attempts = ?, last_attempt_at = ?, next_attempt_at = ?, last_error = ? WHERE id = ?
+                    """, arguments: [attempts, t, next, why, d.id])
+            }
+            logger.warning("will retry in \(String(format: "%.1f", next - t)) s: \(why)", metadata: meta)
+        case .failed(let failure):
+            let why = if case .transient = failure { "deadline passed; last attempt: \(failure)" } else { "\(failure)" }
+            try await db.write { db in
+                try db.execute(sql: """
+                    UPDATE delivery SET state = 'failed', attempts = ?, last_attempt_at = ?, finished_at = ?, last_error = ?
+                    WHERE id = ?
+                    """, arguments: [attempts, t, t, why, d.id])
+                if d.role == PlannedDelivery.Role.primary.rawValue, let index = d.contactIndex {
+                    try self.escalate(d.incident, from: index, because: "delivery \(d.delivery.idempotencyKey) failed", in: db)
+                }
+            }
+            logger.error("delivery failed: \(why)", metadata: meta)
+        }
+    }
+
+    /// Escalates every incident whose responsible contact did not acknowledge in time.
+    func escalateOverdue() async throws {
+        let t = now()
+        let overdue = try await db.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM incident WHERE escalation_due <= ?)", arguments: [t]) ?? false
+        }
+        guard overdue else { return }
+        let escalated = try await db.write { db -> Int in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT incident, responsible FROM incident WHERE escalation_due IS NOT NULL AND escalation_due <= ?
+                """, arguments: [t])
+            for row in rows {
+                try self.escalate(row["incident"], from: row["responsible"], because: "no acknowledgement in time", in: db)
+            }
+            return rows.count
+        }
+        if escalated > 0 { wake.signal() }
+    }
+
+    /// Makes the contact after `index` responsible for `incident` and commits their deliveries,
+    /// unless the incident was acknowledged, already moved on, or the list is at its end.
+    func escalate(_ incident: String, from index: Int, because why: String, in db: Database) throws {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM incident WHERE incident = ?", arguments: [incident]),
+              (row["acknowledged_at"] as Double?) == nil, (row["responsible"] as Int) == index,
+              let alert = try StoredAlert.fetch(id: row["alert_id"], in: db) else { return }
+        let next = index + 1
+        let t = now()
+        guard settings.contacts.indices.contains(next) else {
+            try db.execute(sql: "UPDATE incident SET escalation_due = NULL WHERE incident = ?", arguments: [incident])
+            logger.critical("\(why); no further contact to escalate to", metadata: ["incident": "\(incident)"])
+            return
+        }
+        let route = settings.policy.route(for: alert.alert.kind).route
+        for p in planner.escalation(alert.alert.kind, to: next) {
+            _ = try insertDelivery(p, of: alert, deadline: t + route.deadline, in: db)
+        }
+        try db.execute(sql: "UPDATE incident SET responsible = ?, escalation_due = ? WHERE incident = ?",
+                       arguments: [next, t + settings.policy.acknowledgeWithin, incident])
+        logger.warning("\(why): escalating to \(settings.contacts[next].name)", metadata: ["incident": "\(incident)"])
+    }
+}

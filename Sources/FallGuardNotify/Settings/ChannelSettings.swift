@@ -1,0 +1,88 @@
+import AsyncHTTPClient
+import FallGuardCore
+import Logging
+
+/// What a channel needs to know about a contact to reach them.
+public enum ChannelAddressing: Sendable, Equatable {
+    /// Sends to the contact's E.164 phone number (SMS, voice call).
+    case phone
+    /// Sends to the contact's e-mail address.
+    case email
+    /// Has no recipient: one message per alert (webhook, MQTT, exec, console).
+    case broadcast
+}
+
+/// What channels share when they are built: one HTTP client, a logger, where the console writes.
+public struct ChannelContext: Sendable {
+    public var httpClient: HTTPClient
+    public var logger: Logger
+    /// Where the console channel writes a line.
+    public var write: @Sendable (String) -> Void
+
+    public init(httpClient: HTTPClient, logger: Logger = Logger(label: "fallguard.notify"),
+                write: @escaping @Sendable (String) -> Void = { print($0) }) {
+        self.httpClient = httpClient
+        self.logger = logger
+        self.write = write
+    }
+}
+
+/// The settings of one channel type: the keys that sit beside `type:` in a `channels` entry.
+/// Add a type by conforming to this protocol and listing it in ``ChannelSettings/types``.
+public protocol ChannelOptions: ConfigSection {
+    /// The value of `type:`, e.g. `twilio-sms`.
+    static var type: String { get }
+    /// Whom a delivery of this channel goes to.
+    var addressing: ChannelAddressing { get }
+    /// Builds the working channel named `name` (the key under `channels`).
+    func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel
+}
+
+/// One named channel instance: `channels: { sms: { type: twilio-sms, account-sid: …, … } }`.
+public struct ChannelSettings: ConfigSection {
+    /// Every channel type this build implements. MQTT and e-mail add their options type here.
+    public static let types: [any ChannelOptions.Type] = [
+        TwilioSMSOptions.self, TwilioCallOptions.self, WebhookOptions.self, ExecOptions.self, ConsoleOptions.self,
+    ]
+    /// Types the project defines whose channel is not in ``types`` (not in this build yet).
+    public static var declaredTypes: [String] {
+        ["mqtt", "email"].filter { name in !types.contains { $0.type == name } }
+    }
+
+    /// The `type:` key.
+    public var type: String
+    /// The decoded options; nil when ``type`` is not one of ``types``.
+    public var options: (any ChannelOptions)?
+
+    public init(_ options: any ChannelOptions) {
+        self.type = Swift.type(of: options).type
+        self.options = options
+    }
+
+    private enum CodingKeys: String, CodingKey { case type }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        type = try c.decode(String.self, forKey: .type)
+        let known = Self.types.first { $0.type == type }
+        options = try known?.init(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try options?.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+    }
+
+    /// Whom this channel addresses (broadcast when the type is unknown).
+    public var addressing: ChannelAddressing { options?.addressing ?? .broadcast }
+
+    public func problems(at path: [String]) -> [ConfigProblem] {
+        if let options { return options.problems(at: path) }
+        let all = Self.types.map { $0.type } + Self.declaredTypes
+        if Self.declaredTypes.contains(type) {
+            return [ConfigProblem(path + ["type"], "channel type '\(type)' is not built into this version of fallguard")]
+        }
+        return [ConfigProblem(path + ["type"], "unknown channel type '\(type)' (known: \(all.joined(separator: ", ")))")]
+    }
+}

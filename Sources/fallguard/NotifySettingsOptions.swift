@@ -1,0 +1,69 @@
+import ArgumentParser
+import AsyncHTTPClient
+import FallGuardCore
+import FallGuardNotify
+import Foundation
+
+/// `--settings-json PATH`: the notification settings until the YAML loader reads them from
+/// the configuration file.
+struct NotifySettingsOptions: ParsableArguments {
+    @Option(name: .customLong("settings-json"), help: ArgumentHelp(
+        "Notification settings as JSON (device, wearer, contacts, channels, policy, templates).", valueName: "path"))
+    var settingsJSON: String
+
+    /// The settings, or exit 78 after printing every problem with its key.
+    func load() throws -> NotificationSettings {
+        let settings: NotificationSettings
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: settingsJSON))
+            settings = try JSONDecoder().decode(NotificationSettings.self, from: data)
+        } catch let error as DecodingError {
+            printError("\(settingsJSON): \(Self.describe(error))")
+            throw ExitStatus.configError
+        } catch {
+            printError("\(settingsJSON): \(error.localizedDescription)")
+            throw ExitStatus.configError
+        }
+        let problems = settings.problems(at: [])
+        for p in problems { printError("\(settingsJSON): \(p.severity == .warning ? "warning: " : "")\(p)") }
+        if problems.contains(where: { $0.severity == .error }) { throw ExitStatus.configError }
+        return settings
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func key(_ path: [any CodingKey]) -> String { path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".") }
+        switch error {
+        case let .keyNotFound(k, c): return "\(key(c.codingPath + [k])): missing"
+        case let .typeMismatch(_, c), let .valueNotFound(_, c), let .dataCorrupted(c):
+            return "\(key(c.codingPath)): \(c.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+/// Runs `body` on the concurrency pool and waits for it: the commands are synchronous.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let done = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var result: Result<T, any Error>?
+    Task {
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try result!.get()
+}
+
+/// An HTTP client for the channels, shut down after `body`.
+func withChannelContext<T: Sendable>(_ body: @escaping @Sendable (ChannelContext) async throws -> T) async throws -> T {
+    let client = HTTPClient(eventLoopGroupProvider: .singleton,
+                            configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5))))
+    let context = ChannelContext(httpClient: client, write: { print($0); flushStandardOutput() })
+    do {
+        let value = try await body(context)
+        try await client.shutdown()
+        return value
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
+}

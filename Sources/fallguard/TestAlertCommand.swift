@@ -1,0 +1,56 @@
+import ArgumentParser
+import FallGuardCore
+import FallGuardNotify
+import Foundation
+
+/// `fallguard test-alert`: a clearly marked test through every configured channel (or one),
+/// sent at once, with each channel's result.
+struct TestAlertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test-alert",
+        abstract: "Send a clearly marked TEST alert through the configured channels and print each result.",
+        discussion: """
+            SMS, call and e-mail channels go to the primary contact (--all-contacts: to every \
+            contact); webhook, exec and console channels send once. Exit status 0 when every \
+            message went out, 1 when any failed, 78 for configuration problems (each printed \
+            with its key).
+            """
+    )
+
+    @OptionGroup var settingsOptions: NotifySettingsOptions
+
+    @Option(name: .long, help: ArgumentHelp("Only this channel (a key of `channels`).", valueName: "name"))
+    var channel: String?
+
+    @Flag(name: .long, help: "Send to every contact, not only the primary one.")
+    var allContacts = false
+
+    func run() throws {
+        let settings = try settingsOptions.load()
+        if let channel, settings.channels[channel] == nil {
+            printError("--channel: unknown channel '\(channel)' (configured: \(settings.channels.keys.sorted().joined(separator: ", ")))")
+            throw ExitStatus.configError
+        }
+        let only = channel, everyone = allContacts
+        let failures = try runBlocking {
+            try await withChannelContext { context in
+                let channels = try settings.makeChannels(context: context).filter { only == nil || $0.name == only }
+                let tests = TestAlert(settings: settings, allContacts: everyone).deliveries(for: channels.map(\.name))
+                var failed = 0
+                for (delivery, channel) in tests.flatMap({ d in channels.filter { $0.name == d.channel }.map { (d, $0) } }) {
+                    let to = delivery.recipient.map { " to \($0.name)" } ?? ""
+                    do {
+                        let receipt = try await channel.send(delivery)
+                        print("\(delivery.channel)\(to): sent (\(receipt.providerID.map { "\($0), " } ?? "")\(receipt.detail))")
+                    } catch {
+                        failed += 1
+                        print("\(delivery.channel)\(to): FAILED (\(error))")
+                    }
+                    flushStandardOutput()
+                }
+                return failed
+            }
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,163 @@
+import AsyncHTTPClient
+import FallGuardCore
+import Foundation
+@testable import FallGuardNotify
+
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let receiverScript = repositoryRoot + "/tools/notify-receiver/receiver.py"
+let twilioSID = "AC0123456789abcdef0123456789abcdef"
+let twilioToken = "test-token"
+
+func temporaryFolder() -> String {
+    let path = NSTemporaryDirectory() + "fallguard-notify-" + UUID().uuidString
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// One request the receiver logged.
+struct ReceivedRequest: Decodable {
+    var t: Double
+    var path: String
+    var headers: [String: String]
+    var body: String
+    var status: Int
+    var auth_ok: Bool?
+    var signature_ok: Bool?
+    var form: [String: String]?
+
+    func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
+}
+
+/// tools/notify-receiver/receiver.py on 127.0.0.1, started for one test.
+final class Receiver: @unchecked Sendable {
+    let folder = temporaryFolder()
+    var logPath: String { folder + "/requests.jsonl" }
+    private(set) var port: Int = 0
+    private var process: Process?
+
+    /// Starts the receiver (on `port`, or a free one) with extra arguments.
+    init(port: Int = 0, _ arguments: [String] = []) throws {
+        try start(port: port, arguments)
+    }
+
+    func start(port: Int = 0, _ arguments: [String] = []) throws {
+        let portFile = folder + "/port-\(UUID().uuidString)"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        p.arguments = [receiverScript, "--port", String(port), "--port-file", portFile, "--log", logPath,
+                       "--twilio-sid", twilioSID, "--twilio-token", twilioToken] + arguments
+        try p.run()
+        process = p
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if let s = try? String(contentsOfFile: portFile, encoding: .utf8), let n = Int(s) { self.port = n; return }
+            guard p.isRunning else { break }
+            usleep(20_000)
+        }
+        throw ReceiverError.didNotStart
+    }
+
+    func stop() {
+        guard let p = process, p.isRunning else { return }
+        // The log is written line by line: nothing is lost by SIGKILL.
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    var requests: [ReceivedRequest] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSONDecoder().decode(ReceivedRequest.self, from: Data($0.utf8)) }
+    }
+
+    deinit { stop() }
+}
+
+enum ReceiverError: Error { case didNotStart }
+
+/// Polls `condition` every 50 ms for up to `seconds`.
+func eventually(_ seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(50_000)
+    }
+    return try condition()
+}
+
+func twilioAccount(_ receiver: Receiver, token: String = twilioToken) -> TwilioAccount {
+    TwilioAccount(accountSID: twilioSID, authToken: token, from: "+15005550006", baseURL: receiver.base, timeout: 5)
+}
+
+let anna = Recipient(name: "Anna", phone: "+447700900001", email: "anna@example.org")
+let ben = Recipient(name: "Ben", phone: "+447700900002")
+let cara = Recipient(name: "Cara", phone: "+447700900003")
+
+/// Settings with `sms`, `call` and a signed `hook` webhook on `receiver`, three contacts, fast retries.
+func testSettings(_ receiver: Receiver, contacts: [Recipient] = [anna, ben, cara], acknowledgeWithin: Double = 300) -> NotificationSettings {
+    var policy = NotificationPolicy(acknowledgeWithin: acknowledgeWithin, retry: RetrySettings(initial: 0.05, max: 0.2, jitter: 0.5))
+    policy.fall.broadcast = ["hook"]
+    return NotificationSettings(
+        device: "bridge-test", wearer: Wearer(name: "Margaret", location: "Flat 3, 12 Mill Lane"), contacts: contacts,
+        channels: ["sms": ChannelSettings(TwilioSMSOptions(account: twilioAccount(receiver))),
+                   "call": ChannelSettings(TwilioCallOptions(account: twilioAccount(receiver))),
+                   "hook": ChannelSettings(WebhookOptions(url: receiver.base + "/hook", secret: "s3cret"))],
+        policy: policy)
+}
+
+let sampleFall = FallSuspected(detector: "multiphase", impactTime: 100, decisionTime: 102.5, peak: 3.4,
+                               phases: ["impact", "posture-change", "stillness"],
+                               features: [DetectionFeature("peak", 3.4, "g"), DetectionFeature("tilt", 72, "deg")])
+
+func fallAlert(_ incident: String = "FG-1") -> Alert {
+    Alert(kind: .fall, incident: incident, time: 130, fall: sampleFall)
+}
+
+/// An HTTP client for one test, shut down by `body`'s end.
+func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
+    let client = HTTPClient(eventLoopGroupProvider: .singleton,
+                            configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(3))))
+    do {
+        let v = try await body(client)
+        try await client.shutdown()
+        return v
+    } catch {
+        try? await client.shutdown()
+        throw error
+    }
+}
+
+func channelContext(_ client: HTTPClient) -> ChannelContext {
+    ChannelContext(httpClient: client, write: { _ in })
+}
+
+func delivery(channel: String, to recipient: Recipient?, key: String = "FG-1.fall.abc.p0.sms") -> Delivery {
+    let message = RenderedMessage(subject: "Fall alert: Margaret", body: "FALL ALERT: Margaret may have fallen & needs help <now>.")
+    return Delivery(channel: channel, recipient: recipient, payload: AlertPayload(
+        idempotencyKey: key, test: false, device: "bridge-test", wearer: Wearer(name: "Margaret", location: "Flat 3"),
+        alert: fallAlert(), message: message, sentAt: "2026-11-22T10:00:00Z"))
+}
+
+/// Polls `condition` every 50 ms for up to `seconds`, without holding a thread.
+func until(_ seconds: Double = 30, _ condition: () throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return try condition()
+}
+
+/// Runs a delivery worker for `outbox` while `body` runs.
+func withWorker<T>(_ outbox: Outbox, _ body: () async throws -> T) async throws -> T {
+    try await withHTTPClient { client in
+        let worker = DeliveryWorker(outbox: outbox, channels: try outbox.settings.makeChannels(context: channelContext(client)))
+        let task = Task { await worker.run() }
+        defer { task.cancel() }
+        let v = try await body()
+        task.cancel()
+        await task.value
+        return v
+    }
+}
