@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Synchronization
 import FallGuardCore
 import Logging
 
@@ -18,12 +19,16 @@ public struct ChannelContext: Sendable {
     public var logger: Logger
     /// Where the console channel writes a line.
     public var write: @Sendable (String) -> Void
+    /// Where channels that receive acknowledgements (MQTT) hand them on.
+    public var acknowledgements: AcknowledgementHandler
 
     public init(httpClient: HTTPClient, logger: Logger = Logger(label: "fallguard.notify"),
-                write: @escaping @Sendable (String) -> Void = { print($0) }) {
+                write: @escaping @Sendable (String) -> Void = { print($0) },
+                acknowledgements: @escaping AcknowledgementHandler = { _, _ in }) {
         self.httpClient = httpClient
         self.logger = logger
         self.write = write
+        self.acknowledgements = acknowledgements
     }
 }
 
@@ -41,9 +46,22 @@ public protocol ChannelOptions: ConfigSection {
 /// One named channel instance: `channels: { sms: { type: twilio-sms, account-sid: …, … } }`.
 public struct ChannelSettings: ConfigSection {
     /// Every channel type this build implements. MQTT and e-mail add their options type here.
-    public static let types: [any ChannelOptions.Type] = [
+    public static var types: [any ChannelOptions.Type] { builtIn + registered.withLock { $0 } }
+
+    /// The types defined in this module.
+    public static let builtIn: [any ChannelOptions.Type] = [
         TwilioSMSOptions.self, TwilioCallOptions.self, WebhookOptions.self, ExecOptions.self, ConsoleOptions.self,
     ]
+
+    /// Types from modules that depend on this one (MQTT, e-mail), registered by the program
+    /// before it reads a configuration.
+    public static func register(_ type: any ChannelOptions.Type) {
+        registered.withLock { list in
+            if !list.contains(where: { $0.type == type.type }) { list.append(type) }
+        }
+    }
+
+    private static let registered = Mutex<[any ChannelOptions.Type]>([])
     /// Types the project defines whose channel is not in ``types`` (not in this build yet).
     public static var declaredTypes: [String] {
         ["mqtt", "email"].filter { name in !types.contains { $0.type == name } }

@@ -85,6 +85,8 @@ final class Daemon: @unchecked Sendable {
         let watchdog = try? WatchdogPinger.fromEnvironment()
         loop = SampleLoop(source: source, detector: detector, alarm: alarm, watchdog: watchdog ?? nil,
                           logger: Logger(label: "fallguard.sensor"))
+        let controller = alarm
+        notifiers.onAcknowledgement { incident, by in controller.acknowledge(incident: incident, by: by) }
         let shown = display
         let metrics = self.metrics
         let notifiers = self.notifiers
@@ -208,7 +210,6 @@ final class Daemon: @unchecked Sendable {
         if new.detector != configuration.detector, let d = try? new.detector.configuration() {
             loop.replaceDetector(d.makeDetector(), label: d.label)
         }
-        notifiers.reload(new)
         var restart: [String] = []
         if new.sensor != configuration.sensor { restart.append("sensor") }
         if new.gpio != configuration.gpio { restart.append("gpio") }
@@ -216,6 +217,7 @@ final class Daemon: @unchecked Sendable {
         if new.state != configuration.state { restart.append("state") }
         if new.metrics != configuration.metrics { restart.append("metrics") }
         if new.log != configuration.log { restart.append("log") }
+        restart.append("notifiers")   // the outbox keeps the settings it was opened with
         configuration = new
         logger.notice("SIGHUP: reloaded \(path)\(restart.isEmpty ? "" : "; changes to \(restart.joined(separator: ", ")) take effect after a restart")")
     }

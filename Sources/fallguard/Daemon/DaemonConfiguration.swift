@@ -27,16 +27,19 @@ struct DaemonConfiguration: Sendable {
     /// Reads `path` and collects every problem (file:line: key: message).
     static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         -> (DaemonConfiguration, [ConfigDiagnostic]) {
+        registerChannelTypes()
         var doc = ConfigDocument.load(path: path, environment: environment)
         var c = DaemonConfiguration(path: path)
-        c.sensor = doc.section(SensorSection.self, at: "sensor") ?? c.sensor
-        c.detector = doc.section(DetectorSection.self, at: "detector") ?? c.detector
-        c.alarm = doc.section(AlarmSection.self, at: "alarm") ?? c.alarm
-        c.gpio = doc.section(GPIOSection.self, at: "gpio") ?? c.gpio
-        c.state = doc.section(StateSection.self, at: "state") ?? c.state
-        c.metrics = doc.section(MetricsSection.self, at: "metrics") ?? c.metrics
-        c.log = doc.section(LogSection.self, at: "log") ?? c.log
-        c.notify = NotifySections.read(from: &doc)
+        if let file = doc.decodeWhole(DaemonFile.self) {
+            c.sensor = file.sensor
+            c.detector = file.detector
+            c.alarm = file.alarm
+            c.gpio = file.gpio
+            c.state = file.state
+            c.metrics = file.metrics
+            c.log = file.log
+            c.notify = file.notify
+        }
         let diagnostics = doc.finish()
         c.redactor = doc.redactor
         return (c, diagnostics)

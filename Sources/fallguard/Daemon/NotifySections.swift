@@ -1,9 +1,94 @@
 import FallGuardConfig
 import FallGuardCore
+import FallGuardNotify
 
-/// The notifier sections (wearer, contacts, channels, policy). Filled in with the notifiers.
+/// The notifier sections at the top of the file: `device`, `wearer`, `contacts`, `channels`,
+/// `policy`, `templates`. A file without `wearer`, `contacts` and `channels` has no notifiers
+/// configured: alerts then go to the console (and the outbox), as in the demo.
 struct NotifySections: Sendable {
-    static let demo = NotifySections()
+    /// nil: none configured.
+    var settings: NotificationSettings?
 
-    static func read(from doc: inout ConfigDocument) -> NotifySections { NotifySections() }
+    static let keys = ["device", "wearer", "contacts", "channels", "policy", "templates"]
+
+    /// Console only: every alert kind broadcast to the `console` channel.
+    static func consoleOnly(wearer: String = "the wearer") -> NotificationSettings {
+        let console = AlertRoute(primary: [], broadcast: ["console"])
+        return NotificationSettings(
+            wearer: Wearer(name: wearer), contacts: [], channels: ["console": ChannelSettings(ConsoleOptions())],
+            policy: NotificationPolicy(fall: console, helpRequested: console, resolved: console,
+                                       deviceProblem: console, heartbeat: console))
+    }
+
+    static let demo = NotifySections(settings: consoleOnly(wearer: "Demo Wearer"))
+
+    /// What the daemon uses: the configured settings, else console only.
+    var effective: NotificationSettings { settings ?? Self.consoleOnly() }
+}
+
+/// The whole file as one value, so that unknown keys are found at every level, including the
+/// top (a misspelt section name). Each section keeps its own defaults and checks.
+struct DaemonFile: ConfigSection {
+    var sensor = SensorSection()
+    var detector = DetectorSection()
+    var alarm = AlarmSection()
+    var gpio = GPIOSection()
+    var state = StateSection()
+    var metrics = MetricsSection()
+    var log = LogSection()
+    var notify = NotifySections()
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ s: String) { stringValue = s }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init() {}
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        func section<T: Decodable>(_ key: String, _ fallback: T) throws -> T {
+            try c.decodeIfPresent(T.self, forKey: Key(key)) ?? fallback
+        }
+        sensor = try section("sensor", sensor)
+        detector = try section("detector", detector)
+        alarm = try section("alarm", alarm)
+        gpio = try section("gpio", gpio)
+        state = try section("state", state)
+        metrics = try section("metrics", metrics)
+        log = try section("log", log)
+        if NotifySections.keys.contains(where: { c.contains(Key($0)) }) {
+            notify.settings = try NotificationSettings(from: decoder)
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(sensor, forKey: Key("sensor"))
+        try c.encode(detector, forKey: Key("detector"))
+        try c.encode(alarm, forKey: Key("alarm"))
+        try c.encode(gpio, forKey: Key("gpio"))
+        try c.encode(state, forKey: Key("state"))
+        try c.encode(metrics, forKey: Key("metrics"))
+        try c.encode(log, forKey: Key("log"))
+        if let n = notify.settings {
+            try c.encode(n.device, forKey: Key("device"))
+            try c.encode(n.wearer, forKey: Key("wearer"))
+            try c.encode(n.contacts, forKey: Key("contacts"))
+            try c.encode(n.channels, forKey: Key("channels"))
+            try c.encode(n.policy, forKey: Key("policy"))
+            try c.encode(n.templates, forKey: Key("templates"))
+        }
+    }
+
+    func problems(at path: [String]) -> [ConfigProblem] {
+        // The loader checks only the value it decodes (the whole file): gather every section's.
+        sensor.problems(at: path + ["sensor"]) + detector.problems(at: path + ["detector"])
+            + alarm.problems(at: path + ["alarm"]) + gpio.problems(at: path + ["gpio"])
+            + state.problems(at: path + ["state"]) + metrics.problems(at: path + ["metrics"])
+            + log.problems(at: path + ["log"]) + (notify.settings?.problems(at: path) ?? [])
+    }
 }
