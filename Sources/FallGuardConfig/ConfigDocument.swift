@@ -28,6 +28,8 @@ public struct ConfigDocument {
     private var root: Node
     /// Values that came from the credentials file, by key path, for placing their problems.
     private var credentialPaths: Set<[String]> = []
+    /// Values given as `${NAME}`: not secrets written in clear.
+    private var environmentPaths: Set<[String]> = []
     private var credentialsFile: String?
     /// Top-level keys some section has been read from.
     private var claimed: Set<String> = [ConfigSecrets.credentialsFileKey]
@@ -58,6 +60,7 @@ public struct ConfigDocument {
         }
         root = parsed
         layCredentialsFile(environment: environment)
+        environmentPaths = Set(root.leaves().filter { $0.node.string?.contains("${") == true }.map(\.path))
         let (expanded, envProblems) = ConfigSecrets.substituteEnvironment(in: root, environment: environment, redactor: &redactor)
         root = expanded
         envProblems.forEach { report($0) }
@@ -201,7 +204,9 @@ public struct ConfigDocument {
             guard let last = leaf.path.last, SecretRedactor.isSecretKey(last), let value = leaf.node.string,
                   !value.isEmpty, value != "null", value != "~" else { continue }
             redactor.add(value)
-            if !credentialPaths.contains(leaf.path), plainSecret == nil { plainSecret = leaf.path }
+            if !credentialPaths.contains(leaf.path), !environmentPaths.contains(leaf.path), plainSecret == nil {
+                plainSecret = leaf.path
+            }
         }
         if let key = plainSecret,
            let warning = ConfigSecrets.modeWarning(path, key: key, what: "it is written in clear and the configuration file", mask: 0o007) {

@@ -1,18 +1,34 @@
 import ArgumentParser
 import AsyncHTTPClient
+import FallGuardConfig
 import FallGuardCore
 import FallGuardNotify
 import Foundation
 
-/// `--settings-json PATH`: the notification settings until the YAML loader reads them from
-/// the configuration file.
+/// Where the notification settings come from: the configuration file (`--config`, its
+/// `device`, `wearer`, `contacts`, `channels`, `policy` and `templates` sections), or a JSON
+/// file with the same keys (`--settings-json`, for tests and benches).
 struct NotifySettingsOptions: ParsableArguments {
-    @Option(name: .customLong("settings-json"), help: ArgumentHelp(
-        "Notification settings as JSON (device, wearer, contacts, channels, policy, templates).", valueName: "path"))
-    var settingsJSON: String
+    @Option(help: ArgumentHelp("The configuration file.", valueName: "path"))
+    var config = "/etc/fallguard/config.yaml"
 
-    /// The settings, or exit 78 after printing every problem with its key.
+    @Option(name: .customLong("settings-json"), help: ArgumentHelp(
+        "Notification settings as JSON (device, wearer, contacts, channels, policy, templates) instead of --config.", valueName: "path"))
+    var settingsJSON: String?
+
+    /// The settings, or exit 78 after printing every problem with its file, line and key.
     func load() throws -> NotificationSettings {
+        registerChannelTypes()
+        guard let settingsJSON else {
+            let (c, diagnostics) = DaemonConfiguration.load(path: config)
+            let redacted = diagnostics.map { d in var d = d; d.problem.message = c.redactor.redact(d.problem.message); return d }
+            if ConfigReport.printAndShouldStop(redacted) { throw ExitStatus.configError }
+            guard let settings = c.notify.settings else {
+                printError("\(config): no notifiers configured (wearer, contacts, channels): see deploy/fallguard.example.yaml")
+                throw ExitStatus.configError
+            }
+            return settings
+        }
         let settings: NotificationSettings
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: settingsJSON))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FallGuardCore
+import FallGuardMQTT
 import FallGuardNotify
 import Foundation
 
@@ -35,6 +36,8 @@ struct TestAlertCommand: ParsableCommand {
         let failures = try runBlocking {
             try await withChannelContext { context in
                 let channels = try settings.makeChannels(context: context).filter { only == nil || $0.name == only }
+                let mqtt = channels.compactMap { $0 as? MQTTChannel }
+                mqtt.forEach { $0.start() }   // connects; a send waits for the connection
                 let tests = TestAlert(settings: settings, allContacts: everyone).deliveries(for: channels.map(\.name))
                 var failed = 0
                 for (delivery, channel) in tests.flatMap({ d in channels.filter { $0.name == d.channel }.map { (d, $0) } }) {
@@ -48,6 +51,7 @@ struct TestAlertCommand: ParsableCommand {
                     }
                     flushStandardOutput()
                 }
+                for m in mqtt { await m.stop() }
                 return failed
             }
         }
