@@ -26,8 +26,9 @@ final class GPIOEmulatorRun: @unchecked Sendable {
     private let lock = NSLock()
     private var readers: [Thread] = []
 
-    /// Starts `fallguard ARGS` under `gpio-emu CHIP_ARGS`.
-    init(_ arguments: [String], emulator: [String] = []) throws {
+    /// Starts `fallguard ARGS` under `gpio-emu CHIP_ARGS` (and `WRAPPER -- ` before fallguard,
+    /// e.g. the IIO emulator).
+    init(_ arguments: [String], emulator: [String] = [], wrapper: [String] = []) throws {
         dir = NSTemporaryDirectory() + "fg-gpio-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         control = dir + "/ctl.sock"
@@ -35,7 +36,7 @@ final class GPIOEmulatorRun: @unchecked Sendable {
         // Through a launcher that unblocks and un-ignores every signal: Process starts children
         // with the spawning thread's blocked mask, and gpio-emu stops its server with SIGTERM.
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", Self.launcher, Emulator.root + "/tools/gpio-emulator/gpio-emu"] + emulator + ["--control", control, "--log", logPath, "--", Emulator.fallguard] + arguments
+        process.arguments = ["-c", Self.launcher, Emulator.root + "/tools/gpio-emulator/gpio-emu"] + emulator + ["--control", control, "--log", logPath, "--"] + wrapper + [Emulator.fallguard] + arguments
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
@@ -75,6 +76,18 @@ final class GPIOEmulatorRun: @unchecked Sendable {
             usleep(10_000)
         }
         return nil
+    }
+
+    /// Waits until standard error contains `text` (the daemon's log); false at the timeout or
+    /// when the process ends first.
+    func waitForLog(_ text: String, timeout: Double = 30) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if stderr.contains(text) { return true }
+            if !process.isRunning { return stderr.contains(text) }
+            usleep(10_000)
+        }
+        return false
     }
 
     /// One control command; returns the reply line.

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// `fallguard run` as deployed on a Pi, on emulated hardware: the IIO emulator's MPU6050
+/// streams a real fall recording through the real libiio, the buzzer, LED and button are driven
+/// through the real libgpiod in the GPIO emulator, and alerts go through the outbox to a real
+/// mosquitto broker, watched by a real subscriber. One run aborts, one lets the alert go out.
+@Suite(.serialized, .enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
+struct DaemonEndToEndTests {
+    /// A broker on a free loopback port and `mosquitto_sub` on this bridge's topics.
+    final class Broker {
+        let port = Int.random(in: 20000...45000)
+        let dir: String
+        let broker = Process(), subscriber = Process()
+        let received = Pipe()
+
+        init() throws {
+            dir = NSTemporaryDirectory() + "fg-e2e-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                .write(toFile: dir + "/mosquitto.conf", atomically: true, encoding: .utf8)
+            broker.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+            broker.arguments = ["-c", dir + "/mosquitto.conf"]
+            broker.standardOutput = FileHandle.nullDevice
+            broker.standardError = FileHandle.nullDevice
+            try broker.run()
+            usleep(300_000)
+            subscriber.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
+            subscriber.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-v", "-t", "fallguard/e2e/#"]
+            subscriber.standardOutput = received
+            try subscriber.run()
+            usleep(200_000)
+        }
+
+        deinit { stop() }
+
+        func stop() {
+            for p in [subscriber, broker] where p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        }
+
+        /// Everything received so far, after stopping the subscriber.
+        func messages() -> String {
+            stop()
+            subscriber.waitUntilExit()
+            let data = received.fileHandleForReading.availableData
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    func config(_ broker: Broker, state: String) throws -> String {
+        let path = state + ".yaml"
+        try """
+            sensor: {uri: "local:", mode: buffered}
+            gpio: {chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
+            alarm: {countdown: 5, final-phase: 2}
+            state: {directory: "\(state)"}
+            metrics: {enabled: false}
+            wearer: {name: Test Wearer, location: the lab}
+            channels:
+              mqtt: {type: mqtt, host: 127.0.0.1, port: \(broker.port), device: e2e}
+            policy:
+              fall: {primary: [], others: [], broadcast: [mqtt]}
+              help-requested: {primary: [], others: [], broadcast: [mqtt]}
+              resolved: {primary: [], others: [], broadcast: [mqtt]}
+              device-problem: {primary: [], others: [], broadcast: [mqtt]}
+              heartbeat: {primary: [], others: [], broadcast: [mqtt]}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func daemon(_ broker: Broker, seconds: Int) throws -> (GPIOEmulatorRun, String) {
+        let state = NSTemporaryDirectory() + "fg-e2e-state-\(UUID().uuidString.prefix(8))"
+        let dir = NSTemporaryDirectory() + "fg-e2e-rec-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let fall = try AlarmEndToEndTests.shortFall(dir)
+        let run = try GPIOEmulatorRun(["run", "--config", try config(broker, state: state), "--duration", "\(seconds)"],
+                                      wrapper: [Emulator.root + "/tools/iio-emulator/iio-emu", "--model", "mpu6050",
+                                                "--recording", fall, "--"])
+        return (run, state)
+    }
+
+    @Test func aFallSoundsTheBuzzerAndAShortPressAbortsItNothingIsSent() throws {
+        let broker = try Broker()
+        let (run, state) = try daemon(broker, seconds: 14)
+        #expect(run.waitForLog("monitoring:", timeout: 20), "\(run.stderr)")
+        #expect(run.waitForLog("fall suspected", timeout: 20), "\(run.stderr)")
+        usleep(1_500_000)
+        #expect(try run.ctl("hold 17 200").hasPrefix("ok"))
+        #expect(run.wait() == 0, "\(run.stderr)")
+        let buzzer = try run.levels(offset: 18)
+        #expect(buzzer.contains { $0.value == 1 }, "the buzzer sounded")
+        #expect(buzzer.last?.value == 0, "and is silent at the end")
+        let incidents = try String(contentsOfFile: state + "/incidents.jsonl", encoding: .utf8)
+        #expect(incidents.contains("\"false-alarm\""), "\(incidents)")
+        let mqtt = broker.messages()
+        #expect(mqtt.contains("fallguard/e2e/availability online"), "\(mqtt)")
+        #expect(!mqtt.contains("fallguard/e2e/alert "), "no alert after an abort: \(mqtt)")
+    }
+
+    @Test func anUnabortedFallIsDeliveredOverMQTT() throws {
+        let broker = try Broker()
+        let (run, state) = try daemon(broker, seconds: 18)
+        #expect(run.waitForLog("fall suspected", timeout: 20), "\(run.stderr)")
+        #expect(run.wait() == 0, "\(run.stderr)")
+        let mqtt = broker.messages()
+        let alert = try #require(mqtt.split(separator: "\n").first { $0.hasPrefix("fallguard/e2e/alert ") }, "\(mqtt)\n\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(alert.dropFirst("fallguard/e2e/alert ".count).utf8)) as? [String: Any])
+        let a = try #require(json["alert"] as? [String: Any])
+        #expect(a["kind"] as? String == "fall" && a["incident"] as? String == "FG-1")
+        #expect((json["idempotency_key"] ?? json["idempotencyKey"]) != nil, "\(json.keys)")
+        #expect((json["wearer"] as? [String: Any])?["name"] as? String == "Test Wearer")
+        #expect(try run.levels(offset: 18).contains { $0.value == 1 })
+        _ = state
+    }
+}
