@@ -140,7 +140,7 @@ func delivery(channel: String, to recipient: Recipient?, key: String = "FG-1.fal
 }
 
 /// Polls `condition` every 50 ms for up to `seconds`, without holding a thread.
-func until(_ seconds: Double = 30, _ condition: () throws -> Bool) async rethrows -> Bool {
+func until(_ seconds: Double = 120, _ condition: () throws -> Bool) async rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if try condition() { return true }

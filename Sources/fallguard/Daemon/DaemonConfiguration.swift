@@ -2,25 +2,25 @@ import FallGuardConfig
 import FallGuardCore
 import Foundation
 
-/// Every section `fallguard run` reads, from one YAML file or the embedded demo defaults.
+/// Every section `fallguard run` reads, from one YAML file or the embedded demo defaults;
+/// `configuration.sensor`, `.alarm`, … are the file's sections.
+@dynamicMemberLookup
 struct DaemonConfiguration: Sendable {
     /// The file's path, or nil for the embedded demo.
     var path: String?
-    var sensor = SensorSection()
-    var detector = DetectorSection()
-    var alarm = AlarmSection()
-    var gpio = GPIOSection()
-    var state = StateSection()
-    var metrics = MetricsSection()
-    var log = LogSection()
-    var notify = NotifySections()
+    var file = DaemonFile()
     var redactor = SecretRedactor()
     /// The demo on a machine that has an accelerometer: the sensor instead of the recording.
     var liveDemo = false
 
+    subscript<T>(dynamicMember keyPath: WritableKeyPath<DaemonFile, T>) -> T {
+        get { file[keyPath: keyPath] }
+        set { file[keyPath: keyPath] = newValue }
+    }
+
     /// Where the daemon's files go: the configured directory, or for the demo
     /// `$XDG_STATE_HOME/fallguard` (else `~/.local/state/fallguard`).
-    var stateDirectory: String { state.directory }
+    var stateDirectory: String { file.state.directory }
 
     var label: String { path ?? (liveDemo ? "embedded demo (live sensor)" : "embedded demo") }
 
@@ -30,16 +30,7 @@ struct DaemonConfiguration: Sendable {
         registerChannelTypes()
         var doc = ConfigDocument.load(path: path, environment: environment)
         var c = DaemonConfiguration(path: path)
-        if let file = doc.decodeWhole(DaemonFile.self) {
-            c.sensor = file.sensor
-            c.detector = file.detector
-            c.alarm = file.alarm
-            c.gpio = file.gpio
-            c.state = file.state
-            c.metrics = file.metrics
-            c.log = file.log
-            c.notify = file.notify
-        }
+        if let file = doc.decodeWhole(DaemonFile.self) { c.file = file }
         let diagnostics = doc.finish()
         c.redactor = doc.redactor
         return (c, diagnostics)
