@@ -22,12 +22,19 @@ struct CommandResult {
 }
 
 func fallguard(_ arguments: String...) throws -> CommandResult {
+    try fallguard(arguments)
+}
+
+/// Runs the binary with no standard input and `environment` over the test's own.
+func fallguard(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: fallguardBinary)
     p.arguments = arguments
+    p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe(), err = Pipe()
     p.standardOutput = out
     p.standardError = err
+    p.standardInput = FileHandle.nullDevice
     try p.run()
     let o = out.fileHandleForReading.readDataToEndOfFile()
     let e = err.fileHandleForReading.readDataToEndOfFile()

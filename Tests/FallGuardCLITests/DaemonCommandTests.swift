@@ -3,31 +3,15 @@ import Testing
 
 /// `fallguard run`, `check-config` and `status` as a person meets them: the binary, real files.
 @Suite struct DaemonCommandTests {
-    func withEnvironment(_ env: [String: String], _ arguments: [String]) throws -> CommandResult {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: fallguardBinary)
-        p.arguments = arguments
-        p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-    }
-
     @Test func theExampleConfigurationChecksCleanWithItsCredentialsInTheEnvironment() throws {
         let example = repositoryRoot + "/deploy/fallguard.example.yaml"
-        let ok = try withEnvironment(["TWILIO_ACCOUNT_SID": "AC0123", "TWILIO_AUTH_TOKEN": "secret-token"],
-                                     ["check-config", "--config", example, "--no-hardware"])
+        let ok = try fallguard(["check-config", "--config", example, "--no-hardware"],
+                               environment: ["TWILIO_ACCOUNT_SID": "AC0123", "TWILIO_AUTH_TOKEN": "secret-token"])
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout.contains("OK"))
         // Without them: every missing credential named with its line, exit 78, no secret printed.
-        let missing = try withEnvironment(["TWILIO_ACCOUNT_SID": "", "TWILIO_AUTH_TOKEN": ""],
-                                          ["check-config", "--config", example, "--no-hardware"])
+        let missing = try fallguard(["check-config", "--config", example, "--no-hardware"],
+                                    environment: ["TWILIO_ACCOUNT_SID": "", "TWILIO_AUTH_TOKEN": ""])
         #expect(missing.status == 78)
         #expect(missing.stderr.contains("fallguard.example.yaml:"))
         #expect(missing.stderr.contains("channels.sms.auth-token"))
@@ -78,19 +62,4 @@ import Testing
         #expect(status.status == 3, "the daemon has stopped")
         #expect(status.stdout.contains("state: countdown, incident FG-1"), "\(status.stdout)")
     }
-}
-
-func fallguard(_ arguments: [String]) throws -> CommandResult {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: fallguardBinary)
-    p.arguments = arguments
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    p.standardInput = FileHandle.nullDevice
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
 }

@@ -82,8 +82,8 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
                 continue
             } else {
                 dueTime = offset + (recording.last!.time - t0) + Double(index - recording.count + 1) * period
-                sample = AccelerationSample(time: 0, x: rest.0 / n + jitter.noise(), y: rest.1 / n + jitter.noise(),
-                                            z: rest.2 / n + jitter.noise())
+                sample = AccelerationSample(time: 0, x: rest.0 / n + noise(&jitter), y: rest.1 / n + noise(&jitter),
+                                            z: rest.2 / n + noise(&jitter))
             }
             let dueNs = startNs + Int64(dueTime / speed * 1e9)
             sleepUntil(nanoseconds: dueNs)
@@ -104,19 +104,8 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
     }
 }
 
-/// A small deterministic generator for the resting jitter (±0.002 g, uniform).
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func noise() -> Double { (Double(next() >> 11) / Double(1 << 53) - 0.5) * 0.004 }
-}
+/// The resting jitter: uniform in ±0.002 g.
+private func noise(_ g: inout SplitMix) -> Double { (g.unit() - 0.5) * 0.004 }
 
 private extension Double {
     func rounded(toPlaces p: Int) -> Double {
