@@ -122,6 +122,13 @@ struct MQTTBrokerTests {
         probe.standardError = FileHandle.nullDevice
         try probe.run()
         #expect(await broker.waitForConnection(of: "fallguard-hall"))
+        // Subscribe only once the broker holds `online` (mosquitto handles one packet at a time, so a
+        // SUBSCRIBE read after this line sees it retained); subscribing on CONNECT alone raced it.
+        #expect(await broker.waitForLog(timeout: 10) {
+            $0.split(separator: "\n").contains {
+                $0.contains("Received PUBLISH from fallguard-hall") && $0.contains("'fallguard/hall/availability'")
+            }
+        })
         // Retained `online`, then the will.
         let subscriber = try await Subscriber(broker, topics: ["fallguard/hall/availability"], count: 2)
         kill(probe.processIdentifier, SIGKILL)
