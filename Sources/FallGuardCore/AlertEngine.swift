@@ -173,9 +173,17 @@ public struct AlertEngine: Sendable, Equatable {
         case faultReport(FaultEpisode)
     }
 
-    public init(configuration: AlertConfiguration = .default) {
+    /// - Parameter numbering: the incidents and fault episodes opened before (for example by
+    ///   an earlier run, from its incident log); the next ones continue after them so that an
+    ///   incident id never names two incidents.
+    public init(configuration: AlertConfiguration = .default, numbering: IncidentNumbering = .init()) {
         self.configuration = configuration
+        incidentsOpened = numbering.incidents
+        faultsOpened = numbering.faults
     }
+
+    /// How many incidents and fault episodes have been opened: the engine's counters.
+    public var numbering: IncidentNumbering { IncidentNumbering(incidents: incidentsOpened, faults: faultsOpened) }
 
     /// When the next timer is due: call ``advance(to:)`` then (or any later time). Always
     /// later than ``clock`` after a call returns; nil when nothing is pending.

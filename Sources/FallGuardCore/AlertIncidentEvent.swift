@@ -66,3 +66,26 @@ public struct IncidentEvent: Sendable, Equatable, Codable {
         self.fall = fall
     }
 }
+
+/// The highest incident and fault-episode numbers used under one prefix (`FG-7`,
+/// `FG-fault-2`), so that a new run continues after them.
+public struct IncidentNumbering: Sendable, Equatable {
+    public var incidents: Int
+    public var faults: Int
+
+    public init(incidents: Int = 0, faults: Int = 0) {
+        self.incidents = incidents
+        self.faults = faults
+    }
+
+    /// Takes the larger numbers of `id` when it is `<prefix>-<n>` or `<prefix>-fault-<n>`.
+    public mutating func include(_ id: String, prefix: String) {
+        guard id.hasPrefix(prefix + "-") else { return }
+        let rest = id.dropFirst(prefix.count + 1)
+        if rest.hasPrefix("fault-"), let n = Int(rest.dropFirst(6)) {
+            faults = max(faults, n)
+        } else if let n = Int(rest) {
+            incidents = max(incidents, n)
+        }
+    }
+}

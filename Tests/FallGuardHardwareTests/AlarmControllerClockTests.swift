@@ -43,3 +43,69 @@ import Testing
         #expect(try run(pressEdgeBeforeDeadlineMs: -20) == [.fall, .resolvedByWearer])
     }
 }
+
+/// The controller tells its sink about each countdown: armed when it begins, disarmed when
+/// it is aborted, and the fall alert delivered at expiry.
+@Suite struct AlarmControllerArmingTests {
+    final class Recorder: AlertSink, @unchecked Sendable {
+        let lock = NSLock()
+        var calls: [String] = []
+        var fallbacks: [Double] = []
+        func deliver(_ alert: Alert) throws { lock.withLock { calls.append("deliver \(alert.kind.rawValue) \(alert.incident)") } }
+        func arm(_ alert: Alert, fallback seconds: Double) throws {
+            lock.withLock { calls.append("arm \(alert.kind.rawValue) \(alert.incident)"); fallbacks.append(seconds) }
+        }
+        func disarm(incident: String, reason: String) throws { lock.withLock { calls.append("disarm \(incident) \(reason)") } }
+        var snapshot: [String] { lock.withLock { calls } }
+    }
+
+    @Test func aCountdownIsArmedWhenItBeginsAndDisarmedByAnAbort() throws {
+        let sink = Recorder()
+        let settings = AlarmSection(countdown: 5, finalPhase: 0)
+        let alarm = try AlarmController(settings: settings, buzzer: nil, led: nil, button: nil, sink: sink, incidentLog: nil)
+        alarm.start()
+        defer { alarm.stop() }
+        alarm.fallSuspected(AlarmControllerClockTests.fall)
+        for _ in 0..<300 where sink.snapshot.isEmpty { usleep(10_000) }
+        #expect(sink.snapshot == ["arm fall FG-1"])
+        // countdown 5 s + hold 0.13 s + long press 2 s + margin 5 s, less the time taken to arm.
+        let fallback = try #require(sink.lock.withLock { sink.fallbacks.first })
+        #expect(fallback > 12.0 && fallback <= 12.13)
+        let t = monotonicNanoseconds()
+        alarm.button(.pressed(at: t))
+        alarm.button(.released(at: t + 80_000_000, duration: 80_000_000, long: false))
+        for _ in 0..<300 where sink.snapshot.count < 2 { usleep(10_000) }
+        let calls = sink.snapshot
+        #expect(calls.count == 2 && calls[1].hasPrefix("disarm FG-1 false-alarm: aborted by the wearer"))
+    }
+
+    @Test func theFallAlertAtExpiryIsDeliveredAfterItWasArmed() throws {
+        let sink = Recorder()
+        let alarm = try AlarmController(settings: AlarmSection(countdown: 5, finalPhase: 0), buzzer: nil, led: nil, button: nil,
+                                        sink: sink, incidentLog: nil)
+        alarm.start()
+        defer { alarm.stop() }
+        alarm.fallSuspected(AlarmControllerClockTests.fall)
+        for _ in 0..<800 where sink.snapshot.count < 2 { usleep(10_000) }
+        #expect(sink.snapshot == ["arm fall FG-1", "deliver fall FG-1"])
+    }
+
+    @Test func incidentNumbersContinueFromTheIncidentLog() throws {
+        let dir = NSTemporaryDirectory() + "fg-num-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let log = try IncidentLog(stateDirectory: dir)
+        try log.append(IncidentEvent(time: 1, incident: "FG-7", event: .fallSuspected, detail: ""))
+        try log.append(IncidentEvent(time: 2, incident: "FG-fault-3", event: .sensorFault, detail: ""))
+        try log.append(IncidentEvent(time: 3, incident: "OTHER-40", event: .fallSuspected, detail: ""))
+        try log.append(json: #"{"event":"dispatch-failed","incident":"FG-12","alert":"fall","error":"disk full"}"#)
+        #expect(log.numbering(prefix: "FG") == IncidentNumbering(incidents: 12, faults: 3))
+        let sink = Recorder()
+        let alarm = try AlarmController(settings: AlarmSection(countdown: 30), buzzer: nil, led: nil, button: nil,
+                                        sink: sink, incidentLog: log)
+        alarm.start()
+        defer { alarm.stop() }
+        alarm.fallSuspected(AlarmControllerClockTests.fall)
+        for _ in 0..<300 where sink.snapshot.isEmpty { usleep(10_000) }
+        #expect(sink.snapshot == ["arm fall FG-13"])
+    }
+}

@@ -45,7 +45,7 @@ import Testing
         #expect(Set(received.compactMap { $0.header("Idempotency-Key") }) == [keys[4]])
         #expect(received.filter { $0.path.hasSuffix("Messages.json") }.compactMap { $0.form?["To"] }.sorted()
                 == [anna.phone!, ben.phone!, cara.phone!])
-        #expect(try reopened.metrics() == OutboxMetrics(queued: 5, pending: 0, sent: 5, failed: 0, oldestPendingAge: 0))
+        #expect(try reopened.metrics() == OutboxMetrics(queued: 5, pending: 0, armed: 0, cancelled: 0, sent: 5, failed: 0, oldestPendingAge: 0))
     }
 
     @Test func transientFailuresAreRetriedWithTheSameKeyUntilTheReceiverRecovers() async throws {

@@ -43,6 +43,12 @@ public final class AlarmController: @unchecked Sendable {
     private var waiting: [(AlertInput, Int64)] = []
     private var running = false
     private var activeProblems: Set<SensorProblem> = []
+    /// The countdown whose alert the sink holds (alarm thread only).
+    private var armed: String?
+    /// Seconds an armed alert waits past its countdown before the sink sends it by itself: the
+    /// controller's ``hold``, a press held through the deadline (``AlarmSection/longPress``),
+    /// and this margin for a slow alarm thread.
+    public static let fallbackMargin = 5.0
     private let done = DispatchSemaphore(value: 0)
     /// How far the engine's clock runs behind CLOCK_MONOTONIC, in nanoseconds.
     public let hold: Int64
@@ -53,7 +59,8 @@ public final class AlarmController: @unchecked Sendable {
     public init(settings: AlarmSection, buzzer: PatternPlayer?, led: PatternPlayer?, button: (any ButtonSource)?,
                 sink: any AlertSink, incidentLog: IncidentLog?, logger: Logger = Logger(label: "fallguard.alarm")) throws {
         self.settings = settings
-        engine = AlertEngine(configuration: try settings.alertConfiguration())
+        engine = AlertEngine(configuration: try settings.alertConfiguration(),
+                             numbering: incidentLog?.numbering(prefix: settings.incidentPrefix) ?? .init())
         self.buzzer = buzzer
         self.led = led
         self.button = button
@@ -166,6 +173,7 @@ public final class AlarmController: @unchecked Sendable {
                 return (effects, engine, running)
             }
             perform(effects)
+            if !effects.isEmpty { armCountdown(snapshot, after: effects) }
             if !effects.isEmpty { onUpdate?(snapshot, effects) }
             guard keepRunning else { return }
         }
@@ -200,6 +208,39 @@ public final class AlarmController: @unchecked Sendable {
                 logger.info("\(event.incident ?? "-") \(event.event.rawValue): \(event.detail)")
                 do { try incidentLog?.append(event) } catch { logger.error("\(error)") }
             }
+        }
+    }
+}
+
+extension AlarmController {
+    /// Tells the sink about countdowns (after the sounds, the dispatches and the log lines): a
+    /// new one is armed with the fall alert its expiry will send; one that ended without an
+    /// alert for its incident is disarmed. A failure is logged; at expiry ``AlertSink/deliver(_:)``
+    /// stores the alert as it would without arming.
+    private func armCountdown(_ engine: AlertEngine, after effects: [AlertEffect]) {
+        let countdown: AlertState.Countdown? = if case let .countdown(c) = engine.state { c } else { nil }
+        if let incident = armed, incident != countdown?.incident {
+            armed = nil
+            let dispatched = effects.contains { if case let .dispatch(a) = $0 { a.incident == incident } else { false } }
+            if !dispatched {
+                let why = effects.reversed().lazy.compactMap { e -> String? in
+                    if case let .record(r) = e, r.incident == incident { "\(r.event.rawValue): \(r.detail)" } else { nil }
+                }.first ?? "the countdown ended"
+                do { try sink.disarm(incident: incident, reason: why) } catch {
+                    logger.critical("\(incident): the held alert could NOT be cancelled (it will go out as a false alarm): \(error)")
+                }
+            }
+        }
+        guard let c = countdown, armed != c.incident else { return }
+        let alert = Alert(kind: .fall, incident: c.incident, time: c.deadline, fall: c.fall,
+                          wearerResumedWalking: c.wearerResumedWalking)
+        // The engine acts on its deadline `hold` after CLOCK_MONOTONIC reaches it.
+        let expiry = c.deadline - Double(monotonicNanoseconds() - hold) * 1e-9
+        do {
+            try sink.arm(alert, fallback: max(0, expiry) + settings.longPress + Self.fallbackMargin)
+            armed = c.incident
+        } catch {
+            logger.error("\(c.incident): the alert could not be stored ahead of the countdown's end (it will be at expiry): \(error)")
         }
     }
 }

@@ -24,6 +24,20 @@ public final class IncidentLog: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// The highest incident numbers under `prefix` in the file: a new run continues after
+    /// them, so `FG-3` never names two incidents (the outbox, acknowledgements and helpers'
+    /// messages go by the id).
+    public func numbering(prefix: String) -> IncidentNumbering {
+        var numbering = IncidentNumbering()
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return numbering }
+        let key = #""incident":""#
+        for line in text.split(separator: "\n") {
+            guard let start = line.range(of: key)?.upperBound, let end = line[start...].firstIndex(of: "\"") else { continue }
+            numbering.include(String(line[start..<end]), prefix: prefix)
+        }
+        return numbering
+    }
+
     /// Appends one event; throws naming the file when the write fails.
     public func append(_ event: IncidentEvent) throws {
         try append(json: String(decoding: try encoder.encode(event), as: UTF8.self))

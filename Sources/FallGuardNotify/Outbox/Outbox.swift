@@ -2,6 +2,7 @@ import FallGuardCore
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 
 /// The durable outbox: a SQLite file (WAL, `synchronous=FULL`) in the state directory.
 ///
@@ -18,6 +19,8 @@ public final class Outbox: AlertSink, Sendable {
     /// Unix time now, in seconds (tests move it).
     let now: @Sendable () -> Double
     let wake = WakeSignal()
+    /// Countdowns this instance armed and has not released or disarmed: incident → alert row.
+    let armedAlerts = Mutex<[String: Int64]>([:])
     /// The outbox file's name in the state directory.
     public static let fileName = "outbox.sqlite"
 
@@ -39,15 +42,134 @@ public final class Outbox: AlertSink, Sendable {
         _ = try enqueue(alert, test: false)
     }
 
-    /// ``AlertSink``: the alarm controller's hand-off, the same as ``enqueue(_:)``.
+    /// ``AlertSink``: the alarm controller's hand-off. For an incident whose countdown this
+    /// outbox armed, a fall alert releases the held deliveries (already on disk, same keys) and
+    /// any other alert (a help request) replaces them; otherwise the same as ``enqueue(_:)``.
     public func deliver(_ alert: Alert) throws {
-        try enqueue(alert)
+        guard let armedID = armedAlerts.withLock({ $0.removeValue(forKey: alert.incident) }) else {
+            return try enqueue(alert)
+        }
+        if alert.kind == .fall {
+            try release(alertID: armedID, as: alert)
+        } else {
+            _ = try enqueue(alert, test: false, replacingArmed: armedID)
+        }
+    }
+
+    /// ``AlertSink``: commits `alert` with its deliveries held (`armed`) until `fallback`
+    /// seconds from now; a worker sends them then unless ``deliver(_:)`` released them earlier or
+    /// ``disarm(incident:reason:)`` cancelled them. Escalation is armed the same way.
+    public func arm(_ alert: Alert, fallback seconds: Double) throws {
+        let t = now()
+        let date = Date(timeIntervalSince1970: t + seconds)
+        let message = renderer.render(alert, at: date, test: false)
+        let (planned, _) = planner.plan(alert.kind)
+        let route = settings.policy.route(for: alert.kind)
+        let due = t + seconds
+        let id = try db.write { db -> Int64 in
+            let stored = try StoredAlert.insert(alert, message: message, test: false, at: t,
+                                                sentAt: self.renderer.isoTime(date), in: db)
+            for p in planned {
+                _ = try self.insertDelivery(p, of: stored, deadline: due + route.route.deadline, state: "armed", due: due, in: db)
+            }
+            try self.updateIncident(for: alert, routeKey: route.key, escalate: route.route.escalate, alertID: stored.id,
+                                    at: due, in: db)
+            return stored.id
+        }
+        armedAlerts.withLock { $0[alert.incident] = id }
+        wake.signal()  // the worker's next wake-up is at the fallback time at the latest
+        logger.info("countdown armed: the alert is on disk, held \(String(format: "%.1f", seconds)) s unless released or aborted",
+                    metadata: ["incident": "\(alert.incident)", "deliveries": "\(planned.count)"])
+    }
+
+    /// ``AlertSink``: the countdown of `incident` ended without an alert; its held deliveries
+    /// are cancelled (kept in the file, state `cancelled`, with `reason`).
+    public func disarm(incident: String, reason: String) throws {
+        guard let id = armedAlerts.withLock({ $0.removeValue(forKey: incident) }) else { return }
+        let t = now()
+        let n = try db.write { db -> Int in
+            try Self.cancelArmed(alertID: id, reason: reason, at: t, in: db)
+            try db.execute(sql: "DELETE FROM incident WHERE incident = ? AND alert_id = ?", arguments: [incident, id])
+            return db.changesCount
+        }
+        logger.info("countdown disarmed: \(reason)", metadata: ["incident": "\(incident)", "escalation-removed": "\(n)"])
+    }
+
+    /// Armed deliveries left by an earlier process (it stopped during a countdown): they become
+    /// ordinary pending deliveries, due when their countdown would have ended. Returns the
+    /// incidents and their due times (Unix seconds). The daemon calls this once at start.
+    @discardableResult
+    public func resumeInterruptedCountdowns() throws -> [(incident: String, due: Double)] {
+        let mine = Set(armedAlerts.withLock { $0.values })
+        let resumed = try db.write { db -> [(String, Double)] in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT alert_id, incident, MIN(next_attempt_at) AS due FROM delivery WHERE state = 'armed'
+                GROUP BY alert_id ORDER BY due
+                """).filter { !mine.contains($0["alert_id"]) }
+            for row in rows {
+                try db.execute(sql: "UPDATE delivery SET state = 'pending' WHERE alert_id = ? AND state = 'armed'",
+                               arguments: [row["alert_id"] as Int64])
+            }
+            return rows.map { ($0["incident"], $0["due"]) }
+        }
+        for (incident, due) in resumed {
+            let when = due <= now() ? "now" : "in \(String(format: "%.1f", due - now())) s"
+            logger.critical("a countdown was interrupted (crash, restart or power cut): its fall alert goes out \(when)",
+                            metadata: ["incident": "\(incident)"])
+        }
+        if !resumed.isEmpty { wake.signal() }
+        return resumed.map { (incident: $0.0, due: $0.1) }
+    }
+
+    /// Makes the held deliveries of an armed alert due now, with the alert as dispatched (its
+    /// message rendered again; the idempotency keys stay).
+    private func release(alertID: Int64, as alert: Alert) throws {
+        let t = now()
+        let date = Date(timeIntervalSince1970: t)
+        let message = renderer.render(alert, at: date, test: false)
+        let route = settings.policy.route(for: alert.kind).route
+        let released = try db.write { db -> Int in
+            guard var stored = try StoredAlert.fetch(id: alertID, in: db) else { return 0 }
+            stored.alert = alert
+            stored.message = message
+            stored.sentAt = self.renderer.isoTime(date)
+            try stored.update(in: db)
+            let rows = try Row.fetchAll(db, sql: "SELECT id, delivery_json FROM delivery WHERE alert_id = ? AND state = 'armed'",
+                                        arguments: [alertID])
+            for row in rows {
+                var delivery = try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
+                delivery.payload = self.payload(of: stored, key: delivery.idempotencyKey)
+                try db.execute(sql: """
+                    UPDATE delivery SET state = 'pending', next_attempt_at = ?, deadline = ?, delivery_json = ? WHERE id = ?
+                    """, arguments: [t, t + route.deadline, String(decoding: try JSONEncoder().encode(delivery), as: UTF8.self),
+                                     row["id"] as Int64])
+            }
+            try db.execute(sql: """
+                UPDATE incident SET escalation_due = ? WHERE alert_id = ? AND escalation_due IS NOT NULL AND acknowledged_at IS NULL
+                """, arguments: [t + self.settings.policy.acknowledgeWithin, alertID])
+            return rows.count
+        }
+        wake.signal()
+        logger.info("countdown expired: held alert released", metadata: ["incident": "\(alert.incident)", "deliveries": "\(released)"])
+    }
+
+    /// Cancels the held deliveries of an armed alert.
+    private static func cancelArmed(alertID: Int64, reason: String, at t: Double, in db: Database) throws {
+        try db.execute(sql: """
+            UPDATE delivery SET state = 'cancelled', finished_at = ?, last_error = ? WHERE alert_id = ? AND state = 'armed'
+            """, arguments: [t, reason, alertID])
     }
 
     /// Commits `alert` (marked as a test when `test`) and its deliveries; returns their
     /// idempotency keys.
     @discardableResult
     public func enqueue(_ alert: Alert, test: Bool) throws -> [String] {
+        try enqueue(alert, test: test, replacingArmed: nil)
+    }
+
+    /// Commits `alert` and its deliveries; cancels, in the same transaction, the held
+    /// deliveries of the armed alert `replacingArmed` (a help request during a countdown).
+    private func enqueue(_ alert: Alert, test: Bool, replacingArmed armed: Int64?) throws -> [String] {
         let t = now()
         let date = Date(timeIntervalSince1970: t)
         let message = renderer.render(alert, at: date, test: test)
@@ -57,6 +179,9 @@ public final class Outbox: AlertSink, Sendable {
         }
         let route = settings.policy.route(for: alert.kind)
         let keys = try db.write { db -> [String] in
+            if let armed {
+                try Self.cancelArmed(alertID: armed, reason: "replaced by the \(alert.kind.rawValue) alert", at: t, in: db)
+            }
             let stored = try StoredAlert.insert(alert, message: message, test: test, at: t,
                                                 sentAt: self.renderer.isoTime(date), in: db)
             let keys = try planned.map { try self.insertDelivery($0, of: stored, deadline: t + route.route.deadline, in: db) }
@@ -98,20 +223,25 @@ public final class Outbox: AlertSink, Sendable {
         }
     }
 
-    /// Inserts one delivery; returns its idempotency key.
-    func insertDelivery(_ p: PlannedDelivery, of alert: StoredAlert, deadline: Double, in db: Database) throws -> String {
+    /// Inserts one delivery, due now unless `due` says otherwise; returns its idempotency key.
+    func insertDelivery(_ p: PlannedDelivery, of alert: StoredAlert, deadline: Double, state: String = "pending",
+                        due: Double? = nil, in db: Database) throws -> String {
         let key = "\(alert.keyPrefix).\(p.keySuffix)"
-        let payload = AlertPayload(idempotencyKey: key, test: alert.test, device: settings.device, wearer: settings.wearer,
-                                   alert: alert.alert, message: alert.message, sentAt: alert.sentAt)
-        let json = try JSONEncoder().encode(Delivery(channel: p.channel, recipient: p.recipient, payload: payload))
+        let json = try JSONEncoder().encode(Delivery(channel: p.channel, recipient: p.recipient, payload: payload(of: alert, key: key)))
         let t = now()
         try db.execute(sql: """
             INSERT INTO delivery (alert_id, incident, idempotency_key, channel, role, contact_index, delivery_json,
-                                  created_at, next_attempt_at, deadline)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  state, created_at, next_attempt_at, deadline)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [alert.id, alert.alert.incident, key, p.channel, p.role.rawValue, p.contactIndex,
-                             String(decoding: json, as: UTF8.self), t, t, deadline])
+                             String(decoding: json, as: UTF8.self), state, t, due ?? t, deadline])
         return key
+    }
+
+    /// What every delivery of `alert` carries, under its own key.
+    private func payload(of alert: StoredAlert, key: String) -> AlertPayload {
+        AlertPayload(idempotencyKey: key, test: alert.test, device: settings.device, wearer: settings.wearer,
+                     alert: alert.alert, message: alert.message, sentAt: alert.sentAt)
     }
 
     /// Stops escalation of `incident`: someone took it.

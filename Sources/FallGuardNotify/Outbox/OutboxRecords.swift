@@ -27,6 +27,14 @@ struct StoredAlert {
         return StoredAlert(id: db.lastInsertedRowID, uid: uid, alert: alert, message: message, test: test, sentAt: sentAt)
     }
 
+    /// Rewrites the alert and its message (an armed alert released as dispatched).
+    func update(in db: Database) throws {
+        let e = JSONEncoder()
+        try db.execute(sql: "UPDATE alert SET sent_at = ?, alert_json = ?, message_json = ? WHERE id = ?",
+                       arguments: [sentAt, String(decoding: try e.encode(alert), as: UTF8.self),
+                                   String(decoding: try e.encode(message), as: UTF8.self), id])
+    }
+
     static func fetch(id: Int64, in db: Database) throws -> StoredAlert? {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM alert WHERE id = ?", arguments: [id]) else { return nil }
         let d = JSONDecoder()
@@ -39,7 +47,9 @@ struct StoredAlert {
 
 /// One delivery row, as tests, `test-alert` and operators see it.
 public struct DeliveryRecord: Sendable, Equatable {
-    public enum State: String, Sendable, Equatable { case pending, sent, failed }
+    /// `armed`: held for a running countdown (sent at its fallback time unless released or
+    /// cancelled); `cancelled`: the countdown was aborted or the alert replaced.
+    public enum State: String, Sendable, Equatable { case armed, pending, sent, failed, cancelled }
 
     public var id: Int64
     public var incident: String
@@ -70,10 +80,14 @@ public struct DeliveryRecord: Sendable, Equatable {
 
 /// The outbox's counters and gauges, as one snapshot.
 public struct OutboxMetrics: Sendable, Equatable, CustomStringConvertible {
-    /// Deliveries ever committed.
+    /// Deliveries ever committed for an alert (armed ones that were cancelled do not count).
     public var queued: Int
     /// Deliveries still to go out.
     public var pending: Int
+    /// Deliveries held for a running countdown.
+    public var armed: Int
+    /// Held deliveries of countdowns that were aborted.
+    public var cancelled: Int
     /// Deliveries that went out.
     public var sent: Int
     /// Deliveries given up (permanent failure or deadline passed).
@@ -88,11 +102,13 @@ public struct OutboxMetrics: Sendable, Equatable, CustomStringConvertible {
         }
         let oldest = try Double.fetchOne(db, sql: "SELECT MIN(created_at) FROM delivery WHERE state = 'pending'")
         let pending = counts["pending"] ?? 0, sent = counts["sent"] ?? 0, failed = counts["failed"] ?? 0
-        return OutboxMetrics(queued: pending + sent + failed, pending: pending, sent: sent, failed: failed,
+        return OutboxMetrics(queued: pending + sent + failed, pending: pending, armed: counts["armed"] ?? 0,
+                             cancelled: counts["cancelled"] ?? 0, sent: sent, failed: failed,
                              oldestPendingAge: oldest.map { max(0, now - $0) } ?? 0)
     }
 
     public var description: String {
         "queued \(queued), pending \(pending), sent \(sent), failed \(failed), oldest pending \(String(format: "%.1f", oldestPendingAge)) s"
+            + (armed > 0 ? ", armed \(armed)" : "") + (cancelled > 0 ? ", cancelled \(cancelled)" : "")
     }
 }

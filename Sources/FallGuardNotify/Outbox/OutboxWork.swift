@@ -22,13 +22,14 @@ enum AttemptResult: Sendable {
 
 // What the delivery worker asks of the outbox: due deliveries, results, escalation.
 extension Outbox {
-    /// Pending deliveries whose time has come, oldest first, leaving out `busy` ones.
+    /// Pending deliveries whose time has come, oldest first, leaving out `busy` ones. Armed
+    /// deliveries count once their fallback time has come (the countdown's process is gone or stuck).
     func due(excluding busy: Set<Int64>, limit: Int) async throws -> [DueDelivery] {
         let t = now()
         return try await db.read { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT id, delivery_json, attempts, deadline, role, contact_index, incident FROM delivery
-                WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+                WHERE state IN ('pending', 'armed') AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
                 """, arguments: [t, limit + busy.count])
             return try rows.filter { !busy.contains($0["id"]) }.prefix(limit).map { row in
                 DueDelivery(id: row["id"], delivery: try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8)),
@@ -43,7 +44,7 @@ extension Outbox {
         try await db.read { db in
             let ids = busy.map(String.init).joined(separator: ",")
             let d = try Double.fetchOne(db, sql: """
-                SELECT MIN(next_attempt_at) FROM delivery WHERE state = 'pending' AND id NOT IN (\(ids))
+                SELECT MIN(next_attempt_at) FROM delivery WHERE state IN ('pending', 'armed') AND id NOT IN (\(ids))
                 """)
             let e = try Double.fetchOne(db, sql: "SELECT MIN(escalation_due) FROM incident WHERE escalation_due IS NOT NULL")
             return [d, e].compactMap { $0 }.min()
@@ -52,7 +53,7 @@ extension Outbox {
 
     /// Whether any delivery is still pending.
     func hasPending() async throws -> Bool {
-        try await db.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM delivery WHERE state = 'pending')") ?? false }
+        try await db.read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM delivery WHERE state IN ('pending', 'armed'))") ?? false }
     }
 
     /// Stores the result of an attempt: sent; retried later with backoff; or failed (permanent,

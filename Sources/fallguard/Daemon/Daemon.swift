@@ -237,7 +237,7 @@ final class Daemon: @unchecked Sendable {
         }
         let outbox = notifiers.outboxStatus()
         let usage = ProcessUsage.current()
-        var status = DaemonStatus(
+        let status = DaemonStatus(
             pid: getpid(), version: fallguardVersion, started: isoTimestamp(started), updated: isoTimestamp(),
             state: stateName, incident: engine.state.incident, countdownRemaining: remaining,
             sensor: sensor.info.map {

@@ -35,6 +35,10 @@ final class Notifiers: @unchecked Sendable {
             throw DaemonStartError(description: "state.directory: cannot open the outbox \(path): \(error)", status: 73)
         }
         sink = outbox
+        // A countdown the last process did not finish (crash, watchdog, power cut): its alert goes out.
+        do { try outbox.resumeInterruptedCountdowns() } catch {
+            logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
+        }
         client = HTTPClient(eventLoopGroupProvider: .singleton,
                             configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5))))
         let relay = self.relay
