@@ -63,3 +63,66 @@ import Testing
         #expect(status.stdout.contains("state: countdown, incident FG-1"), "\(status.stdout)")
     }
 }
+
+/// A power cut or `kill -9` during the countdown must not lose the fall: the alert was
+/// committed (held) when the countdown began, and the next start sends it when the countdown
+/// would have ended.
+@Suite struct DaemonCrashDuringCountdownTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("FallGuardFieldTestTests/Fixtures/sisfall/F13_SA06_R01.csv").path
+
+    @Test func killedDuringTheCountdownTheNextStartSendsTheFallAlert() throws {
+        let folder = temporaryFolder()
+        let state = folder + "/state", alerts = folder + "/alerts.jsonl", config = folder + "/fallguard.yaml"
+        try """
+            sensor: {replay: "\(Self.fixture)"}
+            gpio: {enabled: false}
+            alarm: {countdown: 5, final-phase: 2}
+            state: {directory: "\(state)"}
+            metrics: {enabled: false}
+            wearer: {name: Test Wearer, location: the lab}
+            channels:
+              pager: {type: exec, command: ["/bin/sh", "-c", "cat >> \(alerts); echo >> \(alerts)"]}
+            policy:
+              fall: {primary: [], others: [], broadcast: [pager]}
+              help-requested: {primary: [], others: [], broadcast: [pager]}
+              resolved: {primary: [], others: [], broadcast: [pager]}
+              device-problem: {primary: [], others: [], broadcast: [pager]}
+              heartbeat: {primary: [], others: [], broadcast: [pager]}
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+
+        // First run: killed 1 s into the countdown (the fall is detected about 8.2 s in).
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: fallguardBinary)
+        p.arguments = ["run", "--config", config]
+        let log = folder + "/first.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        p.standardOutput = FileHandle(forWritingAtPath: log)
+        p.standardError = FileHandle(forWritingAtPath: log)
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        func first() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        let deadline = Date().addingTimeInterval(30)
+        while !first().contains("countdown armed"), Date() < deadline { usleep(50_000) }
+        usleep(1_000_000)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        #expect(first().contains("countdown armed"), "\(first())")
+        #expect(p.terminationReason == .uncaughtSignal)
+        #expect(!FileManager.default.fileExists(atPath: alerts), "nothing sent during the countdown")
+
+        // Second run: the held alert goes out when the countdown would have ended (+ the margins,
+        // about 11 s in); the second run's own fall (8.2 s in) is FG-2, sent at its expiry.
+        let second = try fallguard(["run", "--config", config, "--duration", "16"])
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("incident=FG-1") && second.stderr.contains("a countdown was interrupted"), "\(second.stderr)")
+        let sent = (try? String(contentsOfFile: alerts, encoding: .utf8)) ?? ""
+        let incidents = try sent.split(separator: "\n").map { line -> String in
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let alert = try #require(json["alert"] as? [String: Any])
+            #expect(alert["kind"] as? String == "fall")
+            return alert["incident"] as? String ?? "?"
+        }
+        #expect(incidents == ["FG-1", "FG-2"], "\(sent)\n\(second.stderr)")
+    }
+}
