@@ -126,3 +126,57 @@ import Testing
         #expect(incidents == ["FG-1", "FG-2"], "\(sent)\n\(second.stderr)")
     }
 }
+
+/// SIGHUP applies new notifier settings to the next alert without a restart.
+@Suite struct DaemonReloadTests {
+    @Test func aSIGHUPBeforeTheFallSendsItsAlertThroughTheNewChannelWithTheNewWearer() throws {
+        let folder = temporaryFolder()
+        let state = folder + "/state", config = folder + "/fallguard.yaml"
+        func write(wearer: String, file: String, mqttPort: Int? = nil) throws {
+            try """
+                sensor: {replay: "\(DaemonCrashDuringCountdownTests.fixture)"}
+                gpio: {enabled: false}
+                alarm: {countdown: 5, final-phase: 2}
+                state: {directory: "\(state)"}
+                metrics: {enabled: false}
+                wearer: {name: \(wearer), location: the lab}
+                channels:
+                  pager: {type: exec, command: ["/bin/sh", "-c", "cat >> \(folder)/\(file); echo >> \(folder)/\(file)"]}
+                policy:
+                  fall: {primary: [], others: [], broadcast: [pager]}
+                  help-requested: {primary: [], others: [], broadcast: [pager]}
+                  resolved: {primary: [], others: [], broadcast: [pager]}
+                  device-problem: {primary: [], others: [], broadcast: [pager]}
+                  heartbeat: {primary: [], others: [], broadcast: [pager]}
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+        }
+        try write(wearer: "Before Reload", file: "old.jsonl")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: fallguardBinary)
+        p.arguments = ["run", "--config", config, "--duration", "15"]
+        let log = folder + "/run.log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        p.standardOutput = FileHandle(forWritingAtPath: log)
+        p.standardError = FileHandle(forWritingAtPath: log)
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        func output() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        var deadline = Date().addingTimeInterval(20)
+        while !output().contains("monitoring:"), Date() < deadline { usleep(50_000) }
+        try write(wearer: "After Reload", file: "new.jsonl")
+        kill(p.processIdentifier, SIGHUP)
+        deadline = Date().addingTimeInterval(5)
+        while !output().contains("SIGHUP: reloaded"), Date() < deadline { usleep(50_000) }
+        p.waitUntilExit()
+        let text = output()
+        #expect(p.terminationStatus == 0, "\(text)")
+        #expect(text.contains("now in effect: notifiers (wearer), notifiers (channels)"), "\(text)")
+        #expect(!text.contains("take effect after a restart"), "\(text)")
+        #expect(text.contains("fall suspected"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/old.jsonl"), "the old channel got nothing")
+        let sent = try String(contentsOfFile: folder + "/new.jsonl", encoding: .utf8)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(sent.split(separator: "\n").first.map(String.init)?.utf8 ?? "".utf8)) as? [String: Any])
+        #expect((json["wearer"] as? [String: Any])?["name"] as? String == "After Reload", "\(json)")
+        #expect(((json["message"] as? [String: Any])?["body"] as? String)?.contains("After Reload") == true, "\(json)")
+    }
+}

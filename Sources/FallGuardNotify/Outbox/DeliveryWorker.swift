@@ -1,20 +1,34 @@
 import FallGuardCore
 import Foundation
 import Logging
+import Synchronization
 
 /// Sends the outbox's due deliveries through their channels, concurrently (at most
 /// ``maxInFlightPerChannel`` at once per channel), records each result, and escalates
 /// incidents whose responsible contact did not acknowledge in time.
 public final class DeliveryWorker: Sendable {
     public let outbox: Outbox
-    let channels: [String: any NotificationChannel]
+    private let channelsByName: Mutex<[String: any NotificationChannel]>
+    /// The channels deliveries go through, by name.
+    var channels: [String: any NotificationChannel] { channelsByName.withLock { $0 } }
     public let maxInFlightPerChannel: Int
     private let busy = InFlight()
 
     public init(outbox: Outbox, channels: [any NotificationChannel], maxInFlightPerChannel: Int = 8) {
         self.outbox = outbox
-        self.channels = Dictionary(channels.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        channelsByName = Mutex(Self.byName(channels))
         self.maxInFlightPerChannel = maxInFlightPerChannel
+    }
+
+    private static func byName(_ channels: [any NotificationChannel]) -> [String: any NotificationChannel] {
+        Dictionary(channels.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// New channels (SIGHUP): attempts started from now on use them; those in flight finish
+    /// on the old ones.
+    public func replaceChannels(_ channels: [any NotificationChannel]) {
+        channelsByName.withLock { $0 = Self.byName(channels) }
+        outbox.wake.signal()
     }
 
     /// Runs until cancelled (the daemon), or, with `untilDrained`, until nothing is pending

@@ -11,10 +11,13 @@ import Synchronization
 /// delivery keeps the idempotency key it got at enqueue, across retries and restarts.
 public final class Outbox: AlertSink, Sendable {
     public let path: String
-    public let settings: NotificationSettings
     let db: DatabasePool
-    let planner: DeliveryPlanner
-    let renderer: MessageRenderer
+    /// The settings and what is derived from them, replaced as one by ``update(settings:)``.
+    private let current: Mutex<(settings: NotificationSettings, planner: DeliveryPlanner, renderer: MessageRenderer)>
+    /// Contacts, policy, templates: what new alerts and escalations use.
+    public var settings: NotificationSettings { current.withLock { $0.settings } }
+    var planner: DeliveryPlanner { current.withLock { $0.planner } }
+    var renderer: MessageRenderer { current.withLock { $0.renderer } }
     let logger: Logger
     /// Unix time now, in seconds (tests move it).
     let now: @Sendable () -> Double
@@ -28,12 +31,23 @@ public final class Outbox: AlertSink, Sendable {
     public init(path: String, settings: NotificationSettings, logger: Logger = Logger(label: "fallguard.outbox"),
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) throws {
         self.path = path
-        self.settings = settings
         self.db = try OutboxSchema.open(path: path)
-        self.planner = DeliveryPlanner(settings: settings)
-        self.renderer = MessageRenderer(templates: settings.templates, wearer: settings.wearer, device: settings.device)
+        current = Mutex(Self.derive(settings))
         self.logger = logger
         self.now = now
+    }
+
+    private static func derive(_ settings: NotificationSettings)
+        -> (settings: NotificationSettings, planner: DeliveryPlanner, renderer: MessageRenderer) {
+        (settings, DeliveryPlanner(settings: settings),
+         MessageRenderer(templates: settings.templates, wearer: settings.wearer, device: settings.device))
+    }
+
+    /// New settings (SIGHUP): alerts enqueued from now on, and escalations, use them; deliveries
+    /// already committed keep their rendered messages and keys.
+    public func update(settings: NotificationSettings) {
+        current.withLock { $0 = Self.derive(settings) }
+        wake.signal()
     }
 
     /// The alert sink: commits `alert` and its deliveries, then wakes the worker. Returns once

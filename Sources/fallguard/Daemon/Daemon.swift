@@ -191,9 +191,10 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// SIGHUP: the detector and the notifiers take the new file at once; parts that own
-    /// hardware or the incident in progress (sensor, gpio, alarm, state, metrics) need a restart,
-    /// and the log says which changed. A file with errors changes nothing.
+    /// SIGHUP: the detector and the notifiers (contacts, wearer, templates, policy, channels
+    /// other than MQTT) take the new file at once; parts that own hardware, connections or the
+    /// incident in progress (sensor, gpio, alarm, state, metrics, log, MQTT channels) need a
+    /// restart, and the log says which changed. A file with errors changes nothing.
     func reload() {
         guard let path = configuration.path else {
             logger.notice("SIGHUP: the embedded demo has no file to reload")
@@ -217,9 +218,14 @@ final class Daemon: @unchecked Sendable {
         if new.state != configuration.state { restart.append("state") }
         if new.metrics != configuration.metrics { restart.append("metrics") }
         if new.log != configuration.log { restart.append("log") }
-        restart.append("notifiers")   // the outbox keeps the settings it was opened with
+        var applied = new.detector != configuration.detector ? ["detector"] : []
+        switch notifiers.reload(new) {
+        case .unchanged: break
+        case let .applied(parts): applied += parts.map { "notifiers (\($0))" }
+        case let .needsRestart(why): restart.append("notifiers (\(why))")
+        }
         configuration = new
-        logger.notice("SIGHUP: reloaded \(path)\(restart.isEmpty ? "" : "; changes to \(restart.joined(separator: ", ")) take effect after a restart")")
+        logger.notice("SIGHUP: reloaded \(path)\(applied.isEmpty ? "" : "; now in effect: \(applied.joined(separator: ", "))")\(restart.isEmpty ? "" : "; changes to \(restart.joined(separator: ", ")) take effect after a restart")")
     }
 
     /// Writes `<state>/status.json` and refreshes the gauges.

@@ -11,12 +11,11 @@ import ServiceLifecycle
 /// worker and the MQTT bridge as services, the daily heartbeat, and what the status shows.
 final class Notifiers: @unchecked Sendable {
     // @unchecked: `last` is guarded by `lock`; the rest is immutable.
-    let settings: NotificationSettings
     let outbox: Outbox
     let sink: any AlertSink
     let summary: String
     private let client: HTTPClient
-    private let channels: [any NotificationChannel]
+    private let context: ChannelContext
     private let mqtt: [MQTTChannel]
     private let worker: DeliveryWorker
     private let logger: Logger
@@ -27,7 +26,7 @@ final class Notifiers: @unchecked Sendable {
     init(configuration: DaemonConfiguration, logger: Logger) throws(DaemonStartError) {
         registerChannelTypes()
         self.logger = logger
-        settings = configuration.notify.effective
+        let settings = configuration.notify.effective
         let path = configuration.stateDirectory + "/" + Outbox.fileName
         do {
             outbox = try Outbox(path: path, settings: settings, logger: Logger(label: "fallguard.outbox"))
@@ -42,10 +41,11 @@ final class Notifiers: @unchecked Sendable {
         client = HTTPClient(eventLoopGroupProvider: .singleton,
                             configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5))))
         let relay = self.relay
-        let context = ChannelContext(
+        context = ChannelContext(
             httpClient: client, logger: Logger(label: "fallguard.notify"),
             write: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) },
             acknowledgements: { incident, by in relay.forward(incident, by) })
+        let channels: [any NotificationChannel]
         do {
             channels = try settings.makeChannels(context: context)
         } catch {
@@ -102,7 +102,50 @@ final class Notifiers: @unchecked Sendable {
         }
     }
 
-    func reload(_ configuration: DaemonConfiguration) -> Bool { false }
+    /// Contacts, channels, policy, templates: what the outbox uses now.
+    var settings: NotificationSettings { outbox.settings }
+
+    /// SIGHUP: applies the notifier settings of `configuration` (contacts, wearer, templates,
+    /// policy, and every channel but MQTT, whose connections are services) to new alerts and
+    /// escalations; committed deliveries keep their messages and keys. Changed MQTT channels
+    /// need a restart, and then nothing of the notifiers changes, so that a policy never names
+    /// a channel that does not exist.
+    func reload(_ configuration: DaemonConfiguration) -> NotifierReload {
+        let new = configuration.notify.effective
+        let old = settings
+        guard Self.fingerprint(new) != Self.fingerprint(old) else { return .unchanged }
+        func mqttChannels(_ s: NotificationSettings) -> NotificationSettings {
+            var s = s
+            s.channels = s.channels.filter { $0.value.type == MQTTChannelSettings.type }
+            return s
+        }
+        guard Self.fingerprint(mqttChannels(new).channels) == Self.fingerprint(mqttChannels(old).channels) else {
+            return .needsRestart("the MQTT channels changed")
+        }
+        var others = new
+        others.channels = new.channels.filter { $0.value.type != MQTTChannelSettings.type }
+        do {
+            worker.replaceChannels(try others.makeChannels(context: context) + mqtt)
+        } catch {
+            return .needsRestart("channels: \(error)")
+        }
+        outbox.update(settings: new)
+        var changed: [String] = []
+        if Self.fingerprint(new.contacts) != Self.fingerprint(old.contacts) { changed.append("contacts") }
+        if Self.fingerprint(new.wearer) != Self.fingerprint(old.wearer) { changed.append("wearer") }
+        if Self.fingerprint(new.channels) != Self.fingerprint(old.channels) { changed.append("channels") }
+        if Self.fingerprint(new.policy) != Self.fingerprint(old.policy) { changed.append("policy") }
+        if Self.fingerprint(new.templates) != Self.fingerprint(old.templates) { changed.append("templates") }
+        if new.device != old.device { changed.append("device") }
+        return .applied(changed)
+    }
+
+    /// Settings compared by their JSON (secrets included; never logged).
+    private static func fingerprint(_ value: some Encodable) -> Data {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        return (try? e.encode(value)) ?? Data()
+    }
 
     func outboxStatus() -> DaemonStatus.Outbox? {
         guard let m = try? outbox.metrics() else { return nil }
@@ -111,6 +154,15 @@ final class Notifiers: @unchecked Sendable {
     }
 
     var lastIncident: DaemonStatus.Incident? { lock.withLock { last } }
+}
+
+/// What a SIGHUP did to the notifiers.
+enum NotifierReload: Equatable {
+    case unchanged
+    /// The parts that changed, in effect for new alerts.
+    case applied([String])
+    /// Not applied (why); the settings loaded before stay.
+    case needsRestart(String)
 }
 
 /// Hands acknowledgements from the channels (built first) to the alarm (built later).
