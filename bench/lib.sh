@@ -1,8 +1,10 @@
 # Shared by the bench scripts: a release build of fallguard and a temporary folder.
+# Release builds link the Swift runtime and Foundation statically, as deploy/ installs them.
 # Source it from a script that has done `cd "$(dirname "$0")/.."`.
 export PATH="/opt/swift/usr/bin:$PATH"
 build_release() {
-    swift build -c release --product fallguard >/dev/null
+    if [ -n "${FALLGUARD_BIN:-}" ]; then B=$FALLGUARD_BIN; return; fi   # an already built binary
+    swift build -c release --static-swift-stdlib --product fallguard >/dev/null
     B=$PWD/.build/release/fallguard
 }
 make_tmp() {

@@ -35,11 +35,14 @@ public struct SensorSection: ConfigSection, Equatable {
     /// A recording (CSV, `x_g,y_g,z_g` at 40 Hz) streamed in real time instead of the
     /// accelerometer: the demo and field tests (key `replay`, default none).
     public var replay: String?
+    /// The CPU the capture and consumer threads share (key `cpu`: `last`, the default; `any`
+    /// for no pinning; or a CPU number).
+    public var cpu: SensorCPU = .last
 
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case uri, device, mode, rangeG = "range-g", mountMatrix = "mount-matrix", replay
+        case uri, device, mode, rangeG = "range-g", mountMatrix = "mount-matrix", replay, cpu
     }
 
     public init(from decoder: any Decoder) throws {
@@ -51,6 +54,7 @@ public struct SensorSection: ConfigSection, Equatable {
         rangeG = try c.value(.rangeG, default: rangeG)
         mountMatrix = try c.decodeIfPresent([[Double]].self, forKey: .mountMatrix)
         replay = try c.decodeIfPresent(String.self, forKey: .replay)
+        cpu = try c.value(.cpu, default: cpu)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -61,6 +65,7 @@ public struct SensorSection: ConfigSection, Equatable {
         try c.encode(rangeG, forKey: .rangeG)
         try c.encodeOptional(mountMatrix, forKey: .mountMatrix)
         try c.encodeOptional(replay, forKey: .replay)
+        try c.encode(cpu, forKey: .cpu)
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
@@ -73,6 +78,9 @@ public struct SensorSection: ConfigSection, Equatable {
             out.append(ConfigProblem(path + ["range-g"], "\(rangeG) is outside \(Self.rangeGRange.lowerBound)...\(Self.rangeGRange.upperBound) g"))
         }
         if let m = mountMatrix, let why = Self.matrixProblem(m) { out.append(ConfigProblem(path + ["mount-matrix"], why)) }
+        if case let .number(n) = cpu, n < 0 || n >= 1024 {
+            out.append(ConfigProblem(path + ["cpu"], "\(n) is not a CPU number (last, any, or 0 and up)"))
+        }
         if let r = replay, !FileManager.default.isReadableFile(atPath: r) {
             out.append(ConfigProblem(path + ["replay"], "cannot read the recording \(r)"))
         }

@@ -14,6 +14,14 @@ public protocol SampleSource: AnyObject, Sendable {
     func stopAndWait()
     /// Sleeps until the producer pushed something, or `timeout` seconds pass.
     func waitForData(timeout: Double)
+    /// The CPU the producer thread runs on; the consumer pins itself there too.
+    var cpu: SensorCPU { get }
 }
 
-extension AccelerometerSource: SampleSource {}
+extension SampleSource {
+    public var cpu: SensorCPU { .any }
+}
+
+extension AccelerometerSource: SampleSource {
+    public var cpu: SensorCPU { configuration.cpu }
+}

@@ -29,6 +29,9 @@ struct WatchCommand: ParsableCommand {
     @Flag(help: "Read the _raw attributes on a schedule even when the device has a buffer.")
     var polled = false
 
+    @Option(help: ArgumentHelp("CPU for the capture and consumer threads: last, any (no pinning) or a number.", valueName: "cpu"))
+    var cpu: String = "last"
+
     @OptionGroup var detectorOptions: DetectorOptions
 
     @Flag(help: "One JSON object per line.")
@@ -41,7 +44,13 @@ struct WatchCommand: ParsableCommand {
         let detector = try detectorOptions.configuration().makeDetector()
         let (stop, signals) = stopOnSignals()
         defer { signals.forEach { $0.cancel() } }
-        let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device, minimumRate: rate, preferBuffered: !polled))
+        guard let sensorCPU = try? JSONDecoder().decode(SensorCPU.self, from: Data((Int(cpu).map(String.init) ?? "\"\(cpu)\"").utf8)) else {
+            printError("--cpu: '\(cpu)' is not a CPU: use last, any or a CPU number")
+            throw ExitCode.validationFailure
+        }
+        let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device, minimumRate: rate,
+                                                                                   preferBuffered: !polled, cpu: sensorCPU))
+        if let why = sensorCPU.pinCurrentThread() { printError("--cpu: not pinned: \(why)") }
         var pipeline = SensorPipeline(source: source, detector: detector)
         var arrivals: UnsafeMutablePointer<FILE>?
         if let arrivalLog {
@@ -59,10 +68,13 @@ struct WatchCommand: ParsableCommand {
         enc.outputFormatting = [.sortedKeys]
         let endNs = duration.map { started + Int64($0 * 1e9) } ?? .max
         let json = json   // read once: property wrappers are not free in a loop that runs 40 times a second
+        // Start-up (libiio context, device set-up) is measured apart from the steady capture.
+        var atOpen: (usage: ProcessUsage, t: Int64)?
         while !stop.load(ordering: .acquiring) {
             let now = monotonicNanoseconds()
             if now >= endNs { break }
             pipeline.poll(now: Double(now) * 1e-9) { output in
+                if case .opened = output, atOpen == nil { atOpen = (ProcessUsage.current(), monotonicNanoseconds()) }
                 print(line(output, enc))
                 flushStandardOutput()
             }
@@ -74,7 +86,9 @@ struct WatchCommand: ParsableCommand {
         let gaps = pipeline.resampler?.gaps ?? 0
         let summary = "raw samples \(pipeline.rawSamples), detector samples \(pipeline.detectorSamples), overruns \(source.samples.overruns), gaps \(gaps), CPU \(String(format: "%.3f", usage.cpuSeconds)) s, max RSS \(usage.maxResidentKiB) KiB"
         if json {
-            print(#"{"event":"summary","raw_samples":\#(pipeline.rawSamples),"detector_samples":\#(pipeline.detectorSamples),"overruns":\#(source.samples.overruns),"gaps":\#(gaps),"cpu_s":\#(usage.cpuSeconds),"max_rss_kib":\#(usage.maxResidentKiB),"wall_s":\#(Double(monotonicNanoseconds() - started) * 1e-9)}"#)
+            let end = monotonicNanoseconds()
+            let running = atOpen.map { #","cpu_s_since_open":\#(usage.cpuSeconds - $0.usage.cpuSeconds),"wall_s_since_open":\#(Double(end - $0.t) * 1e-9)"# } ?? ""
+            print(#"{"event":"summary","raw_samples":\#(pipeline.rawSamples),"detector_samples":\#(pipeline.detectorSamples),"overruns":\#(source.samples.overruns),"gaps":\#(gaps),"cpu_s":\#(usage.cpuSeconds),"max_rss_kib":\#(usage.maxResidentKiB),"wall_s":\#(Double(end - started) * 1e-9)\#(running),"cpu":"\#(sensorCPU)"}"#)
         } else {
             print(summary)
         }

@@ -64,6 +64,56 @@ import Testing
     }
 }
 
+/// A daemon configuration for the fixture fall F13 (detected about 8.2 s in), a 5 s countdown,
+/// the console buzzer, and every alert through an `exec` channel that appends it to
+/// `<folder>/<alertsFile>` as one JSON line.
+func writeExecConfig(_ path: String, folder: String, wearer: String = "Test Wearer", alertsFile: String = "alerts.jsonl") throws {
+    let alerts = folder + "/" + alertsFile
+    try """
+        sensor: {replay: "\(DaemonCrashDuringCountdownTests.fixture)"}
+        gpio: {enabled: false}
+        alarm: {countdown: 5, final-phase: 2}
+        state: {directory: "\(folder)/state"}
+        metrics: {enabled: false}
+        wearer: {name: \(wearer), location: the lab}
+        channels:
+          pager: {type: exec, command: ["/bin/sh", "-c", "cat >> \(alerts); echo >> \(alerts)"]}
+        policy:
+          fall: {primary: [], others: [], broadcast: [pager]}
+          help-requested: {primary: [], others: [], broadcast: [pager]}
+          resolved: {primary: [], others: [], broadcast: [pager]}
+          device-problem: {primary: [], others: [], broadcast: [pager]}
+          heartbeat: {primary: [], others: [], broadcast: [pager]}
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+}
+
+/// `fallguard` started in the background, its standard output and error in one log file.
+struct BackgroundDaemon {
+    let process = Process()
+    let log: String
+
+    init(_ arguments: [String], log: String) throws {
+        self.log = log
+        process.executableURL = URL(fileURLWithPath: fallguardBinary)
+        process.arguments = arguments
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: log)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var output: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    /// Waits up to `seconds` for `text` in the log.
+    @discardableResult
+    func waitFor(_ text: String, seconds: Double = 30) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !output.contains(text), Date() < deadline { usleep(50_000) }
+        return output.contains(text)
+    }
+}
+
 /// A power cut or `kill -9` during the countdown must not lose the fall: the alert was
 /// committed (held) when the countdown began, and the next start sends it when the countdown
 /// would have ended.
@@ -73,44 +123,17 @@ import Testing
 
     @Test func killedDuringTheCountdownTheNextStartSendsTheFallAlert() throws {
         let folder = temporaryFolder()
-        let state = folder + "/state", alerts = folder + "/alerts.jsonl", config = folder + "/fallguard.yaml"
-        try """
-            sensor: {replay: "\(Self.fixture)"}
-            gpio: {enabled: false}
-            alarm: {countdown: 5, final-phase: 2}
-            state: {directory: "\(state)"}
-            metrics: {enabled: false}
-            wearer: {name: Test Wearer, location: the lab}
-            channels:
-              pager: {type: exec, command: ["/bin/sh", "-c", "cat >> \(alerts); echo >> \(alerts)"]}
-            policy:
-              fall: {primary: [], others: [], broadcast: [pager]}
-              help-requested: {primary: [], others: [], broadcast: [pager]}
-              resolved: {primary: [], others: [], broadcast: [pager]}
-              device-problem: {primary: [], others: [], broadcast: [pager]}
-              heartbeat: {primary: [], others: [], broadcast: [pager]}
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let alerts = folder + "/alerts.jsonl", config = folder + "/fallguard.yaml"
+        try writeExecConfig(config, folder: folder)
 
         // First run: killed 1 s into the countdown (the fall is detected about 8.2 s in).
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: fallguardBinary)
-        p.arguments = ["run", "--config", config]
-        let log = folder + "/first.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        p.standardOutput = FileHandle(forWritingAtPath: log)
-        p.standardError = FileHandle(forWritingAtPath: log)
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        func first() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        let deadline = Date().addingTimeInterval(30)
-        while !first().contains("countdown armed"), Date() < deadline { usleep(50_000) }
+        let first = try BackgroundDaemon(["run", "--config", config], log: folder + "/first.log")
+        #expect(first.waitFor("countdown armed"), "\(first.output)")
         usleep(1_000_000)
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        #expect(first().contains("countdown armed"), "\(first())")
-        #expect(p.terminationReason == .uncaughtSignal)
+        kill(first.process.processIdentifier, SIGKILL)
+        first.process.waitUntilExit()
+        #expect(first.process.terminationReason == .uncaughtSignal)
         #expect(!FileManager.default.fileExists(atPath: alerts), "nothing sent during the countdown")
-
         // Second run: the held alert goes out when the countdown would have ended (+ the margins,
         // about 11 s in); the second run's own fall (8.2 s in) is FG-2, sent at its expiry.
         let second = try fallguard(["run", "--config", config, "--duration", "16"])
@@ -131,45 +154,16 @@ import Testing
 @Suite struct DaemonReloadTests {
     @Test func aSIGHUPBeforeTheFallSendsItsAlertThroughTheNewChannelWithTheNewWearer() throws {
         let folder = temporaryFolder()
-        let state = folder + "/state", config = folder + "/fallguard.yaml"
-        func write(wearer: String, file: String, mqttPort: Int? = nil) throws {
-            try """
-                sensor: {replay: "\(DaemonCrashDuringCountdownTests.fixture)"}
-                gpio: {enabled: false}
-                alarm: {countdown: 5, final-phase: 2}
-                state: {directory: "\(state)"}
-                metrics: {enabled: false}
-                wearer: {name: \(wearer), location: the lab}
-                channels:
-                  pager: {type: exec, command: ["/bin/sh", "-c", "cat >> \(folder)/\(file); echo >> \(folder)/\(file)"]}
-                policy:
-                  fall: {primary: [], others: [], broadcast: [pager]}
-                  help-requested: {primary: [], others: [], broadcast: [pager]}
-                  resolved: {primary: [], others: [], broadcast: [pager]}
-                  device-problem: {primary: [], others: [], broadcast: [pager]}
-                  heartbeat: {primary: [], others: [], broadcast: [pager]}
-                """.write(toFile: config, atomically: true, encoding: .utf8)
-        }
-        try write(wearer: "Before Reload", file: "old.jsonl")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: fallguardBinary)
-        p.arguments = ["run", "--config", config, "--duration", "15"]
-        let log = folder + "/run.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        p.standardOutput = FileHandle(forWritingAtPath: log)
-        p.standardError = FileHandle(forWritingAtPath: log)
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        func output() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        var deadline = Date().addingTimeInterval(20)
-        while !output().contains("monitoring:"), Date() < deadline { usleep(50_000) }
-        try write(wearer: "After Reload", file: "new.jsonl")
-        kill(p.processIdentifier, SIGHUP)
-        deadline = Date().addingTimeInterval(5)
-        while !output().contains("SIGHUP: reloaded"), Date() < deadline { usleep(50_000) }
-        p.waitUntilExit()
-        let text = output()
-        #expect(p.terminationStatus == 0, "\(text)")
+        let config = folder + "/fallguard.yaml"
+        try writeExecConfig(config, folder: folder, wearer: "Before Reload", alertsFile: "old.jsonl")
+        let daemon = try BackgroundDaemon(["run", "--config", config, "--duration", "15"], log: folder + "/run.log")
+        daemon.waitFor("monitoring:", seconds: 20)
+        try writeExecConfig(config, folder: folder, wearer: "After Reload", alertsFile: "new.jsonl")
+        kill(daemon.process.processIdentifier, SIGHUP)
+        daemon.waitFor("SIGHUP: reloaded", seconds: 5)
+        daemon.process.waitUntilExit()
+        let text = daemon.output
+        #expect(daemon.process.terminationStatus == 0, "\(text)")
         #expect(text.contains("now in effect: notifiers (wearer), notifiers (channels)"), "\(text)")
         #expect(!text.contains("take effect after a restart"), "\(text)")
         #expect(text.contains("fall suspected"), "\(text)")

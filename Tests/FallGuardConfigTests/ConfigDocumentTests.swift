@@ -144,7 +144,7 @@ struct ConfigDocumentTests {
             """)
         #expect(r.lines == [
             "config.yaml:2: sensor.devcie: unknown key 'devcie' (did you mean 'device'?)",
-            "config.yaml:3: sensor.frobnicate: unknown key 'frobnicate' (known: device, mode, mount-matrix, range-g, replay, uri)",
+            "config.yaml:3: sensor.frobnicate: unknown key 'frobnicate' (known: cpu, device, mode, mount-matrix, range-g, replay, uri)",
             "config.yaml:6: sensr: unknown key 'sensr' (did you mean 'sensor'?)",
         ])
     }

@@ -5,7 +5,7 @@ CONFIGURATION=${CONFIGURATION:-release}
 if [ -n "${FALLGUARD_BIN:-}" ]; then
     B=$FALLGUARD_BIN         # an already built binary
 else
-    swift build -c "$CONFIGURATION" --product fallguard >/dev/null
+    swift build -c "$CONFIGURATION" --static-swift-stdlib --product fallguard >/dev/null
     B=.build/$CONFIGURATION/fallguard
 fi
 WORK=$(mktemp -d /var/tmp/fallguard-notify-bench.XXXXXX)

@@ -57,6 +57,7 @@ public final class AccelerometerSource: @unchecked Sendable {
 
     private func run() {
         defer { finished.signal() }
+        configuration.cpu.pinCurrentThread()
         var backoff = 0.25
         while !stop.load(ordering: .acquiring) {
             do {

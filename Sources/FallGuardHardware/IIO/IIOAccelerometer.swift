@@ -22,16 +22,19 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
     public var requireBuffered: Bool
     /// The board's orientation (rows), replacing the driver's `mount_matrix`.
     public var mountMatrix: [[Double]]?
+    /// The CPU of the capture thread (and of the consumer, which follows it).
+    public var cpu: SensorCPU
 
     public init(uri: String = "local:", device: String? = nil, minimumRate: Double = 40,
                 minimumRangeG: Double = 16, preferBuffered: Bool = true, requireBuffered: Bool = false,
-                mountMatrix: [[Double]]? = nil) {
+                mountMatrix: [[Double]]? = nil, cpu: SensorCPU = .last) {
         self.uri = uri
         self.device = device
         self.minimumRate = minimumRate
         self.minimumRangeG = minimumRangeG
         self.preferBuffered = preferBuffered
         self.requireBuffered = requireBuffered
+        self.cpu = cpu
         self.mountMatrix = mountMatrix
     }
 }

@@ -117,7 +117,7 @@ final class Daemon: @unchecked Sendable {
         let s = c.sensor
         return AccelerometerSource(configuration: AccelerometerConfiguration(
             uri: s.uri, device: s.device, minimumRangeG: s.rangeG, preferBuffered: s.mode != .polled,
-            requireBuffered: s.mode == .buffered, mountMatrix: s.mountMatrix))
+            requireBuffered: s.mode == .buffered, mountMatrix: s.mountMatrix, cpu: s.cpu))
     }
 
     /// Runs every service until SIGTERM / SIGINT (or `duration`); returns the exit status.

@@ -61,6 +61,7 @@ final class SampleLoop: @unchecked Sendable {
 
     private func run() {
         defer { done.signal() }
+        if let why = source.cpu.pinCurrentThread() { logger.warning("sensor.cpu: not pinned: \(why)") }
         var device = "sensor"
         while !stop.load(ordering: .acquiring) {
             if let d = lock.withLock({ () -> (detector: any FallDetector, label: String)? in

@@ -1,0 +1,53 @@
+import FallGuardCore
+import FallGuardHardware
+import Foundation
+import Testing
+
+@Suite struct SensorAffinityTests {
+    /// `Cpus_allowed_list` of the calling thread, from the kernel.
+    static func allowed() -> String {
+        let status = (try? String(contentsOfFile: "/proc/thread-self/status", encoding: .utf8)) ?? ""
+        return status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") }
+            .map { $0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces) } ?? "?"
+    }
+
+    /// Runs `body` on a new thread and returns what it returned.
+    static func onThread(_ body: @escaping @Sendable () -> (String?, String)) -> (String?, String) {
+        nonisolated(unsafe) var result: (String?, String) = (nil, "")
+        let done = DispatchSemaphore(value: 0)
+        Thread { result = body(); done.signal() }.start()
+        done.wait()
+        return result
+    }
+
+    @Test func theThreadIsPinnedToTheChosenCPUAndOnlyThatThread() {
+        let before = Self.allowed()
+        let last = SensorCPU.online - 1
+        let (error, after) = Self.onThread { (SensorCPU.last.pinCurrentThread(), Self.allowed()) }
+        #expect(error == nil)
+        #expect(after == String(last))
+        let (_, zero) = Self.onThread { (SensorCPU.number(0).pinCurrentThread(), Self.allowed()) }
+        #expect(zero == "0")
+        #expect(Self.allowed() == before, "the calling thread is untouched")
+        let (none, free) = Self.onThread { (SensorCPU.any.pinCurrentThread(), Self.allowed()) }
+        #expect(none == nil && free == before)
+    }
+
+    @Test func aCPUThatDoesNotExistIsRefusedWithAReason() {
+        let (error, after) = Self.onThread { (SensorCPU.number(SensorCPU.online + 500).pinCurrentThread(), Self.allowed()) }
+        #expect(error?.contains("CPU \(SensorCPU.online + 500)") == true, "\(error ?? "nil")")
+        #expect(after == Self.allowed())
+    }
+
+    @Test func theConfigurationWordsDecode() throws {
+        func decode(_ json: String) throws -> SensorCPU { try JSONDecoder().decode(SensorCPU.self, from: Data(json.utf8)) }
+        #expect(try decode(#""last""#) == .last)
+        #expect(try decode(#""any""#) == .any)
+        #expect(try decode("3") == .number(3))
+        #expect(try decode(#""2""#) == .number(2))
+        #expect(throws: DecodingError.self) { try decode(#""fast""#) }
+        #expect(SensorCPU.last.resolved(online: 4) == 3 && SensorCPU.last.resolved(online: 1) == 0)
+        #expect(SensorCPU.any.resolved(online: 4) == nil)
+        #expect(String(data: try JSONEncoder().encode([SensorCPU.last, .any, .number(1)]), encoding: .utf8) == #"["last","any",1]"#)
+    }
+}
