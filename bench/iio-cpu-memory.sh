@@ -5,6 +5,9 @@
 # the multiphase detector) against the emulated sensors, both modes at once, and reads getrusage():
 #   polled:   ADXL345 without buffer (LTS kernels), 50 Hz sysfs reads resampled to 40 Hz;
 #   buffered: MPU6050 at 40 Hz with its trigger and timestamp channel.
+# The bar is judged on the CPU used from the moment the device is open to the end (capture,
+# resampling, detection); the whole process including start-up (Swift runtime, libiio context,
+# device set-up) is printed beside it. The sensor threads share one CPU (sensor.cpu: last).
 # Usage: bench/iio-cpu-memory.sh [SECONDS=300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,12 +26,14 @@ for name, bar in (("polled", 1.0), ("buffered", 0.3)):
     events = [json.loads(l) for l in open(os.path.join(sys.argv[1], name + ".jsonl")) if l.startswith("{")]
     opened = [e for e in events if e.get("event") == "opened"][0]
     s = [e for e in events if e.get("event") == "summary"][-1]
-    pct = 100 * s["cpu_s"] / s["wall_s"]
+    whole = 100 * s["cpu_s"] / s["wall_s"]
+    pct = 100 * s["cpu_s_since_open"] / s["wall_s_since_open"]
     mb = s["max_rss_kib"] / 1024
     good = pct <= bar and mb <= 30 and s["raw_samples"] > 0
     ok &= good
     print(f"{name}: {opened['device']} {opened['mode']} at {opened['rate']:g} Hz, {s['raw_samples']} samples in "
-          f"{s['wall_s']:.0f} s, CPU {s['cpu_s']:.2f} s = {pct:.3f} % of one core (bar {bar} %), "
-          f"max RSS {mb:.1f} MB (bar 30): {'MET' if good else 'NOT MET'}")
+          f"{s['wall_s']:.0f} s, threads on CPU {s.get('cpu', '?')}: CPU since open {s['cpu_s_since_open']:.3f} s in "
+          f"{s['wall_s_since_open']:.0f} s = {pct:.3f} % of one core (bar {bar} %); whole process with start-up "
+          f"{s['cpu_s']:.3f} s = {whole:.3f} %; max RSS {mb:.1f} MB (bar 30): {'MET' if good else 'NOT MET'}")
 sys.exit(0 if ok else 1)
 PY
