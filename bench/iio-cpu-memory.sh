@@ -8,21 +8,26 @@
 # The bar is judged on the CPU used from the moment the device is open to the end (capture,
 # resampling, detection); the whole process including start-up (Swift runtime, libiio context,
 # device set-up) is printed beside it. The sensor threads share one CPU (sensor.cpu: last).
+# The two modes run one after the other (a bridge has one sensor; run together, they would
+# share the pinned CPU). MODES="buffered" runs one of them.
 # Usage: bench/iio-cpu-memory.sh [SECONDS=300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 need_root; build_release; make_tmp
 SECS=${1:-300}
-tools/iio-emulator/iio-emu --model adxl345-direct --recording "$WALK" --loop \
-    -- "$B" watch --json --duration "$SECS" > "$OUT/polled.jsonl" 2>"$OUT/polled.err" &
-tools/iio-emulator/iio-emu --model mpu6050 --recording "$WALK" --loop \
-    -- "$B" watch --json --duration "$SECS" > "$OUT/buffered.jsonl" 2>"$OUT/buffered.err" &
-wait
-python3 - "$OUT" <<'PY'
+MODES=${MODES:-polled buffered}
+for mode in $MODES; do
+    model=$([ "$mode" = polled ] && echo adxl345-direct || echo mpu6050)
+    tools/iio-emulator/iio-emu --model "$model" --recording "$WALK" --loop \
+        -- "$B" watch --json --duration "$SECS" > "$OUT/$mode.jsonl" 2>"$OUT/$mode.err"
+done
+python3 - "$OUT" $MODES <<'PY'
 import json, sys, os
 ok = True
-for name, bar in (("polled", 1.0), ("buffered", 0.3)):
+bars = {"polled": 1.0, "buffered": 0.3}
+for name in sys.argv[2:]:
+    bar = bars[name]
     events = [json.loads(l) for l in open(os.path.join(sys.argv[1], name + ".jsonl")) if l.startswith("{")]
     opened = [e for e in events if e.get("event") == "opened"][0]
     s = [e for e in events if e.get("event") == "summary"][-1]
