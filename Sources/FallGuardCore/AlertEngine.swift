@@ -53,6 +53,11 @@ public enum AlertState: Sendable, Equatable {
 
         /// Seconds left at `now`, never negative: what a console display shows.
         public func remaining(at now: Double) -> Double { max(0, deadline - now) }
+
+        /// The fall alert this countdown sends when it is not aborted, decided at `time`.
+        public func fallAlert(at time: Double) -> Alert {
+            Alert(kind: .fall, incident: incident, time: time, fall: fall, wearerResumedWalking: wearerResumedWalking)
+        }
     }
 
     public struct Active: Sendable, Equatable {

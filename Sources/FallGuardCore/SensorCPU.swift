@@ -27,21 +27,28 @@ public enum SensorCPU: Sendable, Equatable, Codable, CustomStringConvertible {
         }
     }
 
+    /// `last`, `any` or a CPU number, as written in the configuration or on the command line.
+    public init?(_ word: String) {
+        switch word {
+        case "any": self = .any
+        case "last": self = .last
+        default:
+            guard let n = Int(word) else { return nil }
+            self = .number(n)
+        }
+    }
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if let n = try? c.decode(Int.self) {
             self = .number(n)
             return
         }
-        switch try c.decode(String.self) {
-        case "any": self = .any
-        case "last": self = .last
-        case let word:
-            guard let n = Int(word) else {
-                throw DecodingError.dataCorruptedError(in: c, debugDescription: "'\(word)' is not a CPU: use last, any or a CPU number")
-            }
-            self = .number(n)
+        let word = try c.decode(String.self)
+        guard let cpu = SensorCPU(word) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "'\(word)' is not a CPU: use last, any or a CPU number")
         }
+        self = cpu
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -44,7 +44,7 @@ struct WatchCommand: ParsableCommand {
         let detector = try detectorOptions.configuration().makeDetector()
         let (stop, signals) = stopOnSignals()
         defer { signals.forEach { $0.cancel() } }
-        guard let sensorCPU = try? JSONDecoder().decode(SensorCPU.self, from: Data((Int(cpu).map(String.init) ?? "\"\(cpu)\"").utf8)) else {
+        guard let sensorCPU = SensorCPU(cpu) else {
             printError("--cpu: '\(cpu)' is not a CPU: use last, any or a CPU number")
             throw ExitCode.validationFailure
         }

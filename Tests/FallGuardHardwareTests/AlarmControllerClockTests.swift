@@ -6,17 +6,10 @@ import Testing
 /// The controller's engine clock runs `hold` behind CLOCK_MONOTONIC so that a debounced press,
 /// which arrives 30 ms after its edge, still counts when its edge came before the deadline.
 @Suite struct AlarmControllerClockTests {
-    final class Sink: AlertSink, @unchecked Sendable {
-        let lock = NSLock()
-        var alerts: [Alert] = []
-        func deliver(_ alert: Alert) throws { lock.withLock { alerts.append(alert) } }
-        var kinds: [AlertKind] { lock.withLock { alerts.map(\.kind) } }
-    }
-
     static let fall = FallSuspected(detector: "test", impactTime: 0, decisionTime: 0, peak: 3, phases: [], features: [])
 
     func run(pressEdgeBeforeDeadlineMs: Int64) throws -> [AlertKind] {
-        let sink = Sink()
+        let sink = AlarmControllerTests.Collect()
         let settings = AlarmSection(countdown: 5, finalPhase: 0)
         let alarm = try AlarmController(settings: settings, buzzer: nil, led: nil, button: nil, sink: sink, incidentLog: nil)
         alarm.start()

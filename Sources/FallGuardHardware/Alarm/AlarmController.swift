@@ -232,8 +232,7 @@ extension AlarmController {
             }
         }
         guard let c = countdown, armed != c.incident else { return }
-        let alert = Alert(kind: .fall, incident: c.incident, time: c.deadline, fall: c.fall,
-                          wearerResumedWalking: c.wearerResumedWalking)
+        let alert = c.fallAlert(at: c.deadline)
         // The engine acts on its deadline `hold` after CLOCK_MONOTONIC reaches it.
         let expiry = c.deadline - Double(monotonicNanoseconds() - hold) * 1e-9
         do {

@@ -74,26 +74,11 @@ public final class Outbox: AlertSink, Sendable {
     /// seconds from now; a worker sends them then unless ``deliver(_:)`` released them earlier or
     /// ``disarm(incident:reason:)`` cancelled them. Escalation is armed the same way.
     public func arm(_ alert: Alert, fallback seconds: Double) throws {
-        let t = now()
-        let date = Date(timeIntervalSince1970: t + seconds)
-        let message = renderer.render(alert, at: date, test: false)
-        let (planned, _) = planner.plan(alert.kind)
-        let route = settings.policy.route(for: alert.kind)
-        let due = t + seconds
-        let id = try db.write { db -> Int64 in
-            let stored = try StoredAlert.insert(alert, message: message, test: false, at: t,
-                                                sentAt: self.renderer.isoTime(date), in: db)
-            for p in planned {
-                _ = try self.insertDelivery(p, of: stored, deadline: due + route.route.deadline, state: "armed", due: due, in: db)
-            }
-            try self.updateIncident(for: alert, routeKey: route.key, escalate: route.route.escalate, alertID: stored.id,
-                                    at: due, in: db)
-            return stored.id
-        }
+        let (id, keys) = try commit(alert, test: false, heldFor: seconds, replacingArmed: nil)
         armedAlerts.withLock { $0[alert.incident] = id }
         wake.signal()  // the worker's next wake-up is at the fallback time at the latest
         logger.info("countdown armed: the alert is on disk, held \(String(format: "%.1f", seconds)) s unless released or aborted",
-                    metadata: ["incident": "\(alert.incident)", "deliveries": "\(planned.count)"])
+                    metadata: ["incident": "\(alert.incident)", "deliveries": "\(keys.count)"])
     }
 
     /// ``AlertSink``: the countdown of `incident` ended without an alert; its held deliveries
@@ -184,28 +169,41 @@ public final class Outbox: AlertSink, Sendable {
     /// Commits `alert` and its deliveries; cancels, in the same transaction, the held
     /// deliveries of the armed alert `replacingArmed` (a help request during a countdown).
     private func enqueue(_ alert: Alert, test: Bool, replacingArmed armed: Int64?) throws -> [String] {
+        let keys = try commit(alert, test: test, heldFor: nil, replacingArmed: armed).keys
+        wake.signal()
+        logger.info("alert committed", metadata: ["incident": "\(alert.incident)", "kind": "\(alert.kind.rawValue)",
+                                                   "deliveries": "\(keys.count)"])
+        return keys
+    }
+
+    /// Renders `alert` and commits it with its deliveries and escalation in one transaction:
+    /// due now, or `armed` and due `heldFor` seconds from now (a countdown's fallback). Cancels
+    /// the held deliveries of the armed alert `replacingArmed` in the same transaction.
+    private func commit(_ alert: Alert, test: Bool, heldFor: Double?, replacingArmed armed: Int64?) throws
+        -> (id: Int64, keys: [String]) {
         let t = now()
-        let date = Date(timeIntervalSince1970: t)
+        let due = t + (heldFor ?? 0)
+        let date = Date(timeIntervalSince1970: due)
         let message = renderer.render(alert, at: date, test: test)
         let (planned, skipped) = planner.plan(alert.kind)
         for s in skipped {
             logger.error("no address for \(s): check the contact's phone / e-mail", metadata: ["incident": "\(alert.incident)"])
         }
         let route = settings.policy.route(for: alert.kind)
-        let keys = try db.write { db -> [String] in
+        return try db.write { db -> (Int64, [String]) in
             if let armed {
                 try Self.cancelArmed(alertID: armed, reason: "replaced by the \(alert.kind.rawValue) alert", at: t, in: db)
             }
             let stored = try StoredAlert.insert(alert, message: message, test: test, at: t,
                                                 sentAt: self.renderer.isoTime(date), in: db)
-            let keys = try planned.map { try self.insertDelivery($0, of: stored, deadline: t + route.route.deadline, in: db) }
-            try self.updateIncident(for: alert, routeKey: route.key, escalate: route.route.escalate, alertID: stored.id, at: t, in: db)
-            return keys
+            let keys = try planned.map {
+                try self.insertDelivery($0, of: stored, deadline: due + route.route.deadline,
+                                        state: heldFor == nil ? "pending" : "armed", due: due, in: db)
+            }
+            try self.updateIncident(for: alert, routeKey: route.key, escalate: route.route.escalate, alertID: stored.id,
+                                    at: due, in: db)
+            return (stored.id, keys)
         }
-        wake.signal()
-        logger.info("alert committed", metadata: ["incident": "\(alert.incident)", "kind": "\(alert.kind.rawValue)",
-                                                   "deliveries": "\(keys.count)"])
-        return keys
     }
 
     /// The daily "monitoring is on" message.

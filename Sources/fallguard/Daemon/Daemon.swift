@@ -184,8 +184,7 @@ final class Daemon: @unchecked Sendable {
     func dispatchInterruptedCountdown() {
         guard case let .countdown(c) = alarm.snapshot.state else { return }
         logger.critical("\(c.incident): shutting down during the countdown; the fall alert goes out now")
-        let alert = Alert(kind: .fall, incident: c.incident, time: Double(monotonicNanoseconds()) * 1e-9, fall: c.fall,
-                          wearerResumedWalking: c.wearerResumedWalking)
+        let alert = c.fallAlert(at: Double(monotonicNanoseconds()) * 1e-9)
         do { try notifiers.sink.deliver(alert) } catch {
             logger.critical("\(c.incident): the fall alert could NOT be handed to the notifiers: \(error)")
         }
