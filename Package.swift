@@ -2,6 +2,21 @@
 // FallGuard: a fall-detection sensor bridge for Linux (Raspberry Pi).
 import PackageDescription
 
+// How the release program is linked, for memory (issue 6: the daemon within 30 MB resident).
+// Each was measured with bench/daemon-footprint.sh; the README's "Memory" section has the figures.
+let releaseLinkFlags = [
+    // lld, with relative relocations packed (DT_RELR, glibc 2.36: Debian 12 / Raspberry Pi OS
+    // bookworm): the loader reads a 28 KB table instead of 3.4 MB of relocations at start.
+    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+    // No exported symbols. The static Swift runtime's link options ask for -export-dynamic,
+    // which put 47,000 symbols in the dynamic table for the loader to search whenever it binds a
+    // shared library's symbol. Nothing links against this program.
+    "-Xlinker", "--no-export-dynamic",
+    // The functions the bridge runs, placed together (tools/link-order/generate writes the list).
+    "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/tools/link-order/fallguard.order",
+    "-Xlinker", "--no-warn-symbol-ordering",
+]
+
 let package = Package(
     name: "FallGuard",
     platforms: [.macOS(.v14)],
@@ -41,11 +56,9 @@ let package = Package(
             pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]
         ),
-        .systemLibrary(
-            name: "CLibCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
+        // libcurl's headers only (libcurl4-openssl-dev): shim.h opens the library with dlopen when
+        // an e-mail channel is used, so a bridge without one never maps it.
+        .systemLibrary(name: "CLibCurl"),
 
         // Pure logic: samples, ring buffer, resampler, detectors, recording format. No I/O.
         .target(
@@ -121,7 +134,8 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-            ]
+            ],
+            linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(configuration: .release))]
         ),
 
         // Throughput benchmark of the sample path (bench/detector-throughput.sh runs it).

@@ -8,8 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
-swift build -c release --static-swift-stdlib --product fallguard >/dev/null
-B=$(swift build -c release --static-swift-stdlib --show-bin-path)/fallguard
+tools/build-release fallguard >/dev/null
+B=$(tools/build-release fallguard --show-bin-path)/fallguard
 REC=Tests/FallGuardFieldTestTests/Fixtures/sisfall/F01_SA02_R01.csv
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for i in $(seq 1 "$RUNS"); do

@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PATTERN=${PATTERN:-50/150}
 SECONDS_TO_RUN=${SECONDS_TO_RUN:-40}
-swift build -c release --static-swift-stdlib --product fallguard >/dev/null
-B=$(swift build -c release --static-swift-stdlib --show-bin-path)/fallguard
+tools/build-release fallguard >/dev/null
+B=$(tools/build-release fallguard --show-bin-path)/fallguard
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 set +e
 tools/gpio-emulator/gpio-emu --log "$tmp/gpio.jsonl" -- "$B" gpio --output GPIO18 --pattern "$PATTERN" --duration "$SECONDS_TO_RUN" >/dev/null

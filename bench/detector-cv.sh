@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/datasets/sisfall-40hz-dev}
-swift build -c release --static-swift-stdlib --product fallguard >/dev/null
+tools/build-release fallguard >/dev/null
 B=.build/release/fallguard
 $B cross-validate "$DATA" \
     --grid impact=1.5,1.55,1.6,1.65,1.7,1.75,1.8 \

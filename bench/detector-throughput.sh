@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/datasets/sisfall-40hz-dev}
-swift build -c release --static-swift-stdlib --product fallguard-bench >/dev/null
+tools/build-release fallguard-bench >/dev/null
 .build/release/fallguard-bench "$DATA" --seconds 3

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-../shared/datasets/sisfall-40hz-dev}
-swift build -c release --static-swift-stdlib --product fallguard >/dev/null
+tools/build-release fallguard >/dev/null
 B=.build/release/fallguard
 $B evaluate "$DATA" >/dev/null   # warm the page cache once
 times=()

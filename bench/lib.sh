@@ -4,7 +4,7 @@
 export PATH="/opt/swift/usr/bin:$PATH"
 build_release() {
     if [ -n "${FALLGUARD_BIN:-}" ]; then B=$FALLGUARD_BIN; return; fi   # an already built binary
-    swift build -c release --static-swift-stdlib --product fallguard >/dev/null
+    tools/build-release fallguard >/dev/null
     B=$PWD/.build/release/fallguard
 }
 make_tmp() {

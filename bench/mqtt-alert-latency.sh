@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-1000}
-swift build -c release --static-swift-stdlib --product fallguard-mqtt-probe >/dev/null
+tools/build-release fallguard-mqtt-probe >/dev/null
 DIR=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\n' "$PORT" > "$DIR/mosquitto.conf"

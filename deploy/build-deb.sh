@@ -7,7 +7,7 @@
 #
 # Usage: deploy/build-deb.sh [--binary PATH] [--version V] [--output DIR]
 #   --binary PATH  package this executable instead of building
-#                  (`swift build -c release --static-swift-stdlib --product fallguard`)
+#                  (tools/build-release)
 #   --version V    package version (default: from `git describe`, else 0.1.0)
 #   --output DIR   where the .deb goes (default: .build/deb)
 set -eu
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ -z "$binary" ]; then
-    (cd "$repo" && swift build -c release --static-swift-stdlib --product fallguard)
+    "$repo/tools/build-release" fallguard
     binary="$repo/.build/release/fallguard"
 fi
 if [ -z "$version" ]; then
@@ -51,6 +51,11 @@ for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }'); do
     fi
 done
 
+# libcurl is opened with dlopen when an e-mail channel is configured (Sources/CLibCurl/shim.h),
+# so it is not among the NEEDED libraries: recommended, as optional features are.
+recommends="$(dpkg -S '*/libcurl.so.4' 2>/dev/null | grep -v '^diversion' | head -1 | cut -d: -f1)" || true
+[ -n "$recommends" ] || recommends=libcurl4
+
 mkdir -p "$stage/DEBIAN"
 size="$(du -sk --exclude=DEBIAN "$stage" | cut -f1)"
 cat > "$stage/DEBIAN/control" <<CONTROL
@@ -60,6 +65,7 @@ Architecture: $arch
 Maintainer: FallGuard maintainers <maintainers@fallguard.invalid>
 Installed-Size: $size
 Depends: $depends
+Recommends: $recommends
 Section: misc
 Priority: optional
 Description: fall-detection sensor bridge for Linux (Raspberry Pi)

@@ -4,7 +4,7 @@
 #
 # Usage: deploy/install.sh [--binary PATH] [--prefix DIR] [--destdir DIR] [--layout local|package] [--no-enable]
 #   --binary PATH   the fallguard executable (default .build/release/fallguard; build it first with
-#                   `swift build -c release --static-swift-stdlib --product fallguard`)
+#                   tools/build-release)
 #   --prefix DIR    where the program goes (default /usr/local: DIR/bin/fallguard)
 #   --destdir DIR   stage everything under DIR (or set DESTDIR): files only; no user, no udev
 #                   reload, and the unit is enabled inside DIR (systemctl --root)
@@ -41,7 +41,7 @@ case "$layout" in
 esac
 if [ ! -x "$binary" ]; then
     echo "install.sh: no program at $binary; build it first:" >&2
-    echo "  swift build -c release --static-swift-stdlib --product fallguard" >&2
+    echo "  tools/build-release" >&2
     exit 1
 fi
 if [ -z "$destdir" ] && [ "$(id -u)" != 0 ]; then

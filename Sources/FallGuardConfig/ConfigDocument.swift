@@ -138,7 +138,7 @@ public struct ConfigDocument {
     /// Keys in the file that do not survive decode → encode are not read by anything.
     private mutating func reportUnknownKeys<T: ConfigSection>(of value: T, original: Node, at path: [String],
                                                               skipping reported: [[String]]) {
-        guard let text = try? YAMLEncoder().encode(value), let known = try? Yams.compose(yaml: text) else { return }
+        guard let known = try? keyShape(of: value) else { return }
         // Decoding the whole file checked every top-level key: finish() has nothing to add.
         if path.isEmpty, case let .mapping(m) = original { Array(m.keys).compactMap(\.string).forEach { claimed.insert($0) } }
         for (p, message) in Self.unknownKeys(in: original, known: known) {

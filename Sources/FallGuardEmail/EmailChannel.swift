@@ -18,6 +18,9 @@ public final class EmailChannel: NotificationChannel {
         self.settings = settings
         self.queue = DispatchQueue(label: "fallguard.email.\(name)")
         self.logger = logger
+        if case .failure(let problem) = libcurl {
+            logger.critical("e-mail channel \(name): libcurl cannot be loaded (\(problem)); its messages wait in the outbox until it can: install libcurl4 and restart")
+        }
     }
 
     /// The message a delivery becomes: subject and body from the rendered message, the

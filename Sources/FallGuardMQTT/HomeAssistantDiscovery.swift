@@ -20,48 +20,75 @@ public struct HomeAssistantDiscovery: Sendable {
 
     /// The four configs, in a fixed order.
     public var configs: [Config] {
-        let entities: [(component: String, object: String, fields: [String: Any])] = [
-            ("binary_sensor", "fall", [
-                "name": "Fall", "device_class": "safety", "state_topic": topics.state,
-                "value_template": "{{ 'ON' if value == 'alert-out' else 'OFF' }}",
-            ]),
-            ("sensor", "state", [
-                "name": "State", "device_class": "enum", "state_topic": topics.state,
-                "options": ["monitoring", "countdown", "alert-out", "fault"], "icon": "mdi:human-handsdown",
-            ]),
-            ("sensor", "last_incident", [
-                "name": "Last incident", "state_topic": topics.lastIncident,
-                "value_template": "{{ value_json.incident }}", "json_attributes_topic": topics.lastIncident,
-                "icon": "mdi:alert-circle-outline",
-            ]),
-            ("button", "acknowledge", [
-                "name": "Acknowledge", "command_topic": topics.acknowledge,
-                "payload_press": Self.buttonPayload, "icon": "mdi:check-circle-outline",
-            ]),
+        let entities: [(component: String, object: String, fields: Entity)] = [
+            ("binary_sensor", "fall", Entity(
+                name: "Fall", deviceClass: "safety", stateTopic: topics.state,
+                valueTemplate: "{{ 'ON' if value == 'alert-out' else 'OFF' }}")),
+            ("sensor", "state", Entity(
+                name: "State", deviceClass: "enum", stateTopic: topics.state,
+                options: ["monitoring", "countdown", "alert-out", "fault"], icon: "mdi:human-handsdown")),
+            ("sensor", "last_incident", Entity(
+                name: "Last incident", stateTopic: topics.lastIncident,
+                valueTemplate: "{{ value_json.incident }}", jsonAttributesTopic: topics.lastIncident,
+                icon: "mdi:alert-circle-outline")),
+            ("button", "acknowledge", Entity(
+                name: "Acknowledge", commandTopic: topics.acknowledge,
+                payloadPress: Self.buttonPayload, icon: "mdi:check-circle-outline")),
         ]
         return entities.map { e in
             var fields = e.fields
-            fields["unique_id"] = "\(topics.nodeID)_\(e.object)"
-            fields["object_id"] = "\(topics.nodeID)_\(e.object)"
-            fields["availability_topic"] = topics.availability
-            fields["payload_available"] = MQTTAvailability.online
-            fields["payload_not_available"] = MQTTAvailability.offline
-            fields["qos"] = 1
-            fields["device"] = device
+            fields.uniqueID = "\(topics.nodeID)_\(e.object)"
+            fields.objectID = "\(topics.nodeID)_\(e.object)"
+            fields.availabilityTopic = topics.availability
+            fields.device = DeviceBlock(identifiers: [topics.nodeID], name: "FallGuard \(topics.device)")
             return Config(topic: topics.discoveryConfig(component: e.component, object: e.object),
                           payload: Self.json(fields))
         }
     }
 
-    private var device: [String: Any] {
-        ["identifiers": [topics.nodeID], "name": "FallGuard \(topics.device)",
-         "manufacturer": "FallGuard", "model": "Fall-detection sensor bridge"]
+    /// One entity's discovery config; absent fields are left out of the JSON.
+    struct Entity: Encodable {
+        var name: String
+        var deviceClass: String?
+        var stateTopic: String?
+        var valueTemplate: String?
+        var options: [String]?
+        var jsonAttributesTopic: String?
+        var commandTopic: String?
+        var payloadPress: String?
+        var icon: String?
+        var uniqueID = ""
+        var objectID = ""
+        var availabilityTopic = ""
+        var payloadAvailable = MQTTAvailability.online
+        var payloadNotAvailable = MQTTAvailability.offline
+        var qos = 1
+        var device = DeviceBlock(identifiers: [], name: "")
+
+        enum CodingKeys: String, CodingKey {
+            case name, options, icon, qos, device
+            case deviceClass = "device_class", stateTopic = "state_topic", valueTemplate = "value_template"
+            case jsonAttributesTopic = "json_attributes_topic", commandTopic = "command_topic"
+            case payloadPress = "payload_press", uniqueID = "unique_id", objectID = "object_id"
+            case availabilityTopic = "availability_topic", payloadAvailable = "payload_available"
+            case payloadNotAvailable = "payload_not_available"
+        }
     }
 
-    static func json(_ object: [String: Any]) -> [UInt8] {
-        // Only strings, numbers, arrays and dictionaries go in: serialisation cannot fail.
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return [UInt8](data)
+    struct DeviceBlock: Encodable {
+        var identifiers: [String]
+        var name: String
+        var manufacturer = "FallGuard"
+        var model = "Fall-detection sensor bridge"
+    }
+
+    /// Sorted keys, unescaped slashes. JSONEncoder, not JSONSerialization: the latter sorts keys
+    /// with ICU's collation, and opening ICU's data costs the bridge about 1.5 MB of memory.
+    static func json<T: Encodable>(_ value: T) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Only strings, numbers and arrays of them go in: encoding cannot fail.
+        return [UInt8](try! encoder.encode(value))
     }
 }
 

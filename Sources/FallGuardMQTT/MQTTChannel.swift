@@ -80,7 +80,7 @@ public final class MQTTChannel: NotificationChannel {
     public func publish(lastIncident: Alert, at time: Date) {
         let info = MQTTLastIncident(incident: lastIncident.incident, kind: lastIncident.kind.rawValue,
                                     severity: lastIncident.severity.rawValue,
-                                    at: time.formatted(.iso8601), acknowledgedBy: lastIncident.acknowledgedBy)
+                                    at: iso8601(secondsSince1970: time.timeIntervalSince1970), acknowledgedBy: lastIncident.acknowledgedBy)
         retained.set(lastIncident: info, client)
     }
 

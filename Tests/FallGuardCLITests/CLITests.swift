@@ -128,3 +128,21 @@ func temporaryFolder() -> String {
         #expect(r.stdout.contains("threshold") && r.stdout.contains(" g "))
     }
 }
+
+/// libcurl and the libraries it pulls in (GnuTLS, Kerberos, LDAP, ...) are opened only when an
+/// e-mail channel is used: the program must not list it as NEEDED, or every bridge would map it.
+@Suite struct LinkedLibraryTests {
+    @Test func theProgramDoesNotLinkLibcurl() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/readelf")
+        p.arguments = ["-d", fallguardBinary]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        let needed = text.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(needed.contains { $0.contains("libiio") }, "readelf lists the libraries: \(needed)")
+        #expect(!needed.contains { $0.contains("libcurl") }, "\(needed)")
+    }
+}

@@ -45,7 +45,7 @@ public final class IncidentLog: @unchecked Sendable {
 
     /// Appends one JSON object (e.g. a failed dispatch), adding `wall-time`.
     public func append(json object: String) throws {
-        let line = "{\"wall-time\":\"\(Date().formatted(.iso8601))\"," + object.dropFirst() + "\n"
+        let line = "{\"wall-time\":\"\(iso8601(secondsSince1970: Date().timeIntervalSince1970))\"," + object.dropFirst() + "\n"
         let ok = line.utf8CString.withUnsafeBufferPointer { b in
             write(fd, b.baseAddress, b.count - 1) == b.count - 1
         }

@@ -7,9 +7,10 @@ public struct MessageRenderer: Sendable {
     public var templates: MessageTemplates
     public var wearer: Wearer
     public var device: String
-    public var timeZone: TimeZone
+    /// nil: the bridge's own zone, through the C library (see ``SystemLocalTime``).
+    public var timeZone: TimeZone?
 
-    public init(templates: MessageTemplates, wearer: Wearer, device: String, timeZone: TimeZone = .current) {
+    public init(templates: MessageTemplates, wearer: Wearer, device: String, timeZone: TimeZone? = nil) {
         self.templates = templates
         self.wearer = wearer
         self.device = device
@@ -43,18 +44,26 @@ public struct MessageRenderer: Sendable {
 
     /// `14:03 on Sun 22 Nov` in the bridge's time zone (English names: messages are English).
     public func localTime(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let c = calendar.dateComponents([.hour, .minute, .weekday, .day, .month], from: date)
+        let c: DateComponents
+        if let timeZone {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = timeZone
+            c = calendar.dateComponents([.hour, .minute, .weekday, .day, .month], from: date)
+        } else {
+            let t = SystemLocalTime.fields(date)
+            c = DateComponents(month: Int(t.tm_mon) + 1, day: Int(t.tm_mday), hour: Int(t.tm_hour), minute: Int(t.tm_min),
+                               weekday: Int(t.tm_wday) + 1)
+        }
         let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ n: Int?) -> String { let v = n ?? 0; return v < 10 ? "0\(v)" : "\(v)" }
         return "\(two(c.hour)):\(two(c.minute)) on \(weekdays[(c.weekday ?? 1) - 1]) \(c.day ?? 0) \(months[(c.month ?? 1) - 1])"
     }
 
-    /// ISO 8601 with the bridge's UTC offset, e.g. `2026-11-22T14:03:05+01:00`.
+    /// ISO 8601 with the bridge's UTC offset, e.g. `2026-11-22T14:03:05+0100`.
     public func isoTime(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(timeZone: timeZone))
+        guard let timeZone else { return SystemLocalTime.iso8601(date) }
+        return date.formatted(Date.ISO8601FormatStyle(timeZone: timeZone))
     }
 
     /// The character limit for `text`: `sms-limit` for plain GSM text, two UCS-2 segments otherwise.

@@ -165,10 +165,11 @@ public struct NotificationPolicy: ConfigSection, Equatable {
         return h * 60 + m
     }
 
-    /// The next daily heartbeat strictly after `date`, at `heartbeat-at` in `timeZone`; nil
-    /// when `heartbeat-at` is malformed.
-    public func nextHeartbeat(after date: Date, timeZone: TimeZone = .current) -> Date? {
+    /// The next daily heartbeat strictly after `date`, at `heartbeat-at` in `timeZone` (nil: the
+    /// bridge's own zone, through the C library); nil when `heartbeat-at` is malformed.
+    public func nextHeartbeat(after date: Date, timeZone: TimeZone? = nil) -> Date? {
         guard let minute = heartbeatMinute else { return nil }
+        guard let timeZone else { return SystemLocalTime.next(hour: minute / 60, minute: minute % 60, after: date) }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         return calendar.nextDate(after: date, matching: DateComponents(hour: minute / 60, minute: minute % 60, second: 0),

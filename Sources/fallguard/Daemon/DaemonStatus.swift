@@ -1,4 +1,5 @@
 import FallGuardCore
+import FallGuardNotify
 import Foundation
 
 /// What `fallguard status` shows: written by the running daemon to `<state>/status.json` once a
@@ -76,5 +77,5 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
 
 /// ISO 8601 with the local offset, as the messages and the status show times.
 public func isoTimestamp(_ date: Date = Date()) -> String {
-    date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).timeZone(separator: .colon))
+    SystemLocalTime.iso8601(date)
 }
