@@ -35,9 +35,9 @@ public struct SensorSection: ConfigSection, Equatable {
     /// A recording (CSV, `x_g,y_g,z_g` at 40 Hz) streamed in real time instead of the
     /// accelerometer: the demo and field tests (key `replay`, default none).
     public var replay: String?
-    /// The CPU the capture and consumer threads share (key `cpu`: `last`, the default; `any`
-    /// for no pinning; or a CPU number).
-    public var cpu: SensorCPU = .last
+    /// The CPU the capture and consumer threads share (key `cpu`: a CPU number, default 0,
+    /// where a Raspberry Pi takes the sensor's interrupt; `last`; or `any` for no pinning).
+    public var cpu: SensorCPU = .number(0)
 
     public init() {}
 

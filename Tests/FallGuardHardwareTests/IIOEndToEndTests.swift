@@ -55,6 +55,41 @@ struct IIOEndToEndTests {
         for (a, b) in zip(recorded, recorded.dropFirst()) { #expect(abs(b.time - a.time - 0.025) < 0.002) }
     }
 
+    /// The emulator's writer stands for the driver's interrupt handler and runs on `--irq-cpu`
+    /// (only that thread: the command keeps every CPU); `watch` puts its capture and consumer
+    /// threads on CPU 0 by default, and on `--cpu N` when told.
+    @Test func theWriterRunsOnTheInterruptCPUAndTheSensorThreadsOnTheirs() throws {
+        let last = SensorCPU.online - 1
+        // Each task's Cpus_allowed_list: the emulator's (the command's parent), the shell's, watch's.
+        let script = #"""
+            list() { for t in /proc/$1/task/*; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' $t/status; done | sort | tr '\n' ' '; }
+            "$0" watch --json --duration 2.5 $1 >/dev/null & w=$!
+            sleep 1.5
+            echo "emulator: $(list $PPID)"; echo "command: $(list $$)"; echo "watch: $(list $w)"
+            wait $w
+            """#
+        func lines(_ irqCPU: String, _ watchArguments: String) throws -> [String: [String]] {
+            let r = try Emulator.run(["--model", "mpu6050", "--recording", Emulator.fixtures + "/D01_SA08_R01.csv", "--irq-cpu", irqCPU],
+                                     ["/bin/sh", "-c", script, Emulator.fallguard, watchArguments])
+            #expect(r.status == 0, "\(r.stderr)")
+            var out: [String: [String]] = [:]
+            for line in r.stdout.split(separator: "\n") {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                if parts.count == 2 { out[String(parts[0])] = parts[1].split(separator: " ").map(String.init) }
+            }
+            return out
+        }
+        let everyCPU = SensorCPU.online > 1 ? "0-\(last)" : "0"
+        let pinned = try lines(String(last), "")
+        #expect(pinned["emulator"]?.filter { $0 == String(last) }.count == 1, "one emulator thread on CPU \(last): \(pinned)")
+        #expect(pinned["emulator"]?.contains(everyCPU) == true, "its other threads are free: \(pinned)")
+        #expect(pinned["command"] == [everyCPU], "\(pinned)")
+        #expect((pinned["watch"]?.filter { $0 == "0" }.count ?? 0) >= 2, "capture and consumer on CPU 0: \(pinned)")
+        let moved = try lines("any", "--cpu \(last)")
+        #expect(moved["emulator"]?.allSatisfy { $0 == everyCPU } == true, "\(moved)")
+        #expect((moved["watch"]?.filter { $0 == String(last) }.count ?? 0) >= 2, "\(moved)")
+    }
+
     @Test(arguments: models)
     func aRealFallStreamedThroughTheDriverIsDetectedOnce(model: String) throws {
         let r = try Emulator.run(["--model", model, "--recording", Emulator.fixtures + "/F01_SA02_R01.csv"],

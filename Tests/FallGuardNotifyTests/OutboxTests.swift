@@ -102,6 +102,31 @@ import Testing
         #expect(followUps.count == 3 && followUps.allSatisfy { $0.delivery.payload.message.body.hasPrefix("Anna") })
     }
 
+    /// An incident escalates along the contact list it began with: a reload that reorders the
+    /// contacts (Anna, Cara, Ben instead of Anna, Ben, Cara) changes the next incident only.
+    @Test func aReloadThatReordersTheContactsLeavesAnIncidentInProgressOnItsList() async throws {
+        let receiver = try Receiver()
+        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: testSettings(receiver, acknowledgeWithin: 0.5))
+        try outbox.enqueue(fallAlert("FG-11"))
+        outbox.update(settings: testSettings(receiver, contacts: [anna, cara, ben], acknowledgeWithin: 0.5))
+        try outbox.enqueue(fallAlert("FG-12"))
+        let escalated = try await withWorker(outbox) {
+            try await until {
+                try ["FG-11", "FG-12"].allSatisfy { i in try outbox.deliveries(incident: i).contains { $0.role == "primary" && $0.contactIndex == 2 } }
+            }
+        }
+        #expect(escalated)
+        func responsible(_ incident: String) throws -> [String] {
+            var names: [String] = []
+            for row in try outbox.deliveries(incident: incident) where row.role == "primary" {
+                if let name = row.delivery.recipient?.name, names.last != name { names.append(name) }
+            }
+            return names
+        }
+        #expect(try responsible("FG-11") == [anna.name, ben.name, cara.name])
+        #expect(try responsible("FG-12") == [anna.name, cara.name, ben.name])
+    }
+
     @Test func anExplicitAcknowledgementStopsEscalation() async throws {
         let receiver = try Receiver()
         let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: testSettings(receiver, acknowledgeWithin: 0.5))

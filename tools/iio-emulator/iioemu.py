@@ -803,7 +803,7 @@ class Emulator:
                  recording_rate: float = 40.0, mount_matrix=None,
                  sysfs_root: str = DEFAULT_SYSFS, dev_root: str = DEFAULT_DEV,
                  require_namespace: bool = True, verbose: bool = False, stderr=None,
-                 direct_max_rate: float = 1000.0):
+                 direct_max_rate: float = 1000.0, irq_cpu: int | None = 0):
         if model not in MODELS:
             raise ValueError(f"unknown model {model!r}: one of {', '.join(MODELS)}")
         if speed <= 0:
@@ -828,6 +828,7 @@ class Emulator:
         self.dev_root = dev_root
         self.require_namespace = require_namespace
         self.verbose = verbose
+        self.irq_cpu = irq_cpu
         self.err = stderr or sys.stderr
         if mount_matrix is not None and isinstance(mount_matrix, str):
             mount_matrix = parse_mount_matrix(mount_matrix)
@@ -1921,6 +1922,7 @@ class Emulator:
             pass
 
     def _thread_main(self):
+        self._pin_to_irq_cpu()
         try:
             with self.lock:
                 self._setup()
@@ -1940,6 +1942,21 @@ class Emulator:
         finally:
             with self.lock:
                 self._teardown()
+
+    def _pin_to_irq_cpu(self):
+        """Runs this thread (the one that writes samples) on `irq_cpu`, as the kernel driver's
+        interrupt handler runs on the CPU that takes the sensor's interrupt: CPU 0 on a
+        Raspberry Pi, whose interrupt controllers deliver device interrupts there unless they
+        are moved. Where the reader's threads sit relative to it decides whether each sample's
+        wake-up is a local switch or an inter-processor interrupt. Only this thread is pinned
+        (sched_setaffinity with pid 0 applies to the calling thread); the command keeps its own
+        affinity."""
+        if self.irq_cpu is None:
+            return
+        try:
+            os.sched_setaffinity(0, {self.irq_cpu})
+        except OSError as e:
+            self._say("cannot run on CPU %d (--irq-cpu): %s; running unpinned" % (self.irq_cpu, e.strerror))
 
     def _setup(self):
         parent = os.path.dirname(self.sysfs_root.rstrip("/"))
@@ -2142,8 +2159,23 @@ def _parser(prog="iio-emu"):
                    help="direct mode: rewrite the _raw files at most HZ times per wall second "
                         "(default 1000; 0 = every sample); skipped samples are logged as "
                         "superseded")
+    p.add_argument("--irq-cpu", type=_irq_cpu, default=0, metavar="N|any",
+                   help="CPU of the thread that writes samples, like the sensor's interrupt handler "
+                        "(default 0: where a Raspberry Pi takes device interrupts; any = unpinned)")
     p.add_argument("-v", "--verbose", action="store_true", help="log attribute writes and events")
     return p
+
+
+def _irq_cpu(word: str):
+    if word == "any":
+        return None
+    try:
+        n = int(word)
+    except ValueError:
+        raise argparse.ArgumentTypeError("'%s' is not a CPU: use a CPU number or any" % word)
+    if n < 0:
+        raise argparse.ArgumentTypeError("CPU %d: must be 0 or more" % n)
+    return n
 
 
 def main(argv=None, script=None) -> int:
@@ -2170,7 +2202,7 @@ def main(argv=None, script=None) -> int:
                    start_delay=args.start_delay, control=args.control, write_log=args.write_log,
                    device_index=args.device_index, noise_counts=args.noise_counts, seed=args.seed,
                    faults=faults, mount_matrix=mm, verbose=args.verbose,
-                   direct_max_rate=args.direct_max_rate)
+                   direct_max_rate=args.direct_max_rate, irq_cpu=args.irq_cpu)
     try:
         emu.start()
     except Exception as e:

@@ -51,11 +51,13 @@ public struct DeliveryPlanner: Sendable {
         return (planned, skipped)
     }
 
-    /// The deliveries that make contact `index` responsible: the route's primary channels.
-    public func escalation(_ kind: AlertKind, to index: Int) -> [PlannedDelivery] {
-        guard settings.contacts.indices.contains(index) else { return [] }
+    /// The deliveries that make contact `index` of `contacts` (default: the configured list)
+    /// responsible: the route's primary channels.
+    public func escalation(_ kind: AlertKind, to index: Int, contacts: [Recipient]? = nil) -> [PlannedDelivery] {
+        let contacts = contacts ?? settings.contacts
+        guard contacts.indices.contains(index) else { return [] }
         return settings.policy.route(for: kind).route.primary.compactMap {
-            delivery($0, .primary, index, settings.contacts[index])
+            delivery($0, .primary, index, contacts[index])
         }
     }
 

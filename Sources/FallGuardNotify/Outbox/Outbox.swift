@@ -270,11 +270,14 @@ public final class Outbox: AlertSink, Sendable {
         case .fall, .helpRequested:
             guard escalate, !settings.contacts.isEmpty else { return }
             // A new alarm (or a help request during one) starts escalation from the primary contact.
+            // It escalates along the contacts as they are now, whatever a reload does meanwhile.
+            let contacts = String(decoding: try JSONEncoder().encode(settings.contacts), as: UTF8.self)
             try db.execute(sql: """
-                INSERT INTO incident (incident, alert_id, route, responsible, escalation_due) VALUES (?, ?, ?, 0, ?)
+                INSERT INTO incident (incident, alert_id, route, responsible, escalation_due, contacts_json) VALUES (?, ?, ?, 0, ?, ?)
                 ON CONFLICT(incident) DO UPDATE SET alert_id = excluded.alert_id, route = excluded.route,
-                    responsible = 0, escalation_due = excluded.escalation_due, acknowledged_by = NULL, acknowledged_at = NULL
-                """, arguments: [alert.incident, alertID, routeKey, t + settings.policy.acknowledgeWithin])
+                    responsible = 0, escalation_due = excluded.escalation_due, acknowledged_by = NULL, acknowledged_at = NULL,
+                    contacts_json = excluded.contacts_json
+                """, arguments: [alert.incident, alertID, routeKey, t + settings.policy.acknowledgeWithin, contacts])
         case .acknowledged, .resolvedByWearer:
             let by = alert.acknowledgedBy ?? (alert.kind == .resolvedByWearer ? "the wearer" : "a helper")
             try Self.markAcknowledged(alert.incident, by: by, at: t, in: db)

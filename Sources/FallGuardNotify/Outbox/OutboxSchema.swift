@@ -6,7 +6,8 @@ import GRDB
 /// - `delivery`: one row per message for one channel and recipient; `state` is `pending`,
 ///   `sent` or `failed`; `idempotency_key` is unique and never changes.
 /// - `incident`: the escalation state of each alarm: which contact is responsible, when the
-///   next one is tried, who acknowledged.
+///   next one is tried, who acknowledged, and the contact list it escalates along (as it was
+///   when the alarm began: a reload that reorders the contacts changes the next incident).
 enum OutboxSchema {
     /// Opens (creating if needed) the outbox at `path`.
     static func open(path: String) throws -> DatabasePool {
@@ -67,6 +68,10 @@ enum OutboxSchema {
                     acknowledged_at REAL
                 );
                 """)
+        }
+        m.registerMigration("v2: incident contacts") { db in
+            // Rows from before v2 have none and escalate along the configured list.
+            try db.execute(sql: "ALTER TABLE incident ADD COLUMN contacts_json TEXT")
         }
         return m
     }

@@ -115,24 +115,27 @@ extension Outbox {
     }
 
     /// Makes the contact after `index` responsible for `incident` and commits their deliveries,
-    /// unless the incident was acknowledged, already moved on, or the list is at its end.
+    /// unless the incident was acknowledged, already moved on, or the list is at its end. The
+    /// list is the one the incident began with (a reload meanwhile does not reorder it).
     func escalate(_ incident: String, from index: Int, because why: String, in db: Database) throws {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM incident WHERE incident = ?", arguments: [incident]),
               (row["acknowledged_at"] as Double?) == nil, (row["responsible"] as Int) == index,
               let alert = try StoredAlert.fetch(id: row["alert_id"], in: db) else { return }
+        let contacts = (row["contacts_json"] as String?).flatMap { try? JSONDecoder().decode([Recipient].self, from: Data($0.utf8)) }
+            ?? settings.contacts
         let next = index + 1
         let t = now()
-        guard settings.contacts.indices.contains(next) else {
+        guard contacts.indices.contains(next) else {
             try db.execute(sql: "UPDATE incident SET escalation_due = NULL WHERE incident = ?", arguments: [incident])
             logger.critical("\(why); no further contact to escalate to", metadata: ["incident": "\(incident)"])
             return
         }
         let route = settings.policy.route(for: alert.alert.kind).route
-        for p in planner.escalation(alert.alert.kind, to: next) {
+        for p in planner.escalation(alert.alert.kind, to: next, contacts: contacts) {
             _ = try insertDelivery(p, of: alert, deadline: t + route.deadline, in: db)
         }
         try db.execute(sql: "UPDATE incident SET responsible = ?, escalation_due = ? WHERE incident = ?",
                        arguments: [next, t + settings.policy.acknowledgeWithin, incident])
-        logger.warning("\(why): escalating to \(settings.contacts[next].name)", metadata: ["incident": "\(incident)"])
+        logger.warning("\(why): escalating to \(contacts[next].name)", metadata: ["incident": "\(incident)"])
     }
 }
