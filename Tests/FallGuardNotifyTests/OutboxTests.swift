@@ -127,6 +127,30 @@ import Testing
         #expect(try responsible("FG-12") == [anna.name, cara.name, ben.name])
     }
 
+    /// A file written by a bridge from before the contact-list column opens (the migration adds
+    /// it), and an incident without a stored list escalates along the configured one.
+    @Test func anOutboxFromBeforeTheContactListColumnOpensAndEscalates() async throws {
+        let receiver = try Receiver()
+        let path = temporaryFolder() + "/outbox.sqlite"
+        do {
+            let v1 = try DatabasePool(path: path)
+            try OutboxSchema.migrator.migrate(v1, upTo: "v1")
+            let columns = try await v1.read { db in try db.columns(in: "incident").map(\.name) }
+            #expect(!columns.contains("contacts_json"))
+        }
+        let outbox = try Outbox(path: path, settings: testSettings(receiver, acknowledgeWithin: 0.5))
+        try outbox.enqueue(fallAlert("FG-13"))
+        // As an incident row from before the migration: no stored list.
+        try await outbox.db.write { db in try db.execute(sql: "UPDATE incident SET contacts_json = NULL") }
+        outbox.update(settings: testSettings(receiver, contacts: [anna, cara, ben], acknowledgeWithin: 0.5))
+        let escalated = try await withWorker(outbox) {
+            try await until { try outbox.deliveries(incident: "FG-13").contains { $0.role == "primary" && $0.contactIndex == 1 } }
+        }
+        #expect(escalated)
+        let next = try outbox.deliveries(incident: "FG-13").first { $0.role == "primary" && $0.contactIndex == 1 }
+        #expect(next?.delivery.recipient?.name == cara.name)
+    }
+
     @Test func anExplicitAcknowledgementStopsEscalation() async throws {
         let receiver = try Receiver()
         let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: testSettings(receiver, acknowledgeWithin: 0.5))
