@@ -37,7 +37,7 @@ public struct SensorSection: ConfigSection, Equatable {
     public var replay: String?
     /// The CPU the capture and consumer threads share (key `cpu`: a CPU number, default 0,
     /// where a Raspberry Pi takes the sensor's interrupt; `last`; or `any` for no pinning).
-    public var cpu: SensorCPU = .number(0)
+    public var cpu: SensorCPU = .default
 
     public init() {}
 

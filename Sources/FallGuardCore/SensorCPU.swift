@@ -13,6 +13,9 @@ public enum SensorCPU: Sendable, Equatable, Codable, CustomStringConvertible {
     case last
     case number(Int)
 
+    /// CPU 0: where a Raspberry Pi takes the sensor's interrupt (see above).
+    public static let `default` = SensorCPU.number(0)
+
     public var description: String {
         switch self {
         case .any: "any"

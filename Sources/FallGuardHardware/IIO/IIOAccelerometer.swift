@@ -27,7 +27,7 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
 
     public init(uri: String = "local:", device: String? = nil, minimumRate: Double = 40,
                 minimumRangeG: Double = 16, preferBuffered: Bool = true, requireBuffered: Bool = false,
-                mountMatrix: [[Double]]? = nil, cpu: SensorCPU = .number(0)) {
+                mountMatrix: [[Double]]? = nil, cpu: SensorCPU = .default) {
         self.uri = uri
         self.device = device
         self.minimumRate = minimumRate
