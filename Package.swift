@@ -19,7 +19,8 @@ let releaseLinkFlags = [
 
 let package = Package(
     name: "FallGuard",
-    platforms: [.macOS(.v14)],
+    // macOS 15: Synchronization's Mutex and Atomic. FallGuard itself runs on Linux.
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "fallguard", targets: ["fallguard"]),
         .library(name: "FallGuardCore", targets: ["FallGuardCore"]),
@@ -109,23 +110,27 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The configuration file: one YAML file, every problem reported as file:line.
+        // The configuration file: one YAML file turned into the plain values the modules below
+        // take; the only module that knows a key, a default or Yams. Every problem as file:line.
         .target(
             name: "FallGuardConfig",
-            dependencies: ["FallGuardCore", .product(name: "Yams", package: "Yams")]
+            dependencies: [
+                "FallGuardCore", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
+                .product(name: "Yams", package: "Yams"),
+            ]
         ),
         // sd_notify (READY, WATCHDOG, STATUS, STOPPING) without libsystemd.
         .target(
             name: "FallGuardSystemd",
             dependencies: [.product(name: "Atomics", package: "swift-atomics")]
         ),
-        // The command-line tool: wires the modules, nothing else.
-        .executableTarget(
-            name: "fallguard",
+        // The daemon as services (sensor, alarm, delivery, MQTT bridge, heartbeat, status,
+        // metrics, reload) and the one assembly `run`, `alarm` and `watch` share.
+        .target(
+            name: "FallGuardDaemon",
             dependencies: [
                 "FallGuardCore", "FallGuardFieldTest", "FallGuardHardware", "FallGuardNotify",
-                "FallGuardConfig", "FallGuardSystemd", "FallGuardMQTT", "FallGuardEmail",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "FallGuardConfig", "FallGuardSystemd", "FallGuardMQTT",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
@@ -134,6 +139,20 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        // The command-line tool: ArgumentParser commands over the modules, nothing else.
+        .executableTarget(
+            name: "fallguard",
+            dependencies: [
+                "FallGuardCore", "FallGuardFieldTest", "FallGuardHardware", "FallGuardNotify",
+                "FallGuardConfig", "FallGuardDaemon", "FallGuardMQTT",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             linkerSettings: [.unsafeFlags(releaseLinkFlags, .when(configuration: .release))]
         ),

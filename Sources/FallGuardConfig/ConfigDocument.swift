@@ -107,7 +107,7 @@ public struct ConfigDocument {
         var value: T?
         for _ in 0..<100 {
             do {
-                value = try YAMLDecoder().decode(type, from: node)
+                value = try YAMLDecoder().decode(type, from: node, userInfo: ChannelTypes.userInfo)
                 break
             } catch let error as DecodingError {
                 let p = DecodingProblem(error, in: node)

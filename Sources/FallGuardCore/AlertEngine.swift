@@ -26,6 +26,33 @@ public enum AlertEffect: Sendable, Equatable {
     case dispatch(Alert)
     /// Append this to the incident log.
     case record(IncidentEvent)
+    /// A countdown began: store its fall alert now (due at `deadline`, engine time), so that it
+    /// goes out even if the process dies before the countdown ends.
+    case arm(Alert, deadline: Double)
+    /// The armed countdown ended without its fall alert (aborted, cancelled, replaced by a
+    /// help request): cancel the stored alert.
+    case disarm(incident: String, reason: String)
+}
+
+/// The alarm's state in one vocabulary, for everything that shows it: the MQTT state topic,
+/// the status file, the metrics and the console. An incident in progress comes first; a sensor
+/// fault shows while there is none (the LED alone lets a fault override everything, see
+/// ``AlertEngine/indicator``: the buzzer tells the wearer about the incident).
+public enum AlarmStatus: String, Sendable, Equatable, Codable, CaseIterable {
+    case monitoring
+    case countdown
+    case alertOut = "alert-out"
+    case sensorFault = "sensor-fault"
+
+    /// The `fallguard_alarm_state` gauge: 0 monitoring (a sensor fault has its own gauge),
+    /// 1 countdown, 2 alert out.
+    public var gaugeValue: Int {
+        switch self {
+        case .monitoring, .sensorFault: 0
+        case .countdown: 1
+        case .alertOut: 2
+        }
+    }
 }
 
 /// Where the engine is with the wearer. Sensor faults are tracked beside it
@@ -143,6 +170,17 @@ public struct AlertEngine: Sendable, Equatable {
     public private(set) var indicator: StatusIndicator = .monitoring
     /// The engine's time: the latest time it was given; nil before the first call.
     public private(set) var clock: Double?
+    /// The countdown whose fall alert is armed (see ``AlertEffect/arm(_:deadline:)``).
+    public private(set) var armedIncident: String?
+
+    /// The state in the one vocabulary every output shows.
+    public var status: AlarmStatus {
+        switch state {
+        case .countdown: .countdown
+        case .alertActive: .alertOut
+        case .monitoring: sensorFault == nil ? .monitoring : .sensorFault
+        }
+    }
 
     private var press: Press?
     private var incidentsOpened = 0
@@ -198,6 +236,7 @@ public struct AlertEngine: Sendable, Equatable {
     public mutating func advance(to now: Double) -> [AlertEffect] {
         var effects: [AlertEffect] = []
         fireTimers(through: setClock(now), into: &effects)
+        updateArming(into: &effects)
         return effects
     }
 
@@ -208,7 +247,28 @@ public struct AlertEngine: Sendable, Equatable {
         fireTimers(through: t, into: &effects)
         apply(input, at: t, into: &effects)
         fireTimers(through: t, into: &effects)  // e.g. a zero grace period
+        updateArming(into: &effects)
         return effects
+    }
+
+    /// After each batch: a new countdown is armed with the fall alert its expiry will send; an
+    /// armed one that ended without an alert for its incident is disarmed (one that ended with
+    /// one, the expiry or a help request, is replaced by that alert).
+    private mutating func updateArming(into effects: inout [AlertEffect]) {
+        let countdown: AlertState.Countdown? = if case let .countdown(c) = state { c } else { nil }
+        if let incident = armedIncident, incident != countdown?.incident {
+            armedIncident = nil
+            let dispatched = effects.contains { if case let .dispatch(a) = $0 { a.incident == incident } else { false } }
+            if !dispatched {
+                let why = effects.reversed().lazy.compactMap { e -> String? in
+                    if case let .record(r) = e, r.incident == incident { "\(r.event.rawValue): \(r.detail)" } else { nil }
+                }.first ?? "the countdown ended"
+                effects.append(.disarm(incident: incident, reason: why))
+            }
+        }
+        guard let c = countdown, armedIncident != c.incident else { return }
+        armedIncident = c.incident
+        effects.append(.arm(c.fallAlert(at: c.deadline), deadline: c.deadline))
     }
 
     // MARK: - Clock and timers

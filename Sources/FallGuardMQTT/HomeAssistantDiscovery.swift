@@ -1,4 +1,5 @@
 import Foundation
+import FallGuardCore
 
 /// The retained Home Assistant MQTT discovery configs of one bridge: a `binary_sensor` "Fall"
 /// (on while an alert is out), a `sensor` "State", a `sensor` "Last incident" (with the
@@ -26,7 +27,7 @@ public struct HomeAssistantDiscovery: Sendable {
                 valueTemplate: "{{ 'ON' if value == 'alert-out' else 'OFF' }}")),
             ("sensor", "state", Entity(
                 name: "State", deviceClass: "enum", stateTopic: topics.state,
-                options: ["monitoring", "countdown", "alert-out", "fault"], icon: "mdi:human-handsdown")),
+                options: AlarmStatus.allCases.map(\.rawValue), icon: "mdi:human-handsdown")),
             ("sensor", "last_incident", Entity(
                 name: "Last incident", stateTopic: topics.lastIncident,
                 valueTemplate: "{{ value_json.incident }}", jsonAttributesTopic: topics.lastIncident,

@@ -71,7 +71,7 @@ public final class MQTTChannel: NotificationChannel {
     /// Reports the device's state on the retained state topic (and again after every
     /// reconnect). Report `alert-out` while an alert is out, also when the sensor is faulty:
     /// Home Assistant's "Fall" sensor is on exactly then.
-    public func publish(state: StatusIndicator) {
+    public func publish(state: AlarmStatus) {
         retained.set(state: state, client)
     }
 
@@ -97,7 +97,7 @@ private final class BridgeSession: Sendable {
     let discovery: Bool
     let onAcknowledgement: AcknowledgementHandler
     let logger: Logger
-    private let current = Mutex<(state: StatusIndicator?, incident: MQTTLastIncident?, alerted: String?)>((nil, nil, nil))
+    private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, alerted: String?)>((nil, nil, nil))
 
     init(topics: MQTTTopics, discovery: Bool, onAcknowledgement: @escaping AcknowledgementHandler, logger: Logger) {
         self.topics = topics
@@ -106,7 +106,7 @@ private final class BridgeSession: Sendable {
         self.logger = logger
     }
 
-    func set(state: StatusIndicator, _ client: MosquittoClient) {
+    func set(state: AlarmStatus, _ client: MosquittoClient) {
         current.withLock { $0.state = state }
         client.publish(topics.state, Array(state.rawValue.utf8), retain: true)
     }

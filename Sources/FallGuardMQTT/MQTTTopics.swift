@@ -22,7 +22,7 @@ public struct MQTTTopics: Sendable, Equatable {
     public var availability: String { base + "/availability" }
     /// Alerts, QoS 1, not retained: the ``AlertPayload`` JSON.
     public var alert: String { base + "/alert" }
-    /// Retained: `monitoring`, `countdown`, `alert-out` or `fault`.
+    /// Retained: `monitoring`, `countdown`, `alert-out` or `sensor-fault` (the status file's words).
     public var state: String { base + "/state" }
     /// Retained JSON about the last incident (``MQTTLastIncident``).
     public var lastIncident: String { base + "/incident" }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FallGuardCore
+import FallGuardDaemon
 import FallGuardFieldTest
 import FallGuardHardware
 import Foundation
@@ -69,31 +70,14 @@ struct AlarmCommand: ParsableCommand {
             throw ExitStatus.cantCreate
         }
 
-        var display: ConsoleAlarmDisplay?
-        let parts: (PatternPlayer?, PatternPlayer?, (any ButtonSource)?)
-        switch buzzer {
-        case "gpio":
-            do {
-                let g = try GPIOAlarmParts(gpio: gpioSection, settings: settings)
-                g.button.onError = { printError("\($0) (the button no longer works)") }
-                g.buzzer.onError = { printError($0.description) }
-                parts = (g.buzzer, g.led, g.button)
-            } catch {
-                printError(error.description)
-                throw ExitCode(69)
-            }
-        case "console":
-            let d = ConsoleAlarmDisplay(settings: settings)
-            display = d
-            let keys = ConsoleButton(longPress: settings.longPress)
-            if !keys.isAvailable { printError("standard input is not a terminal: no console button") }
-            parts = (PatternPlayer(name: "buzzer", output: d.buzzer), PatternPlayer(name: "led", output: d.led), keys)
-        case "none":
-            parts = (nil, nil, nil)
-        default:
-            throw ValidationError("--buzzer: console, gpio or none")
+        guard let kind = AlarmOutputs.Kind(rawValue: buzzer) else { throw ValidationError("--buzzer: console, gpio or none") }
+        let parts: AlarmOutputs
+        do { parts = try AlarmOutputs.make(kind, gpio: gpioSection, alarm: settings, logger: Logger(label: "fallguard.alarm")) } catch {
+            printError(error.description)
+            throw ExitCode(69)
         }
-        let controller = try AlarmController(settings: settings, buzzer: parts.0, led: parts.1, button: parts.2,
+        let display = parts.display
+        let controller = try AlarmController(settings: settings, buzzer: parts.buzzer, led: parts.led, button: parts.button,
                                              sink: ConsoleAlertSink(write: emit), incidentLog: log)
         let shown = display
         controller.onUpdate = { engine, effects in shown?.update(engine, effects) }
@@ -119,20 +103,17 @@ struct AlarmCommand: ParsableCommand {
             replay.run(while: keepGoing, fired)
         } else if let uri {
             let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device))
-            var pipeline = SensorPipeline(source: source, detector: detector)
+            let loop = SensorLoop(source: source, detector: detector)
             var name = device ?? "accelerometer"
             source.start()
-            while keepGoing() {
-                pipeline.poll(now: Double(monotonicNanoseconds()) * 1e-9) { output in
-                    switch output {
-                    case let .opened(info): name = "\(info.id) (\(info.name))"
-                    case let .health(change):
-                        emit(#"{"event":"\#(change.isFault ? "fault" : "recovered")","problem":"\#(change.problem.rawValue)","t_ns":\#(monotonicNanoseconds())}"#)
-                        controller.sensorHealth(change, device: name)
-                    case let .detection(fall): fired(fall)
-                    }
+            loop.run(while: keepGoing) { output in
+                switch output {
+                case let .opened(info): name = "\(info.id) (\(info.name))"
+                case let .health(change):
+                    emit(#"{"event":"\#(change.isFault ? "fault" : "recovered")","problem":"\#(change.problem.rawValue)","t_ns":\#(monotonicNanoseconds())}"#)
+                    controller.sensorHealth(change, device: name)
+                case let .detection(fall): fired(fall)
                 }
-                sleepUntil(nanoseconds: monotonicNanoseconds() + 5_000_000)
             }
             source.stopAndWait()
         } else {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FallGuardDaemon
 import FallGuardCore
 
 @main
@@ -7,12 +8,20 @@ struct FallGuardCommand: AsyncParsableCommand {
         commandName: "fallguard",
         abstract: "Fall-detection sensor bridge: accelerometer in, buzzer and alerts out.",
         discussion: """
-            The daemon: `run` (with no --config, the no-hardware demo), `check-config`, `status`.             Bring-up: `devices`, `watch`, `record`, `gpio`, `alarm`. Field testing: `replay` runs a detector over a recording, `evaluate` scores it on a \
-            labelled dataset, `cross-validate` chooses settings by subject-wise cross-validation, \
-            `detectors` lists the detectors and their settings.
+            `fallguard run` with no --config runs the no-hardware demo.
             """,
         version: fallguardVersion,
-        subcommands: [RunCommand.self, CheckConfigCommand.self, StatusCommand.self, ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self, DevicesCommand.self, RecordCommand.self, WatchCommand.self, GPIOCommand.self, AlarmCommand.self, TestAlertCommand.self, OutboxRunCommand.self]
+        groupedSubcommands: [
+            CommandGroup(name: "The daemon", subcommands: [
+                RunCommand.self, CheckConfigCommand.self, StatusCommand.self, TestAlertCommand.self, OutboxRunCommand.self,
+            ]),
+            CommandGroup(name: "Bring-up", subcommands: [
+                DevicesCommand.self, WatchCommand.self, RecordCommand.self, GPIOCommand.self, AlarmCommand.self,
+            ]),
+            CommandGroup(name: "Field testing", subcommands: [
+                ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self,
+            ]),
+        ]
     )
 }
 

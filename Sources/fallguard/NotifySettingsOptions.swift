@@ -1,4 +1,5 @@
 import ArgumentParser
+import FallGuardDaemon
 import AsyncHTTPClient
 import FallGuardConfig
 import FallGuardCore
@@ -18,7 +19,6 @@ struct NotifySettingsOptions: ParsableArguments {
 
     /// The settings, or exit 78 after printing every problem with its file, line and key.
     func load() throws -> NotificationSettings {
-        registerChannelTypes()
         guard let settingsJSON else {
             let (c, diagnostics) = DaemonConfiguration.load(path: config)
             let redacted = diagnostics.map { d in var d = d; d.problem.message = c.redactor.redact(d.problem.message); return d }
@@ -32,7 +32,9 @@ struct NotifySettingsOptions: ParsableArguments {
         let settings: NotificationSettings
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: settingsJSON))
-            settings = try JSONDecoder().decode(NotificationSettings.self, from: data)
+            let decoder = JSONDecoder()
+            decoder.userInfo = ChannelTypes.userInfo
+            settings = try decoder.decode(NotificationSettings.self, from: data)
         } catch let error as DecodingError {
             printError("\(settingsJSON): \(Self.describe(error))")
             throw ExitStatus.configError

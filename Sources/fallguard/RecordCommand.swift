@@ -1,4 +1,5 @@
 import ArgumentParser
+import FallGuardDaemon
 import Atomics
 import FallGuardCore
 import FallGuardHardware

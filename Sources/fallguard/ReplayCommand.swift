@@ -1,4 +1,5 @@
 import ArgumentParser
+import FallGuardDaemon
 import FallGuardCore
 import FallGuardFieldTest
 

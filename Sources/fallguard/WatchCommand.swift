@@ -1,6 +1,7 @@
 import ArgumentParser
 import Atomics
 import FallGuardCore
+import FallGuardDaemon
 import FallGuardHardware
 import Foundation
 
@@ -51,7 +52,7 @@ struct WatchCommand: ParsableCommand {
         let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device, minimumRate: rate,
                                                                                    preferBuffered: !polled, cpu: sensorCPU))
         if let why = sensorCPU.pinCurrentThread() { printError("--cpu: not pinned: \(why)") }
-        var pipeline = SensorPipeline(source: source, detector: detector)
+        let loop = SensorLoop(source: source, detector: detector)
         var arrivals: UnsafeMutablePointer<FILE>?
         if let arrivalLog {
             arrivals = fopen(arrivalLog, "w")
@@ -59,9 +60,8 @@ struct WatchCommand: ParsableCommand {
                 printError("\(arrivalLog): \(String(cString: strerror(errno)))")
                 throw ExitStatus.noInput
             }
-            nonisolated(unsafe) let file = arrivals
-            pipeline.onRawSample = { s in fputs("\(monotonicNanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) }
         }
+        nonisolated(unsafe) let file = arrivals
         source.start()
         let started = monotonicNanoseconds()
         let enc = JSONEncoder()
@@ -70,25 +70,24 @@ struct WatchCommand: ParsableCommand {
         let json = json   // read once: property wrappers are not free in a loop that runs 40 times a second
         // Start-up (libiio context, device set-up) is measured apart from the steady capture.
         var atOpen: (usage: ProcessUsage, t: Int64)?
-        while !stop.load(ordering: .acquiring) {
-            let now = monotonicNanoseconds()
-            if now >= endNs { break }
-            pipeline.poll(now: Double(now) * 1e-9) { output in
-                if case .opened = output, atOpen == nil { atOpen = (ProcessUsage.current(), monotonicNanoseconds()) }
-                print(line(output, enc))
-                flushStandardOutput()
-            }
-            source.waitForData(timeout: 0.25)   // health checks (stall = 1 s) run at least 4 times a second
+        let pipeline = loop.run(while: { !stop.load(ordering: .acquiring) && monotonicNanoseconds() < endNs },
+                                prepare: { p in
+                                    if let file { p.onRawSample = { s in fputs("\(monotonicNanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) } }
+                                }) { output in
+            if case .opened = output, atOpen == nil { atOpen = (ProcessUsage.current(), monotonicNanoseconds()) }
+            print(line(output, enc))
+            flushStandardOutput()
         }
         source.stopAndWait()
         if let arrivals { fclose(arrivals) }
+        let rawSamples = pipeline?.rawSamples ?? 0, detectorSamples = pipeline?.detectorSamples ?? 0
         let usage = ProcessUsage.current()
-        let gaps = pipeline.resampler?.gaps ?? 0
-        let summary = "raw samples \(pipeline.rawSamples), detector samples \(pipeline.detectorSamples), overruns \(source.samples.overruns), gaps \(gaps), CPU \(String(format: "%.3f", usage.cpuSeconds)) s, max RSS \(usage.maxResidentKiB) KiB"
+        let gaps = pipeline?.resampler?.gaps ?? 0
+        let summary = "raw samples \(rawSamples), detector samples \(detectorSamples), overruns \(source.samples.overruns), gaps \(gaps), CPU \(String(format: "%.3f", usage.cpuSeconds)) s, max RSS \(usage.maxResidentKiB) KiB"
         if json {
             let end = monotonicNanoseconds()
             let running = atOpen.map { #","cpu_s_since_open":\#(usage.cpuSeconds - $0.usage.cpuSeconds),"wall_s_since_open":\#(Double(end - $0.t) * 1e-9)"# } ?? ""
-            print(#"{"event":"summary","raw_samples":\#(pipeline.rawSamples),"detector_samples":\#(pipeline.detectorSamples),"overruns":\#(source.samples.overruns),"gaps":\#(gaps),"cpu_s":\#(usage.cpuSeconds),"max_rss_kib":\#(usage.maxResidentKiB),"wall_s":\#(Double(end - started) * 1e-9)\#(running),"cpu":"\#(sensorCPU)"}"#)
+            print(#"{"event":"summary","raw_samples":\#(rawSamples),"detector_samples":\#(detectorSamples),"overruns":\#(source.samples.overruns),"gaps":\#(gaps),"cpu_s":\#(usage.cpuSeconds),"max_rss_kib":\#(usage.maxResidentKiB),"wall_s":\#(Double(end - started) * 1e-9)\#(running),"cpu":"\#(sensorCPU)"}"#)
         } else {
             print(summary)
         }

@@ -67,7 +67,7 @@ import Testing
         let objects = try configs.map { try #require(try JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any]) }
         #expect(objects[0]["value_template"] as? String == "{{ 'ON' if value == 'alert-out' else 'OFF' }}")
         #expect(objects[0]["device_class"] as? String == "safety")
-        #expect(objects[1]["options"] as? [String] == StatusIndicator.allCases.map(\.rawValue))
+        #expect(objects[1]["options"] as? [String] == AlarmStatus.allCases.map(\.rawValue))
         #expect(objects[3]["command_topic"] as? String == "fallguard/hall/ack")
         #expect(objects[3]["payload_press"] as? String == HomeAssistantDiscovery.buttonPayload)
         #expect(Set(objects.compactMap { $0["unique_id"] as? String }).count == 4)

@@ -15,7 +15,7 @@ import FallGuardNotify
 import Foundation
 
 var settings = MQTTChannelSettings()
-var state: StatusIndicator?
+var state: AlarmStatus?
 var bench = 0
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
@@ -27,7 +27,7 @@ while let flag = arguments.popFirst() {
     case "--prefix": settings.topicPrefix = value
     case "--username": settings.username = value
     case "--password": settings.password = value
-    case "--state": state = StatusIndicator(rawValue: value)
+    case "--state": state = AlarmStatus(rawValue: value)
     case "--bench": bench = Int(value) ?? 0
     default: fatalError("unknown option \(flag)")
     }

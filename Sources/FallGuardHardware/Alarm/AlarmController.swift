@@ -43,8 +43,6 @@ public final class AlarmController: @unchecked Sendable {
     private var waiting: [(AlertInput, Int64)] = []
     private var running = false
     private var activeProblems: Set<SensorProblem> = []
-    /// The countdown whose alert the sink holds (alarm thread only).
-    private var armed: String?
     /// Seconds an armed alert waits past its countdown before the sink sends it by itself: the
     /// controller's ``hold``, a press held through the deadline (``AlarmSection/longPress``),
     /// and this margin for a slow alarm thread.
@@ -173,7 +171,6 @@ public final class AlarmController: @unchecked Sendable {
                 return (effects, engine, running)
             }
             perform(effects)
-            if !effects.isEmpty { armCountdown(snapshot, after: effects) }
             if !effects.isEmpty { onUpdate?(snapshot, effects) }
             guard keepRunning else { return }
         }
@@ -189,7 +186,7 @@ public final class AlarmController: @unchecked Sendable {
                 buzzer?.play(settings.pattern(for: sound), oneShot: sound.isOneShot)
             case let .indicator(indicator):
                 led?.play(settings.ledPattern(for: indicator))
-            case .dispatch, .record:
+            case .dispatch, .record, .arm, .disarm:
                 break
             }
         }
@@ -197,6 +194,12 @@ public final class AlarmController: @unchecked Sendable {
             switch effect {
             case .sound, .indicator:
                 break
+            case let .arm(alert, deadline):
+                arm(alert, deadline: deadline)
+            case let .disarm(incident, reason):
+                do { try sink.disarm(incident: incident, reason: reason) } catch {
+                    logger.critical("\(incident): the held alert could NOT be cancelled (it will go out as a false alarm): \(error)")
+                }
             case let .dispatch(alert):
                 do {
                     try sink.deliver(alert)
@@ -213,33 +216,15 @@ public final class AlarmController: @unchecked Sendable {
 }
 
 extension AlarmController {
-    /// Tells the sink about countdowns (after the sounds, the dispatches and the log lines): a
-    /// new one is armed with the fall alert its expiry will send; one that ended without an
-    /// alert for its incident is disarmed. A failure is logged; at expiry ``AlertSink/deliver(_:)``
-    /// stores the alert as it would without arming.
-    private func armCountdown(_ engine: AlertEngine, after effects: [AlertEffect]) {
-        let countdown: AlertState.Countdown? = if case let .countdown(c) = engine.state { c } else { nil }
-        if let incident = armed, incident != countdown?.incident {
-            armed = nil
-            let dispatched = effects.contains { if case let .dispatch(a) = $0 { a.incident == incident } else { false } }
-            if !dispatched {
-                let why = effects.reversed().lazy.compactMap { e -> String? in
-                    if case let .record(r) = e, r.incident == incident { "\(r.event.rawValue): \(r.detail)" } else { nil }
-                }.first ?? "the countdown ended"
-                do { try sink.disarm(incident: incident, reason: why) } catch {
-                    logger.critical("\(incident): the held alert could NOT be cancelled (it will go out as a false alarm): \(error)")
-                }
-            }
-        }
-        guard let c = countdown, armed != c.incident else { return }
-        let alert = c.fallAlert(at: c.deadline)
+    /// Stores a countdown's fall alert in the sink ahead of its end. A failure is logged; at
+    /// expiry ``AlertSink/deliver(_:)`` stores the alert as it would without arming.
+    private func arm(_ alert: Alert, deadline: Double) {
         // The engine acts on its deadline `hold` after CLOCK_MONOTONIC reaches it.
-        let expiry = c.deadline - Double(monotonicNanoseconds() - hold) * 1e-9
+        let expiry = deadline - Double(monotonicNanoseconds() - hold) * 1e-9
         do {
             try sink.arm(alert, fallback: max(0, expiry) + settings.longPress + Self.fallbackMargin)
-            armed = c.incident
         } catch {
-            logger.error("\(c.incident): the alert could not be stored ahead of the countdown's end (it will be at expiry): \(error)")
+            logger.error("\(alert.incident): the alert could not be stored ahead of the countdown's end (it will be at expiry): \(error)")
         }
     }
 }

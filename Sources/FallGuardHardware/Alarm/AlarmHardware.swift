@@ -1,5 +1,6 @@
 import FallGuardCore
 import Foundation
+import Synchronization
 
 /// The buzzer, LED and button of a `gpio` section, requested through a ``GPIOBackend``: what
 /// ``AlarmController`` needs. Any missing or busy line throws before anything sounds, naming
@@ -31,11 +32,9 @@ public struct GPIOAlarmParts: Sendable {
 }
 
 /// A level shown on the console instead of a pin (the no-hardware demo's buzzer and LED).
-public final class ConsoleLevel: LevelOutput, @unchecked Sendable {
-    // @unchecked: `on` is guarded by `lock`.
-    private let lock = NSLock()
-    private var on = false
+public final class ConsoleLevel: LevelOutput, Sendable {
+    private let on = Atomic<Bool>(false)
     public init() {}
-    public func set(_ on: Bool) throws(GPIOError) { lock.withLock { self.on = on } }
-    public var isOn: Bool { lock.withLock { on } }
+    public func set(_ on: Bool) throws(GPIOError) { self.on.store(on, ordering: .relaxed) }
+    public var isOn: Bool { on.load(ordering: .relaxed) }
 }

@@ -1,5 +1,4 @@
 import AsyncHTTPClient
-import Synchronization
 import FallGuardCore
 import Logging
 
@@ -33,7 +32,8 @@ public struct ChannelContext: Sendable {
 }
 
 /// The settings of one channel type: the keys that sit beside `type:` in a `channels` entry.
-/// Add a type by conforming to this protocol and listing it in ``ChannelSettings/types``.
+/// Add a type by conforming to this protocol and listing it in the configuration module's
+/// `ChannelTypes.all`.
 public protocol ChannelOptions: ConfigSection {
     /// The value of `type:`, e.g. `twilio-sms`.
     static var type: String { get }
@@ -45,32 +45,26 @@ public protocol ChannelOptions: ConfigSection {
 
 /// One named channel instance: `channels: { sms: { type: twilio-sms, account-sid: …, … } }`.
 public struct ChannelSettings: ConfigSection {
-    /// Every channel type this build implements. MQTT and e-mail add their options type here.
-    public static var types: [any ChannelOptions.Type] { builtIn + registered.withLock { $0 } }
-
-    /// The types defined in this module.
+    /// The types defined in this module. The configuration module lists every type of the
+    /// build (these, MQTT and e-mail) and hands the list to the decoder under ``typesKey``.
     public static let builtIn: [any ChannelOptions.Type] = [
         TwilioSMSOptions.self, TwilioCallOptions.self, WebhookOptions.self, ExecOptions.self, ConsoleOptions.self,
     ]
 
-    /// Types from modules that depend on this one (MQTT, e-mail), registered by the program
-    /// before it reads a configuration.
-    public static func register(_ type: any ChannelOptions.Type) {
-        registered.withLock { list in
-            if !list.contains(where: { $0.type == type.type }) { list.append(type) }
-        }
-    }
+    /// The decoder's `userInfo` key for the channel types a `type:` may name.
+    public static let typesKey = CodingUserInfoKey(rawValue: "fallguard.channel-types")!
 
-    private static let registered = Mutex<[any ChannelOptions.Type]>([])
-    /// Types the project defines whose channel is not in ``types`` (not in this build yet).
-    public static var declaredTypes: [String] {
-        ["mqtt", "email"].filter { name in !types.contains { $0.type == name } }
+    /// The types `decoder` was given (``builtIn`` when it was given none).
+    static func types(of decoder: any Decoder) -> [any ChannelOptions.Type] {
+        decoder.userInfo[typesKey] as? [any ChannelOptions.Type] ?? builtIn
     }
 
     /// The `type:` key.
     public var type: String
-    /// The decoded options; nil when ``type`` is not one of ``types``.
+    /// The decoded options; nil when ``type`` is not one of the types the decoder was given.
     public var options: (any ChannelOptions)?
+    /// The types the decoder knew, for the message about an unknown one.
+    private var known: [String] = []
 
     public init(_ options: any ChannelOptions) {
         self.type = Swift.type(of: options).type
@@ -82,8 +76,9 @@ public struct ChannelSettings: ConfigSection {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         type = try c.decode(String.self, forKey: .type)
-        let known = Self.types.first { $0.type == type }
-        options = try known?.init(from: decoder)
+        let types = Self.types(of: decoder)
+        known = types.map { $0.type }
+        options = try types.first { $0.type == type }?.init(from: decoder)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -97,10 +92,6 @@ public struct ChannelSettings: ConfigSection {
 
     public func problems(at path: [String]) -> [ConfigProblem] {
         if let options { return options.problems(at: path) }
-        let all = Self.types.map { $0.type } + Self.declaredTypes
-        if Self.declaredTypes.contains(type) {
-            return [ConfigProblem(path + ["type"], "channel type '\(type)' is not built into this version of fallguard")]
-        }
-        return [ConfigProblem(path + ["type"], "unknown channel type '\(type)' (known: \(all.joined(separator: ", ")))")]
+        return [ConfigProblem(path + ["type"], "unknown channel type '\(type)' (known: \(known.joined(separator: ", ")))")]
     }
 }

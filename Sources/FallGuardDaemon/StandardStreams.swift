@@ -6,9 +6,9 @@ import Glibc
 import Darwin
 #endif
 
-enum FileHandleStderr {
+public enum FileHandleStderr {
     /// Unbuffered write to file descriptor 2.
-    static func write(_ s: String) {
+    public static func write(_ s: String) {
         var s = s
         s.withUTF8 { b in
             var off = 0
@@ -22,11 +22,11 @@ enum FileHandleStderr {
 }
 
 /// Flushes standard output (used by real-time output so lines appear as they happen).
-func flushStandardOutput() { fflush(nil) }
+public func flushStandardOutput() { fflush(nil) }
 
 /// A flag that SIGINT or SIGTERM sets, for commands that end cleanly on Ctrl-C; keep the
 /// returned sources alive while waiting.
-func stopOnSignals() -> (ManagedAtomic<Bool>, [DispatchSourceSignal]) {
+public func stopOnSignals() -> (ManagedAtomic<Bool>, [DispatchSourceSignal]) {
     let stop = ManagedAtomic<Bool>(false)
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)

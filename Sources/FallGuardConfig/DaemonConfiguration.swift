@@ -1,33 +1,33 @@
-import FallGuardConfig
 import FallGuardCore
 import Foundation
 
 /// Every section `fallguard run` reads, from one YAML file or the embedded demo defaults;
 /// `configuration.sensor`, `.alarm`, … are the file's sections.
 @dynamicMemberLookup
-struct DaemonConfiguration: Sendable {
+public struct DaemonConfiguration: Sendable {
     /// The file's path, or nil for the embedded demo.
-    var path: String?
-    var file = DaemonFile()
-    var redactor = SecretRedactor()
+    public var path: String?
+    public var file = DaemonFile()
+    public var redactor = SecretRedactor()
     /// The demo on a machine that has an accelerometer: the sensor instead of the recording.
-    var liveDemo = false
+    public var liveDemo = false
 
-    subscript<T>(dynamicMember keyPath: WritableKeyPath<DaemonFile, T>) -> T {
+    public init(path: String?) { self.path = path }
+
+    public subscript<T>(dynamicMember keyPath: WritableKeyPath<DaemonFile, T>) -> T {
         get { file[keyPath: keyPath] }
         set { file[keyPath: keyPath] = newValue }
     }
 
     /// Where the daemon's files go: the configured directory, or for the demo
     /// `$XDG_STATE_HOME/fallguard` (else `~/.local/state/fallguard`).
-    var stateDirectory: String { file.state.directory }
+    public var stateDirectory: String { file.state.directory }
 
-    var label: String { path ?? (liveDemo ? "embedded demo (live sensor)" : "embedded demo") }
+    public var label: String { path ?? (liveDemo ? "embedded demo (live sensor)" : "embedded demo") }
 
     /// Reads `path` and collects every problem (file:line: key: message).
-    static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         -> (DaemonConfiguration, [ConfigDiagnostic]) {
-        registerChannelTypes()
         var doc = ConfigDocument.load(path: path, environment: environment)
         var c = DaemonConfiguration(path: path)
         if let file = doc.decodeWhole(DaemonFile.self) { c.file = file }
@@ -38,7 +38,7 @@ struct DaemonConfiguration: Sendable {
 
     /// No file: the no-hardware demo. The bundled real fall replayed as the sensor, the console
     /// as buzzer, LED and button, a console notifier behind the local outbox.
-    static func demo(environment: [String: String] = ProcessInfo.processInfo.environment) -> DaemonConfiguration {
+    public static func demo(environment: [String: String] = ProcessInfo.processInfo.environment) -> DaemonConfiguration {
         var c = DaemonConfiguration(path: nil)
         c.gpio.enabled = false
         let base = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }

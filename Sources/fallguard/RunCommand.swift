@@ -1,5 +1,6 @@
 import ArgumentParser
 import FallGuardConfig
+import FallGuardDaemon
 import FallGuardHardware
 import Foundation
 import Logging
@@ -29,6 +30,7 @@ struct RunCommand: AsyncParsableCommand {
     var duration: Double?
 
     func run() async throws {
+        let start = ProgramStart.now()
         var configuration: DaemonConfiguration
         if let config {
             let (c, diagnostics) = DaemonConfiguration.load(path: config)
@@ -55,12 +57,12 @@ struct RunCommand: AsyncParsableCommand {
         }
         let daemon: Daemon
         do {
-            daemon = try Daemon(configuration: configuration, registry: registry, duration: duration, logger: logger)
+            daemon = try Daemon(configuration: configuration, registry: registry, logger: logger, start: start)
         } catch {
             printError(error.description)
             throw ExitCode(error.status)
         }
-        try await daemon.run()
+        try await daemon.run(duration: duration)
     }
 }
 

@@ -37,7 +37,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// Wall-clock times, ISO 8601.
     public var started: String
     public var updated: String
-    /// monitoring, countdown, alert-out, or sensor-fault.
+    /// Milliseconds from the command's start until monitoring began; nil until then. What
+    /// benches and scripts wait for (under systemd, `READY=1` says the same).
+    public var readyMs: Int?
+    /// ``AlarmStatus``: monitoring, countdown, alert-out, or sensor-fault.
     public var state: String
     /// The incident in progress, if any.
     public var incident: String?

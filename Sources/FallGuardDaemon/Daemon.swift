@@ -1,48 +1,78 @@
+import Atomics
 import FallGuardConfig
 import FallGuardCore
 import FallGuardFieldTest
 import FallGuardHardware
+import FallGuardNotify
 import FallGuardSystemd
 import Foundation
 import Logging
 import Prometheus
 import ServiceLifecycle
-import UnixSignals
+import Synchronization
 
 /// Why the daemon could not start, with the exit status for it (sysexits.h).
-struct DaemonStartError: Error, CustomStringConvertible {
-    var description: String
-    var status: Int32
+public struct DaemonStartError: Error, CustomStringConvertible {
+    public var description: String
+    public var status: Int32
+
+    public init(description: String, status: Int32) {
+        self.description = description
+        self.status = status
+    }
+}
+
+/// Where this run of the program began, for figures that must not include what ran before
+/// it in the same process (`swift run` builds, then execs the program in its own process).
+public struct ProgramStart: Sendable {
+    public let nanoseconds: Int64
+    public let usage: ProcessUsage
+
+    /// Now: call it first thing in a command.
+    public static func now() -> ProgramStart { ProgramStart(nanoseconds: monotonicNanoseconds(), usage: .current()) }
+
+    public var seconds: Double { Double(monotonicNanoseconds() - nanoseconds) * 1e-9 }
 }
 
 /// `fallguard run`: sensor → ring buffer → detector → alert engine → buzzer / LED / button →
-/// outbox → notifiers, each part a service in one ServiceGroup. SIGTERM and SIGINT shut down
-/// gracefully (the alarm silenced, pending deliveries left in the outbox for the next start);
-/// SIGHUP reloads the configuration without touching an incident in progress.
-final class Daemon: @unchecked Sendable {
-    // @unchecked: the mutable `configuration` is touched only by the reload service's task.
-    private(set) var configuration: DaemonConfiguration
+/// outbox → notifiers, each part a service (``services``) in one ServiceGroup. SIGTERM and
+/// SIGINT shut down gracefully (the alarm silenced, pending deliveries left in the outbox for
+/// the next start); SIGHUP reloads the configuration without touching an incident in progress.
+///
+/// ```swift
+/// let daemon = try Daemon(configuration: .demo(), registry: registry, logger: logger)
+/// try await daemon.run(duration: 60)
+/// ```
+public final class Daemon: Sendable {
+    /// Replaced by a reload (SIGHUP) while the status service reads it.
+    private let current: Mutex<DaemonConfiguration>
     let logger: Logger
     let source: any SampleSource
-    let loop: SampleLoop
-    let alarm: AlarmController
-    let display: ConsoleAlarmDisplay?
-    let notifiers: Notifiers
+    let loop: SensorLoop
+    public let alarm: AlarmController
+    let outputs: AlarmOutputs
+    public let notifiers: Notifiers
     let systemd: SystemdNotifier?
+    let watchdog: WatchdogPinger?
     let metrics = DaemonMetrics()
     let registry: PrometheusCollectorRegistry
     let started = Date()
-    let duration: Double?
+    let start: ProgramStart
     let onReady: @Sendable () -> Void
-    /// Samples already added to the metrics counter (status task only).
-    private var samplesCounted = 0
+    let detections = ManagedAtomic<Int>(0)
+    let faultsRaised = ManagedAtomic<Int>(0)
+    /// The device name the sensor loop reports problems under.
+    private let deviceName = Mutex("sensor")
 
-    init(configuration: DaemonConfiguration, registry: PrometheusCollectorRegistry, duration: Double?,
-         logger: Logger, onReady: @escaping @Sendable () -> Void = {}) throws(DaemonStartError) {
-        self.configuration = configuration
+    /// Builds every part (nothing runs until ``run(duration:)``). `outputs` overrides the
+    /// configuration's choice of buzzer, LED and button (tests pass in-memory GPIO parts).
+    public init(configuration: DaemonConfiguration, registry: PrometheusCollectorRegistry, logger: Logger,
+                start: ProgramStart = .now(), outputs: AlarmOutputs? = nil,
+                onReady: @escaping @Sendable () -> Void = {}) throws(DaemonStartError) {
+        current = Mutex(configuration)
         self.registry = registry
-        self.duration = duration
         self.logger = logger
+        self.start = start
         self.onReady = onReady
         let state = configuration.stateDirectory
         do {
@@ -52,42 +82,33 @@ final class Daemon: @unchecked Sendable {
             throw DaemonStartError(description: "state.directory: cannot create \(state): \(error.localizedDescription)", status: 73)
         }
         systemd = try? SystemdNotifier.fromEnvironment()
+        watchdog = (try? WatchdogPinger.fromEnvironment()) ?? nil
         source = try Self.makeSource(configuration)
         let detector: any FallDetector
         do { detector = try configuration.detector.configuration().makeDetector() } catch {
             throw DaemonStartError(description: "detector: \(error)", status: 78)
         }
         notifiers = try Notifiers(configuration: configuration, logger: logger)
-        // The alarm's outputs: GPIO lines, or the console for the demo and benches.
-        let buzzer: PatternPlayer?, led: PatternPlayer?, button: (any ButtonSource)?
-        if configuration.gpio.enabled {
+        if let outputs {
+            self.outputs = outputs
+        } else {
             do {
-                let parts = try GPIOAlarmParts(gpio: configuration.gpio, settings: configuration.alarm)
-                (buzzer, led, button) = (parts.buzzer, parts.led, parts.button)
+                self.outputs = try AlarmOutputs.make(configuration.gpio.enabled ? .gpio : .console,
+                                                     gpio: configuration.gpio, alarm: configuration.alarm, logger: logger)
             } catch {
                 throw DaemonStartError(description: error.description, status: 69)
             }
-            display = nil
-        } else {
-            let d = ConsoleAlarmDisplay(settings: configuration.alarm)
-            display = d
-            let keys = ConsoleButton(longPress: configuration.alarm.longPress)
-            if !keys.isAvailable { logger.notice("standard input is not a terminal: no console button") }
-            (buzzer, led, button) = (PatternPlayer(name: "buzzer", output: d.buzzer), PatternPlayer(name: "led", output: d.led), keys)
         }
         do {
-            alarm = try AlarmController(settings: configuration.alarm, buzzer: buzzer, led: led, button: button,
-                                        sink: notifiers.sink, incidentLog: IncidentLog(stateDirectory: state),
+            alarm = try AlarmController(settings: configuration.alarm, buzzer: self.outputs.buzzer, led: self.outputs.led,
+                                        button: self.outputs.button, sink: notifiers.sink,
+                                        incidentLog: IncidentLog(stateDirectory: state),
                                         logger: Logger(label: "fallguard.alarm"))
         } catch {
             throw DaemonStartError(description: "alarm: \(error)", status: 78)
         }
-        let watchdog = try? WatchdogPinger.fromEnvironment()
-        loop = SampleLoop(source: source, detector: detector, alarm: alarm, watchdog: watchdog ?? nil,
-                          logger: Logger(label: "fallguard.sensor"))
-        let controller = alarm
-        notifiers.onAcknowledgement { incident, by in controller.acknowledge(incident: incident, by: by) }
-        let shown = display
+        loop = SensorLoop(source: source, detector: detector)
+        let shown = self.outputs.display
         let metrics = self.metrics
         let notifiers = self.notifiers
         alarm.onUpdate = { engine, effects in
@@ -95,6 +116,25 @@ final class Daemon: @unchecked Sendable {
             for effect in effects { if case .dispatch = effect { metrics.alerts.increment() } }
             notifiers.engineChanged(engine, effects)
         }
+    }
+
+    /// The configuration in force (a reload replaces it).
+    public var configuration: DaemonConfiguration { current.withLock { $0 } }
+
+    /// Every part as a service, in start order.
+    public var services: [any Service] {
+        let c = configuration
+        var services: [any Service] = notifiers.services
+        services.append(AcknowledgementService(inbox: notifiers.inbox, alarm: alarm))
+        services.append(AlarmService(daemon: self))
+        services.append(SensorService(daemon: self))
+        services.append(StatusService(daemon: self))
+        if c.metrics.enabled, let address = c.metrics.address {
+            services.append(MetricsService(registry: registry, address: (address.host, address.port),
+                                           listen: c.metrics.listen, logger: logger))
+        }
+        services.append(ReloadService(daemon: self))
+        return services
     }
 
     /// The sensor: a recording played in real time (demo, field tests) or the IIO device.
@@ -120,48 +160,8 @@ final class Daemon: @unchecked Sendable {
             requireBuffered: s.mode == .buffered, mountMatrix: s.mountMatrix, cpu: s.cpu))
     }
 
-    /// Runs every service until SIGTERM / SIGINT (or `duration`); returns the exit status.
-    func run() async throws {
-        var services: [any Service] = notifiers.services
-        services.append(ClosureService("alarm") { [self] in
-            alarm.start()
-            display?.start(alarm)
-            try? await gracefulShutdown()
-            display?.stop()
-            alarm.stop()
-            dispatchInterruptedCountdown()
-        })
-        services.append(ClosureService("sensor") { [self] in
-            loop.start()
-            let ms = Int((ProcessUsage.secondsSinceStart() ?? Date().timeIntervalSince(started)) * 1000)
-            logger.notice("monitoring: \(source is ReplaySource ? "replay" : "sensor") → \(configuration.detector.name) → alarm (\(configuration.gpio.enabled ? "GPIO" : "console")) → \(notifiers.summary); configuration \(configuration.label); state \(configuration.stateDirectory); ready \(ms) ms after start")
-            try? systemd?.ready(status: "monitoring")
-            onReady()
-            try? await gracefulShutdown()
-            try? systemd?.stopping()
-            loop.stopAndWait()
-        })
-        services.append(ClosureService("status") { [self] in
-            while !Task.isShuttingDownGracefully {
-                publishStatus()
-                try? await Task.sleep(for: .seconds(1))
-            }
-            publishStatus()
-        })
-        if configuration.metrics.enabled, let address = configuration.metrics.address {
-            let app = MetricsEndpoint.application(registry: registry, host: address.host, port: address.port,
-                                                  logger: Logger(label: "fallguard.metrics"))
-            services.append(ClosureService("metrics") { [self] in
-                do { try await app.run() } catch {
-                    // Metrics are a convenience: the alarm goes on without them.
-                    logger.error("metrics endpoint \(configuration.metrics.listen): \(error)")
-                    try? await gracefulShutdown()
-                }
-            })
-        }
-        services.append(ClosureService("reload") { [self] in
-            for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() { reload() }
-        })
+    /// Runs every service until SIGTERM / SIGINT, or for `duration` seconds.
+    public func run(duration: Double? = nil) async throws {
         let group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -174,9 +174,52 @@ final class Daemon: @unchecked Sendable {
         }
         try await group.run()
         let usage = ProcessUsage.current()
-        let uptime = Date().timeIntervalSince(started)
-        logger.notice("stopped after \(String(format: "%.1f", uptime)) s: CPU \(String(format: "%.3f", usage.cpuSeconds)) s (\(String(format: "%.3f", 100 * usage.cpuSeconds / max(uptime, 1e-9))) % of one core), max RSS \(usage.maxResidentKiB) KiB")
+        let uptime = start.seconds
+        let cpu = usage.cpuSeconds - start.usage.cpuSeconds
+        logger.notice("stopped after \(String(format: "%.1f", uptime)) s: CPU \(String(format: "%.3f", cpu)) s (\(String(format: "%.3f", 100 * cpu / max(uptime, 1e-9))) % of one core) since the command started, max RSS \(usage.maxResidentKiB) KiB")
     }
+
+    // MARK: - The sensor thread
+
+    func sensorOutput(_ output: SensorPipeline.Output) {
+        switch output {
+        case let .opened(info):
+            let name = "\(info.id) (\(info.name))"
+            deviceName.withLock { $0 = name }
+            logger.notice("sensor \(name) at \(info.uri): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz")
+        case let .health(change):
+            let device = deviceName.withLock { $0 }
+            if change.isFault {
+                faultsRaised.wrappingIncrement(ordering: .relaxed)
+                logger.error("sensor \(device): \(change.problem.rawValue): \(change.detail)")
+            } else {
+                logger.notice("sensor \(device): \(change.problem.rawValue) ended: \(change.detail)")
+            }
+            alarm.sensorHealth(change, device: device)
+        case let .detection(fall):
+            detections.wrappingIncrement(ordering: .relaxed)
+            alarm.fallSuspected(fall)
+            logger.warning("fall suspected: \(fall.reason)")
+        }
+    }
+
+    @Sendable func pingWatchdog() {
+        do { _ = try watchdog?.tick(nowNanoseconds: monotonicNanoseconds()) } catch {
+            logger.warning("systemd watchdog: \(error)")
+        }
+    }
+
+    /// The start-up line, `READY=1` to systemd, `ready_ms` in the status file, and `onReady`.
+    func announceReady() {
+        let c = configuration
+        let ms = Int(start.seconds * 1000)
+        readyMilliseconds.withLock { $0 = ms }
+        logger.notice("monitoring: \(source is ReplaySource ? "replay" : "sensor") → \(c.detector.name) → alarm (\(c.gpio.enabled ? "GPIO" : "console")) → \(notifiers.summary); configuration \(c.label); state \(c.stateDirectory); ready \(ms) ms after the command started")
+        try? systemd?.ready(status: "monitoring")
+        onReady()
+    }
+
+    private let readyMilliseconds = Mutex<Int?>(nil)
 
     /// A countdown cut short by a shutdown was not aborted by anyone: the wearer may be on the
     /// floor, and nothing would tell anyone after the restart. The fall alert goes out now
@@ -194,7 +237,8 @@ final class Daemon: @unchecked Sendable {
     /// other than MQTT) take the new file at once; parts that own hardware, connections or the
     /// incident in progress (sensor, gpio, alarm, state, metrics, log, MQTT channels) need a
     /// restart, and the log says which changed. A file with errors changes nothing.
-    func reload() {
+    public func reload() {
+        let configuration = self.configuration
         guard let path = configuration.path else {
             logger.notice("SIGHUP: the embedded demo has no file to reload")
             return
@@ -209,6 +253,7 @@ final class Daemon: @unchecked Sendable {
         }
         if new.detector != configuration.detector, let d = try? new.detector.configuration() {
             loop.replaceDetector(d.makeDetector(), label: d.label)
+            logger.notice("detector now \(d.label)")
         }
         var restart: [String] = []
         if new.sensor != configuration.sensor { restart.append("sensor") }
@@ -223,46 +268,41 @@ final class Daemon: @unchecked Sendable {
         case let .applied(parts): applied += parts.map { "notifiers (\($0))" }
         case let .needsRestart(why): restart.append("notifiers (\(why))")
         }
-        configuration = new
+        current.withLock { $0 = new }
         logger.notice("SIGHUP: reloaded \(path)\(applied.isEmpty ? "" : "; now in effect: \(applied.joined(separator: ", "))")\(restart.isEmpty ? "" : "; changes to \(restart.joined(separator: ", ")) take effect after a restart")")
     }
 
-    /// Writes `<state>/status.json` and refreshes the gauges.
-    func publishStatus() {
+    /// Writes `<state>/status.json` and refreshes the gauges (status service only).
+    func publishStatus(samplesCounted: inout Int) {
+        let configuration = self.configuration
         let engine = alarm.snapshot
         let sensor = loop.sensor
-        let stateName: String
+        let status = engine.status
         var remaining: Double?
-        switch engine.state {
-        case .monitoring: stateName = engine.sensorFault == nil ? "monitoring" : "sensor-fault"
-        case let .countdown(c):
-            stateName = "countdown"
-            remaining = c.remaining(at: Double(monotonicNanoseconds()) * 1e-9)
-        case .alertActive: stateName = "alert-out"
-        }
+        if case let .countdown(c) = engine.state { remaining = c.remaining(at: Double(monotonicNanoseconds()) * 1e-9) }
         let outbox = notifiers.outboxStatus()
         let usage = ProcessUsage.current()
-        let status = DaemonStatus(
+        let total = loop.rawSamples.load(ordering: .relaxed)
+        let file = DaemonStatus(
             pid: getpid(), version: fallguardVersion, started: isoTimestamp(started), updated: isoTimestamp(),
-            state: stateName, incident: engine.state.incident, countdownRemaining: remaining,
+            readyMs: readyMilliseconds.withLock { $0 },
+            state: status.rawValue, incident: engine.state.incident, countdownRemaining: remaining,
             sensor: sensor.info.map {
                 .init(device: "\($0.id) (\($0.name))", uri: $0.uri, mode: $0.mode.rawValue, rate: $0.samplingFrequency ?? 0,
-                      problems: sensor.problems.map(\.rawValue), samples: loop.rawSamples.load(ordering: .relaxed),
-                      overruns: sensor.overruns)
+                      problems: sensor.problems.map(\.rawValue), samples: total, overruns: sensor.overruns)
             },
             lastIncident: notifiers.lastIncident, outbox: outbox, configuration: configuration.label)
-        do { try status.write(to: configuration.stateDirectory) } catch {
+        do { try file.write(to: configuration.stateDirectory) } catch {
             logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")
         }
-        let total = loop.rawSamples.load(ordering: .relaxed)
         metrics.samples.increment(by: Int64(total - samplesCounted))
         samplesCounted = total
         metrics.overruns.record(sensor.overruns)
         metrics.rate.record(sensor.info?.samplingFrequency ?? 0)
         metrics.sensorHealthy.record(sensor.info != nil && sensor.problems.isEmpty ? 1 : 0)
-        metrics.sensorFaults.increment(by: Int64(loop.faultsRaised.exchange(0, ordering: .relaxed)))
-        metrics.fallsSuspected.increment(by: Int64(loop.detections.exchange(0, ordering: .relaxed)))
-        metrics.state.record(stateName == "countdown" ? 1 : stateName == "alert-out" ? 2 : 0)
+        metrics.sensorFaults.increment(by: Int64(faultsRaised.exchange(0, ordering: .relaxed)))
+        metrics.fallsSuspected.increment(by: Int64(detections.exchange(0, ordering: .relaxed)))
+        metrics.state.record(status.gaugeValue)
         if let o = outbox {
             metrics.outboxPending.record(o.pending)
             metrics.outboxSent.record(o.sent)
@@ -274,15 +314,4 @@ final class Daemon: @unchecked Sendable {
     }
 }
 
-/// A service made of one async closure.
-struct ClosureService: Service {
-    let name: String
-    let body: @Sendable () async throws -> Void
-    init(_ name: String, _ body: @escaping @Sendable () async throws -> Void) {
-        self.name = name
-        self.body = body
-    }
-    func run() async throws { try await body() }
-}
-
-let fallguardVersion = "0.4.0"
+public let fallguardVersion = "0.4.0"

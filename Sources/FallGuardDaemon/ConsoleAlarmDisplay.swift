@@ -1,33 +1,29 @@
 import FallGuardCore
 import FallGuardHardware
 import Foundation
+import Synchronization
 
 /// The no-hardware demo's buzzer and LED: one status line on standard error, redrawn ten
 /// times a second when it is a terminal, e.g.
 /// `FG-1 COUNTDOWN 23.4 s  buzzer ■ countdown (200/800 ms ×1)  LED ●  Enter: short press …`.
 /// Without a terminal, one line per change of sound.
-final class ConsoleAlarmDisplay: @unchecked Sendable {
-    // @unchecked: `engine` and `running` are guarded by `lock`.
-    let buzzer = ConsoleLevel()
-    let led = ConsoleLevel()
+public final class ConsoleAlarmDisplay: Sendable {
+    public let buzzer = ConsoleLevel()
+    public let led = ConsoleLevel()
     private let settings: AlarmSection
-    private let lock = NSLock()
-    private var engine: AlertEngine?
-    private var running = false
+    private let shown = Mutex<(engine: AlertEngine?, running: Bool)>((nil, false))
     private let isTerminal = isatty(2) == 1
     private let done = DispatchSemaphore(value: 0)
 
-    init(settings: AlarmSection) { self.settings = settings }
+    public init(settings: AlarmSection) { self.settings = settings }
 
-    func start(_ controller: AlarmController) {
-        lock.withLock {
-            engine = controller.snapshot
-            running = true
-        }
+    public func start(_ controller: AlarmController) {
+        let engine = controller.snapshot
+        shown.withLock { $0 = (engine, true) }
         guard isTerminal else { return }
         Thread { [self] in
             defer { done.signal() }
-            while lock.withLock({ running }) {
+            while shown.withLock({ $0.running }) {
                 FileHandleStderr.write("\r\u{1B}[K" + statusLine())
                 usleep(100_000)
             }
@@ -35,13 +31,13 @@ final class ConsoleAlarmDisplay: @unchecked Sendable {
         }.start()
     }
 
-    func stop() {
-        let was = lock.withLock { () -> Bool in defer { running = false }; return running }
+    public func stop() {
+        let was = shown.withLock { s -> Bool in defer { s.running = false }; return s.running }
         if was, isTerminal { done.wait() }
     }
 
-    func update(_ engine: AlertEngine, _ effects: [AlertEffect]) {
-        lock.withLock { self.engine = engine }
+    public func update(_ engine: AlertEngine, _ effects: [AlertEffect]) {
+        shown.withLock { $0.engine = engine }
         guard !isTerminal else {
             for case let .record(e) in effects {
                 FileHandleStderr.write("\r\u{1B}[K\(e.incident ?? "-") \(e.event.rawValue): \(e.detail)\n")
@@ -55,7 +51,7 @@ final class ConsoleAlarmDisplay: @unchecked Sendable {
     }
 
     func statusLine() -> String {
-        guard let e = lock.withLock({ engine }) else { return "" }
+        guard let e = shown.withLock({ $0.engine }) else { return "" }
         let now = Double(monotonicNanoseconds()) * 1e-9
         var text: String
         switch e.state {

@@ -7,14 +7,14 @@ import Logging
 /// Under systemd (`JOURNAL_STREAM` set) each line starts with its syslog priority (`<3>` …),
 /// which journald turns into the entry's priority and strips; metadata follow as `key=value`.
 /// On a terminal the line starts with the time instead.
-struct JournalLogHandler: LogHandler {
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level
+public struct JournalLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level
     let label: String
     let redactor: SecretRedactor
     let journal: Bool
 
-    init(label: String, level: Logger.Level, redactor: SecretRedactor,
+    public init(label: String, level: Logger.Level, redactor: SecretRedactor,
          environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.label = label
         logLevel = level
@@ -22,12 +22,12 @@ struct JournalLogHandler: LogHandler {
         journal = environment["JOURNAL_STREAM"] != nil
     }
 
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    func log(event: LogEvent) {
+    public func log(event: LogEvent) {
         var all = metadata
         if let extra = event.metadata { all.merge(extra) { $1 } }
         let fields = all.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()

@@ -2,8 +2,8 @@ import FallGuardEmail
 import FallGuardMQTT
 import FallGuardNotify
 
-// The channel types whose modules sit above FallGuardNotify, made known to the `channels`
-// section (`type: mqtt`, `type: email`) before any configuration is read.
+// Every channel type a `channels` entry may name (`type: twilio-sms`, `type: mqtt`, …): the
+// configuration module lists them and hands the list to the decoder; there is no registry.
 
 extension MQTTChannelSettings: ChannelOptions {
     public static let type = "mqtt"
@@ -21,8 +21,11 @@ extension EmailChannelSettings: ChannelOptions {
     }
 }
 
-/// Registers the MQTT and e-mail channel types (idempotent).
-func registerChannelTypes() {
-    ChannelSettings.register(MQTTChannelSettings.self)
-    ChannelSettings.register(EmailChannelSettings.self)
+public enum ChannelTypes {
+    /// Every channel type of this build, in the order `check-config` lists them.
+    public static let all: [any ChannelOptions.Type] =
+        ChannelSettings.builtIn + [MQTTChannelSettings.self, EmailChannelSettings.self]
+
+    /// The decoder's `userInfo` that makes ``all`` known to ``ChannelSettings``.
+    public static var userInfo: [CodingUserInfoKey: any Sendable] { [ChannelSettings.typesKey: all] }
 }

@@ -1,18 +1,19 @@
-import FallGuardConfig
 import FallGuardCore
 import FallGuardNotify
 
 /// The notifier sections at the top of the file: `device`, `wearer`, `contacts`, `channels`,
 /// `policy`, `templates`. A file without `wearer`, `contacts` and `channels` has no notifiers
 /// configured: alerts then go to the console (and the outbox), as in the demo.
-struct NotifySections: Sendable {
+public struct NotifySections: Sendable {
     /// nil: none configured.
-    var settings: NotificationSettings?
+    public var settings: NotificationSettings?
 
-    static let keys = ["device", "wearer", "contacts", "channels", "policy", "templates"]
+    public init(settings: NotificationSettings? = nil) { self.settings = settings }
+
+    public static let keys = ["device", "wearer", "contacts", "channels", "policy", "templates"]
 
     /// Console only: every alert kind broadcast to the `console` channel.
-    static func consoleOnly(wearer: String = "the wearer") -> NotificationSettings {
+    public static func consoleOnly(wearer: String = "the wearer") -> NotificationSettings {
         let console = AlertRoute(primary: [], broadcast: ["console"])
         return NotificationSettings(
             wearer: Wearer(name: wearer), contacts: [], channels: ["console": ChannelSettings(ConsoleOptions())],
@@ -20,23 +21,23 @@ struct NotifySections: Sendable {
                                        deviceProblem: console, heartbeat: console))
     }
 
-    static let demo = NotifySections(settings: consoleOnly(wearer: "Demo Wearer"))
+    public static let demo = NotifySections(settings: consoleOnly(wearer: "Demo Wearer"))
 
     /// What the daemon uses: the configured settings, else console only.
-    var effective: NotificationSettings { settings ?? Self.consoleOnly() }
+    public var effective: NotificationSettings { settings ?? Self.consoleOnly() }
 }
 
 /// The whole file as one value, so that unknown keys are found at every level, including the
 /// top (a misspelt section name). Each section keeps its own defaults and checks.
-struct DaemonFile: ConfigSection {
-    var sensor = SensorSection()
-    var detector = DetectorSection()
-    var alarm = AlarmSection()
-    var gpio = GPIOSection()
-    var state = StateSection()
-    var metrics = MetricsSection()
-    var log = LogSection()
-    var notify = NotifySections()
+public struct DaemonFile: ConfigSection {
+    public var sensor = SensorSection()
+    public var detector = DetectorSection()
+    public var alarm = AlarmSection()
+    public var gpio = GPIOSection()
+    public var state = StateSection()
+    public var metrics = MetricsSection()
+    public var log = LogSection()
+    public var notify = NotifySections()
 
     struct Key: CodingKey {
         var stringValue: String
@@ -46,9 +47,9 @@ struct DaemonFile: ConfigSection {
         init?(intValue: Int) { nil }
     }
 
-    init() {}
+    public init() {}
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         func section<T: Decodable>(_ key: String, _ fallback: T) throws -> T {
             try c.decodeIfPresent(T.self, forKey: Key(key)) ?? fallback
@@ -65,7 +66,7 @@ struct DaemonFile: ConfigSection {
         }
     }
 
-    func encode(to encoder: any Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(sensor, forKey: Key("sensor"))
         try c.encode(detector, forKey: Key("detector"))
@@ -84,7 +85,7 @@ struct DaemonFile: ConfigSection {
         }
     }
 
-    func problems(at path: [String]) -> [ConfigProblem] {
+    public func problems(at path: [String]) -> [ConfigProblem] {
         // The loader checks only the value it decodes (the whole file): gather every section's.
         sensor.problems(at: path + ["sensor"]) + detector.problems(at: path + ["detector"])
             + alarm.problems(at: path + ["alarm"]) + gpio.problems(at: path + ["gpio"])

@@ -1,0 +1,105 @@
+import Atomics
+import Dispatch
+import FallGuardCore
+import FallGuardHardware
+import Foundation
+import Logging
+import Synchronization
+
+/// The consumer side of the sensor, shared by `run`, `alarm` and `watch`: drains the sample
+/// source through a ``SensorPipeline`` (health, resampler, detector) on one thread and hands
+/// every output to the caller. The daemon runs it on a thread of its own (``start(_:)``); the
+/// bring-up commands run it on theirs (``run(while:prepare:afterPass:_:)``).
+public final class SensorLoop: Sendable {
+    public let source: any SampleSource
+    /// The detector to start with, then one swapped in by ``replaceDetector(_:label:)``.
+    private let pendingDetector: Mutex<(detector: any FallDetector, label: String?)?>
+    private let device: Mutex<SensorState>
+    private let stopping = ManagedAtomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Raw samples consumed since start (read by the status and metrics).
+    public let rawSamples = ManagedAtomic<Int>(0)
+
+    /// The device and its active problems, as the status shows them.
+    public struct SensorState: Sendable, Equatable {
+        public var info: AccelerometerInfo?
+        public var problems: [SensorProblem] = []
+        public var overruns = 0
+    }
+
+    public init(source: any SampleSource, detector: any FallDetector) {
+        self.source = source
+        pendingDetector = Mutex((detector, nil))
+        device = Mutex(SensorState())
+    }
+
+    /// Used from the next pass on (SIGHUP); the new detector starts with an empty history.
+    public func replaceDetector(_ detector: any FallDetector, label: String) {
+        pendingDetector.withLock { $0 = (detector, label) }
+    }
+
+    /// The device, its active problems and the ring's overruns.
+    public var sensor: SensorState {
+        var s = device.withLock { $0 }
+        s.overruns = source.samples.overruns
+        return s
+    }
+
+    /// Starts the source and runs the loop on a thread of its own until ``stopAndWait()``.
+    /// The thread runs on the source's CPU (`sensor.cpu`), beside the capture thread.
+    public func start(logger: Logger, afterPass: @escaping @Sendable () -> Void = {},
+                      _ handle: @escaping @Sendable (SensorPipeline.Output) -> Void) {
+        source.start()
+        let thread = Thread { [self] in
+            defer { finished.signal() }
+            if let why = source.cpu.pinCurrentThread() { logger.warning("sensor.cpu: not pinned: \(why)") }
+            _ = run(while: { !self.stopping.load(ordering: .acquiring) }, afterPass: afterPass, handle)
+        }
+        thread.name = "fallguard-samples"
+        thread.start()
+    }
+
+    /// Stops the thread ``start(_:)`` began, then the source.
+    public func stopAndWait() {
+        stopping.store(true, ordering: .releasing)
+        finished.wait()
+        source.stopAndWait()
+    }
+
+    /// Runs the loop on this thread while `keepGoing` says so (the caller starts and stops the
+    /// source) and returns the pipeline, for its counters. `prepare` sets up the pipeline's
+    /// per-sample hooks; `afterPass` runs after every pass (the watchdog).
+    @discardableResult
+    public func run(while keepGoing: () -> Bool, prepare: (inout SensorPipeline) -> Void = { _ in },
+                    afterPass: () -> Void = {}, _ handle: (SensorPipeline.Output) -> Void) -> SensorPipeline? {
+        guard let first = pendingDetector.withLock({ p in defer { p = nil }; return p }) else { return nil }
+        var pipeline = SensorPipeline(source: source, detector: first.detector)
+        prepare(&pipeline)
+        while keepGoing() {
+            if let next = pendingDetector.withLock({ p in defer { p = nil }; return p }) {
+                pipeline.replaceDetector(next.detector)
+            }
+            let before = pipeline.rawSamples
+            pipeline.poll(now: Double(monotonicNanoseconds()) * 1e-9) { output in
+                switch output {
+                case let .opened(info):
+                    device.withLock { $0.info = info }
+                case let .health(change):
+                    device.withLock { d in
+                        d.problems.removeAll { $0 == change.problem }
+                        if change.isFault { d.problems.append(change.problem) }
+                        d.problems.sort { $0.rawValue < $1.rawValue }
+                    }
+                case .detection:
+                    break
+                }
+                handle(output)
+            }
+            rawSamples.wrappingIncrement(by: pipeline.rawSamples - before, ordering: .relaxed)
+            afterPass()
+            source.waitForData(timeout: 0.25)   // the stall check (1 s) runs at least 4 times a second
+        }
+        return pipeline
+    }
+}
