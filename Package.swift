@@ -69,7 +69,8 @@ let package = Package(
         // Field testing: recordings on disk, labelled datasets, scoring detector settings.
         .target(
             name: "FallGuardFieldTest",
-            dependencies: ["FallGuardCore"]
+            dependencies: ["FallGuardCore"],
+            resources: [.embedInCode("Resources/demo-fall.csv")]
         ),
         // The edge: IIO accelerometers, GPIO buzzer / button / LED, replay sensor.
         .target(
@@ -171,22 +172,43 @@ let package = Package(
             path: "Tests/MQTTProbe"
         ),
 
-        .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore"]),
-        .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"], exclude: ["Fixtures"]),
-        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD"]),
-        .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore"]),
-        .testTarget(name: "FallGuardConfigTests", dependencies: ["FallGuardConfig", "FallGuardCore"]),
-        .testTarget(name: "FallGuardSystemdTests", dependencies: ["FallGuardSystemd"]),
+        // What every test target shares: temporary folders, the built binaries, free loopback
+        // ports, the mosquitto, SMTP, IIO and GPIO emulator launchers, an in-memory GPIO chip,
+        // waiting for a condition.
+        .target(
+            name: "FallGuardTestSupport",
+            dependencies: ["FallGuardCore", "FallGuardHardware"],
+            path: "Tests/FallGuardTestSupport",
+            exclude: ["smtp-sink.py"]
+        ),
+
+        .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore", "FallGuardTestSupport"]),
+        .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest", "FallGuardTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD", "FallGuardTestSupport"]),
+        .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore", "FallGuardTestSupport"]),
+        .testTarget(name: "FallGuardConfigTests", dependencies: ["FallGuardConfig", "FallGuardCore", "FallGuardTestSupport"]),
+        .testTarget(name: "FallGuardSystemdTests", dependencies: ["FallGuardSystemd", "FallGuardTestSupport"]),
         // Runs the deployment checks in bench/ (systemd unit, udev rules, overlay, install, .deb).
-        .testTarget(name: "FallGuardDeployTests"),
-        .testTarget(name: "FallGuardMQTTTests", dependencies: ["FallGuardMQTT", "FallGuardNotify", "FallGuardCore"]),
-        .testTarget(name: "FallGuardEmailTests", dependencies: ["FallGuardEmail", "FallGuardNotify", "FallGuardCore"], exclude: ["smtp-sink.py"]),
+        .testTarget(name: "FallGuardDeployTests", dependencies: ["FallGuardTestSupport"]),
+        .testTarget(name: "FallGuardMQTTTests", dependencies: ["FallGuardMQTT", "FallGuardNotify", "FallGuardCore", "FallGuardTestSupport"]),
+        .testTarget(name: "FallGuardEmailTests", dependencies: ["FallGuardEmail", "FallGuardNotify", "FallGuardCore", "FallGuardTestSupport"]),
         .testTarget(
             name: "FallGuardNotifyTests",
             dependencies: [
-                "FallGuardNotify", "FallGuardCore",
+                "FallGuardNotify", "FallGuardCore", "FallGuardTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // The daemon: in process (assembled services, replay sensor, in-memory GPIO) and as
+        // `fallguard run` on emulated hardware with real brokers.
+        .testTarget(
+            name: "FallGuardDaemonTests",
+            dependencies: [
+                "FallGuardDaemon", "FallGuardConfig", "FallGuardHardware", "FallGuardNotify", "FallGuardCore",
+                "FallGuardTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
     ]

@@ -4,8 +4,8 @@
 # `fallguard run` (release build) with a configuration for real hardware: the emulated MPU6050
 # (buffered, 40 Hz) through the real libiio, buzzer / button / LED through the real libgpiod in the
 # GPIO emulator, the outbox in SQLite, MQTT to a real mosquitto on loopback, metrics on loopback.
-# The daemon reports how long after exec it was monitoring, and at exit its CPU time and peak RSS
-# (getrusage). Usage: bench/daemon-footprint.sh [SECONDS=300]
+# The daemon reports how long after exec it was monitoring (`ready_ms` in its status file), and at
+# exit its CPU time and peak RSS (getrusage). Usage: bench/daemon-footprint.sh [SECONDS=300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -23,14 +23,15 @@ tools/gpio-emulator/gpio-emu --log "$OUT/gpio.jsonl" -- \
     tools/iio-emulator/iio-emu --model mpu6050 --recording "$WALK" --loop -- \
     "$B" run --config "$OUT/config.yaml" --duration "$SECS" > "$OUT/out.txt" 2> "$OUT/log.txt" || {
         echo "fallguard run failed:"; tail -20 "$OUT/log.txt"; exit 1; }
-python3 - "$OUT/log.txt" "$SECS" <<'PY'
-import re, sys
+python3 - "$OUT/log.txt" "$SECS" "$OUT/state/status.json" <<'PY'
+import json, re, sys
 log = open(sys.argv[1]).read()
-ready = re.search(r"ready (\d+) ms after start", log)
-stop = re.search(r"stopped after ([\d.]+) s: CPU ([\d.]+) s \(([\d.]+) % of one core\), max RSS (\d+) KiB", log)
-if not ready or not stop:
-    print("no start-up or exit line in the log:\n" + log[-3000:]); sys.exit(1)
-ms, pct, mb = int(ready.group(1)), float(stop.group(3)), int(stop.group(4)) / 1024
+ready = json.load(open(sys.argv[3])).get("ready_ms")
+stop = re.search(r"stopped after ([\d.]+) s: CPU ([\d.]+) s \(([\d.]+) % of one core\)", log)
+rss = re.search(r"max RSS (\d+) KiB", log)
+if ready is None or not stop or not rss:
+    print("no ready_ms in the status file or no exit line in the log:\n" + log[-3000:]); sys.exit(1)
+ms, pct, mb = int(ready), float(stop.group(3)), int(rss.group(1)) / 1024
 faults = len(re.findall(r"ERROR fallguard.sensor", log))
 print(f"start-up to monitoring: {ms} ms after exec (bar 1000 ms): {'MET' if ms <= 1000 else 'NOT MET'}")
 print(f"running {float(stop.group(1)):.0f} s at 40 Hz: CPU {stop.group(2)} s = {pct:.3f} % of one core (bar 1 %): {'MET' if pct <= 1 else 'NOT MET'}")

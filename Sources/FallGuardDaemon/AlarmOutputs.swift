@@ -22,11 +22,12 @@ public struct AlarmOutputs: Sendable {
 
     /// Requests the lines (GPIO) or sets up the console. Throws ``GPIOError`` naming the chip
     /// and line that is missing or busy; nothing sounds before every part is there.
-    public static func make(_ kind: Kind, gpio: GPIOSection, alarm: AlarmSection,
-                            logger: Logger) throws(GPIOError) -> AlarmOutputs {
+    /// `backend` is the GPIO library (tests pass an in-memory chip).
+    public static func make(_ kind: Kind, gpio: GPIOSection, alarm: AlarmSection, logger: Logger,
+                            backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) -> AlarmOutputs {
         switch kind {
         case .gpio:
-            let parts = try GPIOAlarmParts(gpio: gpio, settings: alarm)
+            let parts = try GPIOAlarmParts(gpio: gpio, settings: alarm, backend: backend)
             parts.button.onError = { logger.error("\($0) (the button no longer works)") }
             parts.buzzer.onError = { logger.error("\($0.description)") }
             return AlarmOutputs(buzzer: parts.buzzer, led: parts.led, button: parts.button, display: nil)

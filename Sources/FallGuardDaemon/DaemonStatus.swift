@@ -37,7 +37,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// Wall-clock times, ISO 8601.
     public var started: String
     public var updated: String
-    /// Milliseconds from the command's start until monitoring began; nil until then. What
+    /// Milliseconds from exec (or, after `swift run`, from the command's start) until monitoring
+    /// began; nil until then. What
     /// benches and scripts wait for (under systemd, `READY=1` says the same).
     public var readyMs: Int?
     /// ``AlarmStatus``: monitoring, countdown, alert-out, or sensor-fault.

@@ -62,7 +62,7 @@ struct StatusService: Service {
 
     func run() async throws {
         var counted = 0
-        while !Task.isShuttingDownGracefully {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
             daemon.publishStatus(samplesCounted: &counted)
             try? await Task.sleep(for: .seconds(1))
         }

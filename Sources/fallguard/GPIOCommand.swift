@@ -3,6 +3,7 @@ import FallGuardDaemon
 import FallGuardCore
 import FallGuardHardware
 import Foundation
+import Synchronization
 
 struct GPIOCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -117,10 +118,10 @@ func quoted(_ s: String) -> String {
 
 /// One line to standard output, flushed (lines come from several threads).
 func emit(_ line: String) {
-    outputLock.withLock {
+    outputLock.withLock { _ in
         print(line)
         fflush(nil)
     }
 }
 
-private let outputLock = NSLock()
+private let outputLock = Mutex(())

@@ -63,6 +63,7 @@ struct OutboxRunCommand: ParsableCommand {
 
 /// Enqueues numbered synthetic fall alerts, timing each commit; with a countdown, arms each
 /// alert, waits for its expiry and delivers it, as ``AlarmController`` does.
+// @unchecked: the figures are written by `run()` on its own thread and read only once `finished`.
 final class AlertProducer: @unchecked Sendable {
     let outbox: Outbox
     let count: Int

@@ -1,52 +1,6 @@
 import Foundation
 import Testing
-
-/// The `fallguard` binary that `swift build` / `swift test` put beside the test bundle.
-let fallguardBinary: String = {
-    var dir = Bundle.main.bundleURL
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent("fallguard").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        dir = dir.deletingLastPathComponent()
-    }
-    return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("fallguard").path
-}()
-
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-let fixtureFolder = repositoryRoot + "/Tests/FallGuardFieldTestTests/Fixtures/sisfall"
-
-struct CommandResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-func fallguard(_ arguments: String...) throws -> CommandResult {
-    try fallguard(arguments)
-}
-
-/// Runs the binary with no standard input and `environment` over the test's own.
-func fallguard(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: fallguardBinary)
-    p.arguments = arguments
-    p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    p.standardInput = FileHandle.nullDevice
-    try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-}
-
-func temporaryFolder() -> String {
-    let path = NSTemporaryDirectory() + "fallguard-cli-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
+import FallGuardTestSupport
 
 @Suite struct CLITests {
     @Test func helpExplainsEveryCommandAndOption() throws {

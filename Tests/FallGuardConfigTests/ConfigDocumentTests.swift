@@ -1,6 +1,7 @@
 import FallGuardConfig
 import FallGuardCore
 import Testing
+import FallGuardTestSupport
 
 /// Loads `yaml` from a file in `dir`, reads the five sections this module defines, and
 /// returns the diagnostics as printed (`FILE:LINE: key: message`) with the directory cut.

@@ -1,6 +1,7 @@
 import FallGuardConfig
 import FallGuardCore
 import Testing
+import FallGuardTestSupport
 
 /// A section holding a list of mappings, as `contacts:` will.
 private struct ContactsSection: ConfigSection, Equatable {

@@ -2,6 +2,7 @@ import FallGuardConfig
 import FallGuardCore
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 /// A section with secrets, as the channel sections will have.
 private struct WebhookSection: ConfigSection, Equatable {

@@ -2,6 +2,7 @@ import FallGuardConfig
 import FallGuardCore
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 @Suite("deploy/fallguard.example.yaml")
 struct ExampleFileTests {

@@ -1,6 +1,7 @@
 import FallGuardCore
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 /// Buzzer/LED schedules and the button's debounce and press classification (pure).
 @Suite struct PatternSequencerTests {

@@ -1,6 +1,7 @@
 import FallGuardCore
 import Testing
 import Foundation
+import FallGuardTestSupport
 
 @Suite struct AlertConfigurationTests {
     @Test func theDefaultsAreTheProductsTimings() {

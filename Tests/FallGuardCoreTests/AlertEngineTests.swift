@@ -1,5 +1,6 @@
 import FallGuardCore
 import Testing
+import FallGuardTestSupport
 
 /// Fixtures shared by the Alert* test files.
 enum AlertFixtures {
@@ -35,6 +36,8 @@ extension Array where Element == AlertEffect {
     var events: [IncidentEvent] { compactMap { guard case let .record(r) = $0 else { return nil }; return r } }
     var sounds: [AlarmSound] { compactMap { guard case let .sound(s) = $0 else { return nil }; return s } }
     var indicators: [StatusIndicator] { compactMap { guard case let .indicator(i) = $0 else { return nil }; return i } }
+    var armed: [Alert] { compactMap { guard case let .arm(a, _) = $0 else { return nil }; return a } }
+    var disarmed: [String] { compactMap { guard case let .disarm(i, _) = $0 else { return nil }; return i } }
 }
 
 extension AlertState {
@@ -48,7 +51,10 @@ extension AlertState {
         #expect(e.sound == .silent && e.indicator == .monitoring && e.nextDeadline == nil)
         let fall = AlertFixtures.fall()
         let fx = e.handle(.fallSuspected(fall), at: 0)
-        #expect(fx.count == 3)
+        #expect(fx.count == 4)
+        #expect(fx.armed == [Alert(kind: .fall, incident: "FG-1", time: 30, fall: fall)] && e.armedIncident == "FG-1",
+                "the fall alert is armed for the countdown's end")
+        #expect(e.status == .countdown)
         let event = try #require(fx.events.first)
         #expect(event == IncidentEvent(time: 0, incident: "FG-1", event: .fallSuspected, detail: event.detail, fall: fall))
         #expect(event.detail.contains("alert in 30 s"))
@@ -371,5 +377,37 @@ extension AlertState {
         _ = e.handle(.buttonPressed, at: .nan)
         #expect(e.clock == 10 && e.nextDeadline == 12)
         #expect(e.advance(to: .infinity).isEmpty && e.clock == 10)
+    }
+}
+
+/// Arming is decided by the engine: the countdown's fall alert is armed when it starts and
+/// disarmed when it ends without that alert; an expiry or a help request replaces it.
+@Suite struct AlertEngineArmingTests {
+    @Test func anAbortDisarmsAndTheExpirySendsWhatWasArmed() {
+        var e = AlertFixtures.engine()
+        _ = e.handle(.fallSuspected(AlertFixtures.fall()), at: 0)
+        _ = e.handle(.buttonPressed, at: 5)
+        let abort = e.handle(.buttonReleased, at: 5.2)
+        #expect(abort.disarmed == ["FG-1"] && e.armedIncident == nil && e.status == .monitoring)
+        _ = e.handle(.fallSuspected(AlertFixtures.fall()), at: 100)
+        let expiry = e.advance(to: 130)
+        #expect(expiry.alerts.map(\.incident) == ["FG-2"] && expiry.disarmed.isEmpty, "the dispatch replaces the armed alert")
+        #expect(e.armedIncident == nil && e.status == .alertOut)
+    }
+
+    @Test func aHelpRequestReplacesTheArmedFallAlert() {
+        var e = AlertFixtures.engine()
+        _ = e.handle(.fallSuspected(AlertFixtures.fall()), at: 0)
+        _ = e.handle(.buttonPressed, at: 3)
+        let help = e.advance(to: 5.5)
+        #expect(help.alerts.map(\.kind) == [.helpRequested] && help.disarmed.isEmpty && e.armedIncident == nil)
+    }
+
+    @Test func aSensorFaultShowsInTheStatusOnlyWithoutAnIncident() {
+        var e = AlertFixtures.engine()
+        _ = e.handle(.sensorFault(SensorFault(.stalled, device: "iio:device0", detail: "no data")), at: 0)
+        #expect(e.status == .sensorFault && e.indicator == .fault)
+        _ = e.handle(.fallSuspected(AlertFixtures.fall()), at: 1)
+        #expect(e.status == .countdown && e.indicator == .fault, "the LED alone lets the fault take precedence")
     }
 }

@@ -1,5 +1,6 @@
 import FallGuardCore
 import Testing
+import FallGuardTestSupport
 
 @Suite struct AlertSensorFaultTests {
     @Test func aFaultThatRecoversWithinTheGracePeriodIsNotReported() throws {

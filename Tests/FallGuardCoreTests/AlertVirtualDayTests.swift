@@ -1,5 +1,6 @@
 import FallGuardCore
 import Testing
+import FallGuardTestSupport
 
 /// A whole day of virtual time: 53 scripted inputs over 86,400 s.
 @Suite struct AlertVirtualDayTests {

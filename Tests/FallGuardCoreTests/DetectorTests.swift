@@ -1,5 +1,6 @@
 import FallGuardCore
 import Testing
+import FallGuardTestSupport
 
 @Suite struct DetectorTests {
     static let all = DetectorCatalog.names

@@ -1,6 +1,7 @@
 import FallGuardCore
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 @Suite struct ISO8601TimeTests {
     /// The arithmetic agrees with Foundation's formatter (which goes through ICU) on instants

@@ -1,5 +1,6 @@
 import FallGuardCore
 import Testing
+import FallGuardTestSupport
 
 @Suite struct RecordingParserTests {
     func parse(_ text: String) throws(RecordingFormatError) -> Recording {

@@ -1,5 +1,6 @@
 import FallGuardCore
 import Testing
+import FallGuardTestSupport
 
 @Suite struct ResamplerTests {
     func run(_ r: inout Resampler, _ input: [AccelerationSample]) -> [AccelerationSample] {

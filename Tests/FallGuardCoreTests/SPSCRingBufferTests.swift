@@ -2,6 +2,7 @@ import Dispatch
 import FallGuardCore
 import Synchronization
 import Testing
+import FallGuardTestSupport
 
 @Suite struct SPSCRingBufferTests {
     @Test func roundsCapacityUpToAPowerOfTwo() {

@@ -1,6 +1,7 @@
 import FallGuardCore
 #if canImport(Glibc)
 import Glibc
+import FallGuardTestSupport
 #endif
 
 /// Synthetic 40 Hz signals with known ground truth, built from simple physics.

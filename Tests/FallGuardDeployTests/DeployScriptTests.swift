@@ -1,3 +1,4 @@
+import FallGuardTestSupport
 import Foundation
 import Testing
 
@@ -6,20 +7,12 @@ import Testing
 /// install.sh twice and the .deb (dpkg-deb). Each script prints what it checked.
 @Suite("Deployment files", .serialized)
 struct DeployScriptTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+    static let root = repositoryRoot
     static let isRoot = getuid() == 0
 
-    /// The `fallguard` program `swift test` built beside the test bundle.
-    static let fallguardBinary: String? = {
-        var dir = Bundle.main.bundleURL
-        for _ in 0..<4 {
-            let candidate = dir.appendingPathComponent("fallguard").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
-        return nil
-    }()
+    /// The `fallguard` program `swift test` built beside the test bundle, if it is there.
+    static let fallguardBinary: String? = FileManager.default.isExecutableFile(atPath: FallGuardTestSupport.fallguardBinary)
+        ? FallGuardTestSupport.fallguardBinary : nil
 
     /// Runs a bench script; returns its exit status and output.
     static func run(_ script: String, _ arguments: [String] = []) throws -> (status: Int32, output: String) {

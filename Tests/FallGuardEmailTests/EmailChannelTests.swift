@@ -5,6 +5,7 @@ import Foundation
 import Testing
 #if canImport(Glibc)
 import Glibc
+import FallGuardTestSupport
 #endif
 
 let alertBody = """

@@ -2,6 +2,7 @@
 import FallGuardCore
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 @Suite struct EmailMessageTests {
     func decode(_ json: String) throws -> EmailChannelSettings {

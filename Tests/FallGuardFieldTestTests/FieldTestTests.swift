@@ -2,15 +2,11 @@ import FallGuardCore
 import FallGuardFieldTest
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/sisfall").path
 
 /// A fresh temporary folder, removed by the caller.
-func temporaryFolder() -> String {
-    let path = NSTemporaryDirectory() + "fallguard-test-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
 
 @Suite struct FieldTestTests {
     @Test func scansALabelledFolderTree() throws {

@@ -2,6 +2,7 @@ import FallGuardCore
 import FallGuardHardware
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 /// The controller's engine clock runs `hold` behind CLOCK_MONOTONIC so that a debounced press,
 /// which arrives 30 ms after its edge, still counts when its edge came before the deadline.

@@ -2,25 +2,19 @@ import FallGuardCore
 import FallGuardHardware
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 /// `fallguard alarm --buzzer gpio` in the GPIO emulator with a real fall recording as the
 /// sensor: the buzzer sounds, the countdown runs, the button aborts it, or it expires and the
-/// alert reaches the sink (standard output). Real time and serialized.
+/// alert reaches the sink (standard output). Real time and serialized. The recording is SisFall
+/// F01 without its first 6 s (`shortFallRecording`): the detector fires about 6 s in.
 @Suite(.serialized, .enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
 struct AlarmEndToEndTests {
-    /// SisFall F01 (a forward slip) without its first 6 s: the detector fires about 6 s in.
-    static func shortFall(_ dir: String) throws -> String {
-        let rows = try String(contentsOfFile: Emulator.fixtures + "/F01_SA02_R01.csv", encoding: .utf8).split(separator: "\n")
-        let path = dir + "/fall.csv"
-        try ([rows[0]] + rows.dropFirst(241)).joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
     /// Starts the alarm in the emulator; `FALL` in `extra` stands for the short fall recording.
     func alarm(_ extra: [String], duration: Double) throws -> (GPIOEmulatorRun, String) {
         let dir = NSTemporaryDirectory() + "fg-alarm-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let fall = try Self.shortFall(dir)
+        let fall = try shortFallRecording(in: dir)
         let run = try GPIOEmulatorRun(["alarm", "--buzzer", "gpio", "--led-line", "GPIO27", "--countdown", "5", "--final-phase", "2",
                                        "--state", dir + "/state", "--duration", "\(duration)"] + extra.map { $0 == "FALL" ? fall : $0 })
         return (run, dir)

@@ -1,6 +1,7 @@
 import FallGuardHardware
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 /// The real libgpiod 1.6 against the emulated BCM2711 GPIO chip: line lookup, errors, the
 /// abort button and the buzzer/LED patterns. Real time and serialized.

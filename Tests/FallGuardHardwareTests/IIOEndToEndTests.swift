@@ -2,6 +2,7 @@ import FallGuardCore
 import FallGuardFieldTest
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 /// The real libiio against the emulated ADXL345 and MPU6050 drivers.
 /// Real time and serialized: a loaded 2-core machine must not starve the emulators.

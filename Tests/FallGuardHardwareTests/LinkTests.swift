@@ -1,6 +1,7 @@
 import CLibGPIOD
 import CLibIIO
 import Testing
+import FallGuardTestSupport
 
 /// The Debian libraries are installed, found through pkg-config and linked.
 @Suite struct LinkTests {

@@ -2,6 +2,7 @@ import FallGuardCore
 import FallGuardFieldTest
 @testable import FallGuardHardware
 import Testing
+import FallGuardTestSupport
 
 /// The demo's sensor: the bundled real fall, played through the same ring and pipeline as an
 /// accelerometer, 20 times faster than real time.

@@ -2,6 +2,7 @@ import FallGuardCore
 import FallGuardHardware
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 @Suite struct SensorAffinityTests {
     /// `Cpus_allowed_list` of the calling thread, from the kernel.

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
+import FallGuardTestSupport
 #endif
 
 func samplePayload(incident: String = "FG-7", key: String = UUID().uuidString) -> AlertPayload {
@@ -29,15 +30,7 @@ func channel(_ broker: MosquittoBroker, device: String, timeout: Double = 5,
 }
 
 /// The `fallguard-mqtt-probe` binary built beside the tests.
-let probeBinary: String = {
-    var dir = Bundle.main.bundleURL
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent("fallguard-mqtt-probe").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        dir = dir.deletingLastPathComponent()
-    }
-    return "fallguard-mqtt-probe"
-}()
+let probeBinary = builtBinary("fallguard-mqtt-probe")
 
 @Suite(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))
 struct MQTTBrokerTests {

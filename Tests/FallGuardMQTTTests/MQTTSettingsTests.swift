@@ -2,6 +2,7 @@ import FallGuardCore
 @testable import FallGuardMQTT
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 @Suite struct MQTTSettingsTests {
     func decode(_ json: String) throws -> MQTTChannelSettings {

@@ -4,6 +4,7 @@ import GRDB
 import Synchronization
 import Testing
 @testable import FallGuardNotify
+import FallGuardTestSupport
 
 /// A countdown's alert is committed when the countdown begins, held, and either released at
 /// expiry (same keys), cancelled by an abort, replaced by a help request, or sent by itself

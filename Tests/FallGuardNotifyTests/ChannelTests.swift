@@ -4,6 +4,7 @@ import FallGuardCore
 import Foundation
 import Testing
 @testable import FallGuardNotify
+import FallGuardTestSupport
 
 @Suite struct TwilioChannelTests {
     @Test func anSMSIsATwilioMessagesRequest() async throws {

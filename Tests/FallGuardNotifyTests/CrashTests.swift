@@ -2,18 +2,9 @@ import FallGuardCore
 import Foundation
 import Testing
 @testable import FallGuardNotify
+import FallGuardTestSupport
 
-/// The `fallguard` binary that `swift build` / `swift test` put beside the test bundle.
-let fallguardBinary: String = {
-    var dir = Bundle.main.bundleURL
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent("fallguard").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        dir = dir.deletingLastPathComponent()
-    }
-    return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("fallguard").path
-}()
-
+/// The settings as the JSON file `--settings-json` reads.
 func writeSettings(_ settings: NotificationSettings, to folder: String) throws -> String {
     let path = folder + "/settings.json"
     try JSONEncoder().encode(settings).write(to: URL(fileURLWithPath: path))

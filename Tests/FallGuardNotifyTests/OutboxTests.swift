@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import FallGuardNotify
+import FallGuardTestSupport
 
 @Suite struct OutboxTests {
     @Test func theAlertAndItsDeliveriesAreCommittedBeforeAnySend() throws {

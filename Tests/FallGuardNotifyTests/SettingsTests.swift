@@ -2,6 +2,7 @@ import FallGuardCore
 import Foundation
 import Testing
 @testable import FallGuardNotify
+import FallGuardTestSupport
 
 @Suite struct SettingsTests {
     static let minimal = """

@@ -2,19 +2,12 @@ import AsyncHTTPClient
 import FallGuardCore
 import Foundation
 @testable import FallGuardNotify
+import FallGuardTestSupport
 
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 let receiverScript = repositoryRoot + "/tools/notify-receiver/receiver.py"
 let twilioSID = "AC0123456789abcdef0123456789abcdef"
 let twilioToken = "test-token"
 
-func temporaryFolder() -> String {
-    let path = NSTemporaryDirectory() + "fallguard-notify-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
-/// One request the receiver logged.
 struct ReceivedRequest: Decodable {
     var t: Double
     var path: String
@@ -76,16 +69,6 @@ final class Receiver: @unchecked Sendable {
 
 enum ReceiverError: Error { case didNotStart }
 
-/// Polls `condition` every 50 ms for up to `seconds`.
-func eventually(_ seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return true }
-        usleep(50_000)
-    }
-    return try condition()
-}
-
 func twilioAccount(_ receiver: Receiver, token: String = twilioToken) -> TwilioAccount {
     TwilioAccount(accountSID: twilioSID, authToken: token, from: "+15005550006", baseURL: receiver.base, timeout: 5)
 }
@@ -137,16 +120,6 @@ func delivery(channel: String, to recipient: Recipient?, key: String = "FG-1.fal
     return Delivery(channel: channel, recipient: recipient, payload: AlertPayload(
         idempotencyKey: key, test: false, device: "bridge-test", wearer: Wearer(name: "Margaret", location: "Flat 3"),
         alert: fallAlert(), message: message, sentAt: "2026-11-22T10:00:00Z"))
-}
-
-/// Polls `condition` every 50 ms for up to `seconds`, without holding a thread.
-func until(_ seconds: Double = 120, _ condition: () throws -> Bool) async rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return try condition()
 }
 
 /// Runs a delivery worker for `outbox` while `body` runs.

@@ -5,6 +5,7 @@ import Glibc
 #endif
 
 @testable import FallGuardNotify
+import FallGuardTestSupport
 
 /// The bridge's own zone comes from the C library, not ICU. Each check runs under a zone set
 /// through `TZ` and is compared with Foundation's answer for the same named zone, across the

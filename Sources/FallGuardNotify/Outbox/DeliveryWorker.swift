@@ -89,27 +89,25 @@ public final class DeliveryWorker: Sendable {
 }
 
 /// The deliveries being sent right now, counted per channel.
-private final class InFlight: @unchecked Sendable {
-    private let lock = NSLock()
-    private var all: Set<Int64> = []
-    private var perChannel: [String: Int] = [:]
+private final class InFlight: Sendable {
+    private let state = Mutex<(all: Set<Int64>, perChannel: [String: Int])>(([], [:]))
 
-    var ids: Set<Int64> { lock.withLock { all } }
-    var isEmpty: Bool { lock.withLock { all.isEmpty } }
+    var ids: Set<Int64> { state.withLock { $0.all } }
+    var isEmpty: Bool { state.withLock { $0.all.isEmpty } }
 
     func start(_ id: Int64, channel: String, limit: Int) -> Bool {
-        lock.withLock {
-            guard !all.contains(id), perChannel[channel, default: 0] < limit else { return false }
-            all.insert(id)
-            perChannel[channel, default: 0] += 1
+        state.withLock { s in
+            guard !s.all.contains(id), s.perChannel[channel, default: 0] < limit else { return false }
+            s.all.insert(id)
+            s.perChannel[channel, default: 0] += 1
             return true
         }
     }
 
     func finish(_ id: Int64, channel: String) {
-        lock.withLock {
-            all.remove(id)
-            perChannel[channel, default: 1] -= 1
+        state.withLock { s in
+            s.all.remove(id)
+            s.perChannel[channel, default: 1] -= 1
         }
     }
 }

@@ -1,40 +1,43 @@
 import Foundation
+import Synchronization
 
 /// Wakes the delivery worker: when an alert is enqueued, a send finishes, or a time comes.
 /// A signal sent while nobody waits is kept for the next wait.
-final class WakeSignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var pending = false
-    private var waiter: CheckedContinuation<Void, Never>?
-    private var generation = 0
+final class WakeSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var generation = 0
+    }
+
+    private let state = Mutex(State())
 
     func signal() {
-        lock.lock()
-        if let w = waiter {
-            waiter = nil
-            lock.unlock()
-            w.resume()
-        } else {
-            pending = true
-            lock.unlock()
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard let w = s.waiter else {
+                s.pending = true
+                return nil
+            }
+            s.waiter = nil
+            return w
         }
+        waiter?.resume()
     }
 
     /// Returns on a signal, after `seconds` (nil: only on a signal), or when the task is cancelled.
     func wait(seconds: Double?) async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                lock.lock()
-                if pending {
-                    pending = false
-                    lock.unlock()
-                    c.resume()
-                    return
+                let mine = state.withLock { s -> Int? in
+                    if s.pending {
+                        s.pending = false
+                        return nil
+                    }
+                    s.waiter = c
+                    s.generation += 1
+                    return s.generation
                 }
-                waiter = c
-                generation += 1
-                let mine = generation
-                lock.unlock()
+                guard let mine else { return c.resume() }
                 if let seconds {
                     DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { [weak self] in
                         self?.expire(mine)
@@ -47,10 +50,11 @@ final class WakeSignal: @unchecked Sendable {
     }
 
     private func expire(_ mine: Int) {
-        lock.lock()
-        guard mine == generation, let w = waiter else { lock.unlock(); return }
-        waiter = nil
-        lock.unlock()
-        w.resume()
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard mine == s.generation, let w = s.waiter else { return nil }
+            s.waiter = nil
+            return w
+        }
+        waiter?.resume()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 /// `fallguard run` as deployed on a Pi, on emulated hardware: the IIO emulator's MPU6050
 /// streams a real fall recording through the real libiio, the buzzer, LED and button are driven
@@ -7,43 +8,29 @@ import Testing
 /// mosquitto broker, watched by a real subscriber. One run aborts, one lets the alert go out.
 @Suite(.serialized, .enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
 struct DaemonEndToEndTests {
-    /// A broker on a free loopback port and `mosquitto_sub` on this bridge's topics.
+    /// A real broker (the shared launcher) and `mosquitto_sub -v` on this bridge's topics.
     final class Broker {
-        let port = Int.random(in: 20000...45000)
-        let dir: String
-        let broker = Process(), subscriber = Process()
+        let mosquitto: MosquittoBroker
+        let subscriber = Process()
         let received = Pipe()
+        var port: Int { mosquitto.port }
 
-        init() throws {
-            dir = NSTemporaryDirectory() + "fg-e2e-\(UUID().uuidString.prefix(8))"
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n"
-                .write(toFile: dir + "/mosquitto.conf", atomically: true, encoding: .utf8)
-            broker.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-            broker.arguments = ["-c", dir + "/mosquitto.conf"]
-            broker.standardOutput = FileHandle.nullDevice
-            broker.standardError = FileHandle.nullDevice
-            try broker.run()
-            usleep(300_000)
+        init() async throws {
+            mosquitto = try await MosquittoBroker()
             subscriber.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
-            subscriber.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-v", "-t", "fallguard/e2e/#"]
+            subscriber.arguments = ["-h", "127.0.0.1", "-p", "\(port)", "-v", "-i", "e2e-sub", "-t", "fallguard/e2e/#"]
             subscriber.standardOutput = received
             try subscriber.run()
-            usleep(200_000)
+            guard await mosquitto.waitForSubscription(of: "e2e-sub") else { throw BrokerError("mosquitto_sub did not subscribe") }
         }
 
-        deinit { stop() }
-
-        func stop() {
-            for p in [subscriber, broker] where p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        }
+        deinit { if subscriber.isRunning { kill(subscriber.processIdentifier, SIGKILL) } }
 
         /// Everything received so far, after stopping the subscriber.
         func messages() -> String {
-            stop()
+            if subscriber.isRunning { kill(subscriber.processIdentifier, SIGKILL) }
             subscriber.waitUntilExit()
-            let data = received.fileHandleForReading.availableData
-            return String(decoding: data, as: UTF8.self)
+            return String(decoding: received.fileHandleForReading.availableData, as: UTF8.self)
         }
     }
 
@@ -58,12 +45,7 @@ struct DaemonEndToEndTests {
             wearer: {name: Test Wearer, location: the lab}
             channels:
               mqtt: {type: mqtt, host: 127.0.0.1, port: \(broker.port), device: e2e}
-            policy:
-              fall: {primary: [], others: [], broadcast: [mqtt]}
-              help-requested: {primary: [], others: [], broadcast: [mqtt]}
-              resolved: {primary: [], others: [], broadcast: [mqtt]}
-              device-problem: {primary: [], others: [], broadcast: [mqtt]}
-              heartbeat: {primary: [], others: [], broadcast: [mqtt]}
+            \(broadcastPolicy("mqtt"))
             """.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
@@ -72,15 +54,15 @@ struct DaemonEndToEndTests {
         let state = NSTemporaryDirectory() + "fg-e2e-state-\(UUID().uuidString.prefix(8))"
         let dir = NSTemporaryDirectory() + "fg-e2e-rec-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let fall = try AlarmEndToEndTests.shortFall(dir)
+        let fall = try shortFallRecording(in: dir)
         let run = try GPIOEmulatorRun(["run", "--config", try config(broker, state: state), "--duration", "\(seconds)"],
                                       wrapper: [Emulator.root + "/tools/iio-emulator/iio-emu", "--model", "mpu6050",
                                                 "--recording", fall, "--"])
         return (run, state)
     }
 
-    @Test func aFallSoundsTheBuzzerAndAShortPressAbortsItNothingIsSent() throws {
-        let broker = try Broker()
+    @Test func aFallSoundsTheBuzzerAndAShortPressAbortsItNothingIsSent() async throws {
+        let broker = try await Broker()
         let (run, state) = try daemon(broker, seconds: 14)
         #expect(run.waitForLog("monitoring:", timeout: 20), "\(run.stderr)")
         #expect(run.waitForLog("fall suspected", timeout: 20), "\(run.stderr)")
@@ -97,8 +79,8 @@ struct DaemonEndToEndTests {
         #expect(!mqtt.contains("fallguard/e2e/alert "), "no alert after an abort: \(mqtt)")
     }
 
-    @Test func anUnabortedFallIsDeliveredOverMQTT() throws {
-        let broker = try Broker()
+    @Test func anUnabortedFallIsDeliveredOverMQTT() async throws {
+        let broker = try await Broker()
         let (run, state) = try daemon(broker, seconds: 18)
         #expect(run.waitForLog("fall suspected", timeout: 20), "\(run.stderr)")
         #expect(run.wait() == 0, "\(run.stderr)")

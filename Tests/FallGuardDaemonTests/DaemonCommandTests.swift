@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import FallGuardTestSupport
 
 /// `fallguard run`, `check-config` and `status` as a person meets them: the binary, real files.
 @Suite struct DaemonCommandTests {
@@ -65,26 +66,28 @@ import Testing
 }
 
 /// A daemon configuration for the fixture fall F13 (detected about 8.2 s in), a 5 s countdown,
-/// the console buzzer, and every alert through an `exec` channel that appends it to
+/// the console buzzer (or `gpio`), and every alert through an `exec` channel that appends it to
 /// `<folder>/<alertsFile>` as one JSON line.
-func writeExecConfig(_ path: String, folder: String, wearer: String = "Test Wearer", alertsFile: String = "alerts.jsonl") throws {
+func writeExecConfig(_ path: String, folder: String, wearer: String = "Test Wearer", alertsFile: String = "alerts.jsonl",
+                     gpio: String = "{enabled: false}") throws {
     let alerts = folder + "/" + alertsFile
     try """
         sensor: {replay: "\(DaemonCrashDuringCountdownTests.fixture)"}
-        gpio: {enabled: false}
+        gpio: \(gpio)
         alarm: {countdown: 5, final-phase: 2}
         state: {directory: "\(folder)/state"}
         metrics: {enabled: false}
         wearer: {name: \(wearer), location: the lab}
         channels:
           pager: {type: exec, command: ["/bin/sh", "-c", "cat >> \(alerts); echo >> \(alerts)"]}
-        policy:
-          fall: {primary: [], others: [], broadcast: [pager]}
-          help-requested: {primary: [], others: [], broadcast: [pager]}
-          resolved: {primary: [], others: [], broadcast: [pager]}
-          device-problem: {primary: [], others: [], broadcast: [pager]}
-          heartbeat: {primary: [], others: [], broadcast: [pager]}
+        \(broadcastPolicy("pager"))
         """.write(toFile: path, atomically: true, encoding: .utf8)
+}
+
+/// The `policy` section that broadcasts every kind of alert through `channel` alone.
+func broadcastPolicy(_ channel: String) -> String {
+    let kinds = ["fall", "help-requested", "resolved", "device-problem", "heartbeat"]
+    return "policy:\n" + kinds.map { "  \($0): {primary: [], others: [], broadcast: [\(channel)]}" }.joined(separator: "\n")
 }
 
 /// `fallguard` started in the background, its standard output and error in one log file.
@@ -118,8 +121,7 @@ struct BackgroundDaemon {
 /// committed (held) when the countdown began, and the next start sends it when the countdown
 /// would have ended.
 @Suite struct DaemonCrashDuringCountdownTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("FallGuardFieldTestTests/Fixtures/sisfall/F13_SA06_R01.csv").path
+    static let fixture = fixtureFolder + "/F13_SA06_R01.csv"
 
     @Test func killedDuringTheCountdownTheNextStartSendsTheFallAlert() throws {
         let folder = temporaryFolder()

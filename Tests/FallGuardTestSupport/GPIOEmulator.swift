@@ -4,9 +4,9 @@ import Testing
 /// Runs `fallguard` inside the project's GPIO emulator (tools/gpio-emulator/gpio-emu), so the
 /// real libgpiod 1.6 drives emulated lines; the test presses the button through the control
 /// socket and reads every output level change, with its CLOCK_MONOTONIC time, from the log.
-final class GPIOEmulatorRun: @unchecked Sendable {
-    // @unchecked: the captured output is guarded by `lock`.
-    static let skipReason: Comment = "needs root: the GPIO emulator makes /dev/gpiochip0 and a fake sysfs in a private mount namespace (tools/emu-ns)"
+/// @unchecked: the captured output is guarded by `lock`; the rest is set in `init`.
+public final class GPIOEmulatorRun: @unchecked Sendable {
+    public static let skipReason: Comment = "needs root: the GPIO emulator makes /dev/gpiochip0 and a fake sysfs in a private mount namespace (tools/emu-ns)"
 
     static let launcher = """
         import os, signal, sys
@@ -16,9 +16,9 @@ final class GPIOEmulatorRun: @unchecked Sendable {
         os.execv(sys.argv[1], sys.argv[1:])
         """
 
-    let dir: String
-    let control: String
-    let logPath: String
+    public let dir: String
+    public let control: String
+    public let logPath: String
     private let process = Process()
     private let out = Pipe(), err = Pipe()
     private var stdoutData = Data()
@@ -28,7 +28,7 @@ final class GPIOEmulatorRun: @unchecked Sendable {
 
     /// Starts `fallguard ARGS` under `gpio-emu CHIP_ARGS` (and `WRAPPER -- ` before fallguard,
     /// e.g. the IIO emulator).
-    init(_ arguments: [String], emulator: [String] = [], wrapper: [String] = []) throws {
+    public init(_ arguments: [String], emulator: [String] = [], wrapper: [String] = []) throws {
         dir = NSTemporaryDirectory() + "fg-gpio-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         control = dir + "/ctl.sock"
@@ -57,17 +57,17 @@ final class GPIOEmulatorRun: @unchecked Sendable {
 
     deinit { try? FileManager.default.removeItem(atPath: dir) }
 
-    var stdout: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
-    var stderr: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
+    public var stdout: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
+    public var stderr: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
 
     /// stdout's JSON lines.
-    var events: [[String: Any]] {
+    public var events: [[String: Any]] {
         stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
     /// Waits until a stdout JSON line has `event == name` (or the process ends).
     @discardableResult
-    func waitFor(_ name: String, count: Int = 1, timeout: Double = 30) -> [String: Any]? {
+    public func waitFor(_ name: String, count: Int = 1, timeout: Double = 30) -> [String: Any]? {
         let end = Date().addingTimeInterval(timeout)
         while Date() < end {
             let found = events.filter { $0["event"] as? String == name }
@@ -80,7 +80,7 @@ final class GPIOEmulatorRun: @unchecked Sendable {
 
     /// Waits until standard error contains `text` (the daemon's log); false at the timeout or
     /// when the process ends first.
-    func waitForLog(_ text: String, timeout: Double = 30) -> Bool {
+    public func waitForLog(_ text: String, timeout: Double = 30) -> Bool {
         let end = Date().addingTimeInterval(timeout)
         while Date() < end {
             if stderr.contains(text) { return true }
@@ -92,7 +92,7 @@ final class GPIOEmulatorRun: @unchecked Sendable {
 
     /// One control command; returns the reply line.
     @discardableResult
-    func ctl(_ command: String) throws -> String {
+    public func ctl(_ command: String) throws -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Emulator.root + "/tools/gpio-emulator/gpio-ctl")
         p.arguments = ["-s", control] + command.split(separator: " ").map(String.init)
@@ -105,14 +105,14 @@ final class GPIOEmulatorRun: @unchecked Sendable {
     }
 
     /// Waits for the end; returns the exit status.
-    func wait() -> Int32 {
+    public func wait() -> Int32 {
         process.waitUntilExit()
         while readers.contains(where: { !$0.isFinished }) { usleep(1000) }
         return process.terminationStatus
     }
 
     /// `(t_ns, physical value)` of every level change of output `offset`, from the log.
-    func levels(offset: Int) throws -> [(t: Int64, value: Int)] {
+    public func levels(offset: Int) throws -> [(t: Int64, value: Int)] {
         try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").compactMap { line in
             guard let r = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   r["event"] as? String == "level", r["offset"] as? Int == offset,
@@ -124,5 +124,5 @@ final class GPIOEmulatorRun: @unchecked Sendable {
 
 extension Dictionary where Key == String, Value == Any {
     /// A nanosecond time field.
-    func ns(_ key: String) -> Int64? { (self[key] as? NSNumber)?.int64Value }
+    public func ns(_ key: String) -> Int64? { (self[key] as? NSNumber)?.int64Value }
 }

@@ -6,7 +6,7 @@ import Glibc
 
 /// Whether Debian's broker and clients are installed (`tools/setup-debian`); tests that need
 /// them skip with this reason otherwise.
-let mosquittoMissing: String? = {
+public let mosquittoMissing: String? = {
     for tool in ["/usr/sbin/mosquitto", "/usr/bin/mosquitto_sub", "/usr/bin/mosquitto_pub", "/usr/bin/mosquitto_passwd"]
     where !FileManager.default.isExecutableFile(atPath: tool) {
         return "\(tool) is not installed (tools/setup-debian installs mosquitto and mosquitto-clients)"
@@ -15,7 +15,7 @@ let mosquittoMissing: String? = {
 }()
 
 /// A self-signed certificate and key made by `openssl`.
-func selfSignedCertificate(_ subject: String, ip: String? = nil) -> (cert: String, key: String) {
+public func selfSignedCertificate(_ subject: String, ip: String? = nil) -> (cert: String, key: String) {
     let folder = temporaryFolder("mosquitto-cert")
     _ = try? run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                                       "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem", "-days", "2",
@@ -24,47 +24,22 @@ func selfSignedCertificate(_ subject: String, ip: String? = nil) -> (cert: Strin
 }
 
 /// The broker's certificate, for 127.0.0.1.
-let brokerCertificate = selfSignedCertificate("127.0.0.1", ip: "127.0.0.1")
+public let brokerCertificate = selfSignedCertificate("127.0.0.1", ip: "127.0.0.1")
 /// A client certificate the broker trusts when asked to require one.
-let clientCertificate = selfSignedCertificate("fallguard-bridge")
-
-/// A free TCP port on 127.0.0.1 (the kernel's choice, released at once).
-func freeLoopbackPort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
-/// Runs blocking work (waiting for a process) off the cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { c in DispatchQueue.global().async { c.resume(returning: body()) } }
-}
-
-func temporaryFolder(_ name: String) -> String {
-    let path = NSTemporaryDirectory() + "fallguard-\(name)-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
+public let clientCertificate = selfSignedCertificate("fallguard-bridge")
 
 /// A real `mosquitto` on 127.0.0.1 and a free port, with its configuration and log in a
 /// temporary folder; optionally with a password file (anonymous clients refused).
-final class MosquittoBroker: @unchecked Sendable {
-    let port: Int
-    let folder: String
+/// @unchecked: `process` is set by `start` and `stop`, which a test calls from one task at a time.
+public final class MosquittoBroker: @unchecked Sendable {
+    public let port: Int
+    public let folder: String
     private var process: Process?
-    var log: String { (try? String(contentsOfFile: folder + "/broker.log", encoding: .utf8)) ?? "" }
+    public var log: String { (try? String(contentsOfFile: folder + "/broker.log", encoding: .utf8)) ?? "" }
 
     /// - Parameter tls: the broker's certificate and key (self-signed: clients trust the
     ///   certificate itself as their CA).
-    init(users: [String: String] = [:], tls: (cert: String, key: String)? = nil,
+    public init(users: [String: String] = [:], tls: (cert: String, key: String)? = nil,
          requireClientCertificate: Bool = false) async throws {
         port = freeLoopbackPort()
         folder = temporaryFolder("mosquitto")
@@ -102,7 +77,7 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// Starts the broker and waits until it listens.
-    func start() async throws {
+    public func start() async throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
         p.arguments = ["-c", folder + "/mosquitto.conf"]
@@ -118,7 +93,7 @@ final class MosquittoBroker: @unchecked Sendable {
 
     /// Stops the broker and waits for it to exit. SIGKILL: children of the test process inherit
     /// a signal mask that blocks SIGTERM, and the broker keeps nothing on disk anyway.
-    func stop() {
+    public func stop() {
         guard let p = process else { return }
         process = nil
         kill(p.processIdentifier, SIGKILL)
@@ -126,7 +101,7 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// Polls the broker's log until `condition` holds.
-    func waitForLog(timeout: Double, _ condition: (String) -> Bool) async -> Bool {
+    public func waitForLog(timeout: Double, _ condition: (String) -> Bool) async -> Bool {
         let end = Date().addingTimeInterval(timeout)
         while Date() < end {
             if condition(log) { return true }
@@ -136,23 +111,23 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// Waits until the broker has acknowledged a subscription of the client `id`.
-    func waitForSubscription(of id: String, timeout: Double = 5) async -> Bool {
+    public func waitForSubscription(of id: String, timeout: Double = 5) async -> Bool {
         await waitForLog(timeout: timeout) { $0.contains("Sending SUBACK to \(id)") }
     }
 
     /// Waits until `client` has connected `times` times in all.
-    func waitForConnection(of client: String, times: Int = 1, timeout: Double = 5) async -> Bool {
+    public func waitForConnection(of client: String, times: Int = 1, timeout: Double = 5) async -> Bool {
         await waitForLog(timeout: timeout) { $0.components(separatedBy: "Sending CONNACK to \(client) (0").count > times }
     }
 }
 
-struct BrokerError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct BrokerError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 @discardableResult
-func run(_ tool: String, _ arguments: [String]) throws -> String {
+public func run(_ tool: String, _ arguments: [String]) throws -> String {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: tool)
     p.arguments = arguments
@@ -168,13 +143,14 @@ func run(_ tool: String, _ arguments: [String]) throws -> String {
 
 /// A real `mosquitto_sub` that collects `count` messages (`<topic> <qos> <retained> <payload>`
 /// per line) or gives up after `timeout` seconds.
-final class Subscriber: @unchecked Sendable {
+/// @unchecked: the process and pipe are set up in `init` and only read after.
+public final class Subscriber: @unchecked Sendable {
     private let process = Process()
     private let output = Pipe()
-    let id = "sub-" + UUID().uuidString.prefix(8)
+    public let id = "sub-" + UUID().uuidString.prefix(8)
 
     /// Starts and returns once the broker has acknowledged the subscription.
-    init(_ broker: MosquittoBroker, topics: [String], count: Int, timeout: Int = 5) async throws {
+    public init(_ broker: MosquittoBroker, topics: [String], count: Int, timeout: Int = 5) async throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
         process.arguments = ["-h", "127.0.0.1", "-p", String(broker.port), "-i", id, "-q", "1",
                              "-C", String(count), "-W", String(timeout), "-F", "%t %q %r %p"]
@@ -186,7 +162,7 @@ final class Subscriber: @unchecked Sendable {
     }
 
     /// The lines received, once `mosquitto_sub` has exited.
-    func lines() async -> [String] {
+    public func lines() async -> [String] {
         let (process, output) = (self.process, self.output)
         return await offPool {
             let data = output.fileHandleForReading.readDataToEndOfFile()
@@ -197,6 +173,6 @@ final class Subscriber: @unchecked Sendable {
 }
 
 /// Publishes one message with the real `mosquitto_pub`.
-func mosquittoPublish(_ broker: MosquittoBroker, topic: String, _ message: String) throws {
+public func mosquittoPublish(_ broker: MosquittoBroker, topic: String, _ message: String) throws {
     try run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-t", topic, "-m", message])
 }
