@@ -50,4 +50,47 @@ else
     echo "security: exposure $exposure (bar <= $bar) FAIL"
     fail=1
 fi
+
+# The threads' placement and priority must work under the unit: the syscalls they use allowed by
+# the filter (allow list, minus deny lists, plus later allow lines, in order, as systemd merges
+# them), realtime scheduling not restricted, and an RTPRIO limit of at least 10.
+python3 - "$unit" <<'PY' || fail=1
+import re, subprocess, sys
+unit = open(sys.argv[1]).read()
+def expand(words, seen=None):
+    seen = set() if seen is None else seen
+    out = set()
+    for w in words:
+        if w in seen:
+            continue
+        seen.add(w)
+        if w.startswith("@"):
+            text = subprocess.run(["systemd-analyze", "syscall-filter", w], capture_output=True, text=True).stdout
+            items = [l.strip() for l in text.splitlines()[1:] if l.startswith("    ") and not l.strip().startswith("#")]
+            out |= expand(items, seen)
+        else:
+            out.add(w)
+    return out
+allowed, mode = None, None
+for line in re.findall(r"^SystemCallFilter=(.*)$", unit, re.M):
+    deny = line.startswith("~")
+    words = expand(line.lstrip("~").split())
+    if allowed is None:
+        mode, allowed = ("deny", words) if deny else ("allow", set(words))
+    elif mode == "allow":
+        allowed = allowed - words if deny else allowed | words
+    else:
+        allowed = allowed | words if deny else allowed - words
+ok = True
+for call in ["sched_setaffinity", "sched_setscheduler"]:
+    permitted = (call in allowed) if mode == "allow" else (call not in allowed)
+    print(f"syscall {call}: {'allowed' if permitted else 'FORBIDDEN'} by SystemCallFilter")
+    ok &= permitted
+rt = re.search(r"^RestrictRealtime=(\S+)", unit, re.M)
+rtprio = re.search(r"^LimitRTPRIO=(\d+)", unit, re.M)
+print(f"RestrictRealtime={rt.group(1) if rt else 'unset'}, LimitRTPRIO={rtprio.group(1) if rtprio else 'unset'}")
+ok &= (not rt or rt.group(1) in ("no", "false")) and bool(rtprio) and int(rtprio.group(1)) >= 10
+print("thread placement and priority under the unit:", "PASS" if ok else "FAIL")
+sys.exit(0 if ok else 1)
+PY
 exit $fail

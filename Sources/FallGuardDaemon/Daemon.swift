@@ -75,9 +75,13 @@ public final class Daemon: Sendable {
         self.start = start
         self.onReady = onReady
         let state = configuration.stateDirectory
+        // The state directory holds health data and delivery receipts: 0700 and files 0600,
+        // started by systemd (UMask=0077) or by hand (`sudo fallguard run` with umask 022).
+        umask(0o077)
         do {
             try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
+            chmod(state, 0o700)
         } catch {
             throw DaemonStartError(description: "state.directory: cannot create \(state): \(error.localizedDescription)", status: 73)
         }
@@ -222,6 +226,9 @@ public final class Daemon: Sendable {
         }
         readyMilliseconds.withLock { $0 = ready.ms }
         logger.notice("monitoring: \(source is ReplaySource ? "replay" : "sensor") → \(c.detector.name) → alarm (\(c.gpio.enabled ? "GPIO" : "console")) → \(notifiers.summary); configuration \(c.label); state \(c.stateDirectory); ready \(ready.ms) ms after \(ready.since)")
+        if let why = RealTimePriority.refusal {
+            logger.warning("the alarm's threads run without real-time priority (SCHED_FIFO 10: \(why)); buzzer timing may suffer on a loaded machine. Under systemd: LimitRTPRIO=10, RestrictRealtime=no, sched_setscheduler allowed (deploy/fallguard.service)")
+        }
         try? systemd?.ready(status: "monitoring")
         onReady()
     }

@@ -1,13 +1,23 @@
 import Hummingbird
+import HummingbirdCore
+import NIOCore
 import Logging
 import Metrics
 import Prometheus
 
 /// `GET /metrics` in the Prometheus text format, from the registry that swift-metrics reports
 /// into, on a loopback address (the `metrics` section). Runs as one of the daemon's services.
-enum MetricsEndpoint {
-    static func application(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger,
-                            onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+///
+/// Any local user can connect, so connections are capped (``maximumConnections``; more wait
+/// in a short backlog, then are refused) and closed after ``idleTimeout`` without a request:
+/// a flood of idle connections can never use up the bridge's file descriptors.
+public enum MetricsEndpoint {
+    public static let maximumConnections = 16
+    public static let idleTimeout = Duration.seconds(10)
+
+    public static func application(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger,
+                                   maximumConnections: Int = Self.maximumConnections, idleTimeout: Duration = Self.idleTimeout,
+                                   onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router()
         router.get("metrics") { _, _ -> Response in
             var bytes: [UInt8] = []
@@ -16,8 +26,12 @@ enum MetricsEndpoint {
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
+        let (seconds, attoseconds) = idleTimeout.components
+        let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         return Application(router: router,
-                           configuration: .init(address: .hostname(host, port: port), serverName: "fallguard"),
+                           server: .http1(configuration: .init(idleTimeout: idle)),
+                           configuration: .init(address: .hostname(host, port: port), serverName: "fallguard", backlog: 16,
+                                                availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections)),
                            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
                            logger: logger)
     }

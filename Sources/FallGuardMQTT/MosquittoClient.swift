@@ -9,7 +9,7 @@ import Glibc
 /// What libmosquitto's network thread reports. Handlers run on that thread: keep them short.
 enum MosquittoEvent: Sendable {
     case connected
-    /// CONNACK with a refusal; `permanent` for bad credentials, not authorised, bad client id.
+    /// CONNACK with a refusal; `permanent` for a protocol version or client id the broker refuses.
     case refused(reason: String, permanent: Bool)
     case disconnected(reason: String)
     /// libmosquitto's own error text (TLS handshake, certificate), while not connected.
@@ -251,8 +251,12 @@ final class MosquittoClient: @unchecked Sendable {
             for w in waiters { w.resume() }
             return
         }
-        // CONNACK codes of MQTT 3.1.1: 1 protocol, 2 client id, 3 unavailable, 4 credentials, 5 not authorised.
-        let permanent = rc != 3
+        // CONNACK codes of MQTT 3.1.1: 1 protocol, 2 client id, 3 unavailable, 4 credentials, 5 not
+        // authorised. Only 1 and 2 cannot change while the bridge runs: a broker whose password
+        // file or auth plugin is being reloaded refuses good credentials for a moment (4, 5), and
+        // a fall alert must not be given up for that. They are retried like an unreachable broker
+        // (and logged as an error every time, so wrong credentials do not go unnoticed).
+        let permanent = rc == 1 || rc == 2
         let reason = "the MQTT broker at \(endpoint) refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
         let waiters = state.withLock { s in
             s.connected = false

@@ -44,7 +44,7 @@ struct AlarmCommand: ParsableCommand {
     var state = "fallguard-state"
 
     @Option(help: "Seconds to run (default: until Ctrl-C).")
-    var duration: Double?
+    var duration: Seconds?
 
     @OptionGroup var alarm: AlarmOptions
     @OptionGroup var gpio: GPIOOptions
@@ -91,7 +91,7 @@ struct AlarmCommand: ParsableCommand {
             emit(#"{"event":"fall-suspected","t_ns":\#(monotonicNanoseconds()),"impact":\#(fall.impactTime),"peak":\#(fall.peak)}"#)
             controller.fallSuspected(fall)
         }
-        let until = duration.map { monotonicNanoseconds() + Int64($0 * 1e9) }
+        let until = duration.map { monotonicNanoseconds() + $0.nanoseconds }
         let keepGoing = { !stop.load(ordering: .acquiring) && until.map { monotonicNanoseconds() < $0 } ?? true }
         if let recording {
             let samples: [AccelerationSample]

@@ -47,7 +47,7 @@ struct GPIOCommand: ParsableCommand {
     var toneHz: Double?
 
     @Option(help: "Seconds to run after requesting (default 0: request, report, release).")
-    var duration = 0.0
+    var duration = Seconds(0)
 
     func run() throws {
         guard let bias = GPIOSection.Bias(rawValue: bias) else { throw ValidationError("--bias: pull-up, pull-down, disable or as-is") }
@@ -78,7 +78,7 @@ struct GPIOCommand: ParsableCommand {
         abort?.start { e in emit(buttonLine(e)) }
         if let played { for p in players { p.play(played) } }
         emit(#"{"event":"ready","t_ns":\#(monotonicNanoseconds())}"#)
-        let end = monotonicNanoseconds() + Int64(duration * 1e9)
+        let end = monotonicNanoseconds() + duration.nanoseconds
         while !stop.load(ordering: .acquiring), monotonicNanoseconds() < end {
             sleepUntil(nanoseconds: min(end, monotonicNanoseconds() + 20_000_000))
         }

@@ -20,7 +20,7 @@ struct RecordCommand: ParsableCommand {
     var out: String
 
     @Option(help: "Seconds to record (default: until Ctrl-C).")
-    var duration: Double?
+    var duration: Seconds?
 
     @Option(help: "IIO device name (default: adxl345, then mpu6050, then the first accelerometer).")
     var device: String?
@@ -43,7 +43,7 @@ struct RecordCommand: ParsableCommand {
         var written = 0
         let started = monotonicNanoseconds()
         while !stop.load(ordering: .acquiring) {
-            if let duration, Double(monotonicNanoseconds() - started) * 1e-9 >= duration { break }
+            if let duration, Double(monotonicNanoseconds() - started) * 1e-9 >= duration.value { break }
             source.events.drain { event in
                 switch event {
                 case .opened(let info):

@@ -27,7 +27,7 @@ struct RunCommand: AsyncParsableCommand {
     var state: String?
 
     @Option(help: ArgumentHelp("Stop gracefully after this many seconds (tests, benches).", valueName: "seconds"))
-    var duration: Double?
+    var duration: Seconds?
 
     func run() async throws {
         let start = ProgramStart.now()
@@ -62,7 +62,7 @@ struct RunCommand: AsyncParsableCommand {
             printError(error.description)
             throw ExitCode(error.status)
         }
-        try await daemon.run(duration: duration)
+        try await daemon.run(duration: duration?.value)
     }
 }
 

@@ -29,7 +29,7 @@ struct StatusCommand: ParsableCommand {
         }
         let age = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date)
             .map { Date().timeIntervalSince($0) } ?? .infinity
-        let running = age < 5 && kill(status.pid, 0) == 0
+        let running = age < 5 && Self.processExists(status.pid)
         if json {
             print(String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self))
         } else {
@@ -39,6 +39,12 @@ struct StatusCommand: ParsableCommand {
         let healthy = status.state == "monitoring" && (status.sensor?.problems.isEmpty ?? false)
             && (status.outbox?.failed ?? 0) == 0
         if !healthy { throw ExitCode(1) }
+    }
+
+    /// `kill(pid, 0)`: 0 or EPERM (the daemon runs as another user, e.g. `fallguard` while a
+    /// member of its group asks) both mean the process exists; only ESRCH means it does not.
+    static func processExists(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
     }
 
     static func text(_ s: DaemonStatus, age: Double, running: Bool) -> String {

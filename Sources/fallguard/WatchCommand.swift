@@ -22,7 +22,7 @@ struct WatchCommand: ParsableCommand {
     var uri = "local:"
 
     @Option(help: "Seconds to run (default: until Ctrl-C).")
-    var duration: Double?
+    var duration: Seconds?
 
     @Option(help: ArgumentHelp("Lowest device sampling rate to ask for; the nearest supported rate at or above it is used.", valueName: "Hz"))
     var rate: Double = 40
@@ -66,7 +66,7 @@ struct WatchCommand: ParsableCommand {
         let started = monotonicNanoseconds()
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
-        let endNs = duration.map { started + Int64($0 * 1e9) } ?? .max
+        let endNs = duration.map { started + $0.nanoseconds } ?? .max
         let json = json   // read once: property wrappers are not free in a loop that runs 40 times a second
         // Start-up (libiio context, device set-up) is measured apart from the steady capture.
         var atOpen: (usage: ProcessUsage, t: Int64)?

@@ -3,6 +3,16 @@ import Testing
 import FallGuardTestSupport
 
 @Suite struct CLITests {
+    /// Seconds that cannot become nanoseconds are a usage error naming the option, never a trap.
+    @Test(arguments: ["nan", "inf", "-1", "1e300", "soon"])
+    func aDurationThatIsNotATimeIsAUsageError(_ value: String) throws {
+        for command in ["alarm", "watch", "run", "gpio"] {
+            let r = try fallguard([command, "--duration", value])
+            #expect(r.status == 64, "\(command) --duration \(value): \(r.status) \(r.stderr)")
+            #expect(r.stderr.contains("--duration"), "\(r.stderr)")
+        }
+    }
+
     @Test func helpExplainsEveryCommandAndOption() throws {
         let top = try fallguard("--help")
         #expect(top.status == 0)

@@ -63,6 +63,25 @@ import FallGuardTestSupport
         #expect(status.status == 3, "the daemon has stopped")
         #expect(status.stdout.contains("state: countdown, incident FG-1"), "\(status.stdout)")
     }
+
+    /// A member of the daemon's group may not signal its process (EPERM): that is a running
+    /// daemon, not a dead one. Here the "daemon" is PID 1, asked about by user nobody.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv to ask as another user"))
+    func statusAsAnotherUserSeesTheDaemonRunning() throws {
+        let dir = TempDirectory("status")
+        chmod(dir.path, 0o755)
+        let now = isoNow()
+        dir.write("status.json", #"{"pid": 1, "version": "test", "started": "\#(now)", "updated": "\#(now)", "state": "monitoring", "configuration": "test"}"#)
+        let r = try runCommand("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                     fallguardBinary, "status", "--state", dir.path])
+        #expect(r.status != 3 && r.stdout.contains("pid 1, running since"), "\(r.stdout)\(r.stderr)")
+    }
+}
+
+private func isoNow() -> String {
+    let f = ISO8601DateFormatter()
+    return f.string(from: Date())
 }
 
 /// A daemon configuration for the fixture fall F13 (detected about 8.2 s in), a 5 s countdown,

@@ -34,6 +34,7 @@ import Testing
     /// Runs a daemon on a new in-memory chip until its countdown starts, then `body`.
     static func withDaemonInCountdown(_ body: (Daemon, InMemoryGPIO, TempDirectory) async throws -> Void) async throws {
         let dir = TempDirectory("daemon")
+        umask(0o022)   // as a shell would have it
         let gpio = InMemoryGPIO()
         let daemon = try Self.daemon(in: dir, gpio: gpio)
         let run = Task { try await daemon.run(duration: 30) }
@@ -52,6 +53,13 @@ import Testing
             #expect(daemon.alarm.snapshot.status == .alertOut)
             let status = try DaemonStatus.read(from: dir.path + "/state")
             #expect(status.readyMs != nil, "\(status)")
+            // Health data: the state directory 0700 and every file in it 0600, whatever the umask.
+            let fm = FileManager.default
+            let mode = { (path: String) in ((try? fm.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1) & 0o777 }
+            #expect(mode(dir.path + "/state") == 0o700)
+            for file in try fm.contentsOfDirectory(atPath: dir.path + "/state") {
+                #expect(mode(dir.path + "/state/" + file) == 0o600, "\(file)")
+            }
         }
     }
 

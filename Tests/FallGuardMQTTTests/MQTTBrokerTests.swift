@@ -166,7 +166,9 @@ struct MQTTBrokerTests {
         #expect(received.withLock { $0 } == ["FG-7 by Anna", "FG-8 by mqtt", "FG-7 by Home Assistant"])
     }
 
-    @Test func wrongCredentialsFailPermanentlyAndRightOnesDeliver() async throws {
+    /// Refused credentials (CONNACK 4/5) are what a broker answers while its password file or
+    /// auth plugin reloads: transient, retried, and the reason is in the failure.
+    @Test func refusedCredentialsAreTransientAndRightOnesDeliver() async throws {
         let broker = try await MosquittoBroker(users: ["bridge": "s3cret"])
         let wrong = try channel(broker, device: "wrong", username: "bridge", password: "guess")
         await #expect(throws: DeliveryFailure.self) {
@@ -176,7 +178,7 @@ struct MQTTBrokerTests {
             _ = try await wrong.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
             Issue.record("delivered with a wrong password")
         } catch let failure as DeliveryFailure {
-            guard case .permanent(let why) = failure else { Issue.record("expected permanent, got \(failure)"); return }
+            guard case .transient(let why) = failure else { Issue.record("expected transient, got \(failure)"); return }
             #expect(why.contains("not authorised") || why.contains("username or password"), "\(why)")
         }
         await wrong.stop()

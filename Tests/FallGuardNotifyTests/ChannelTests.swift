@@ -125,10 +125,54 @@ import FallGuardTestSupport
         }
         guard case .transient(let why)? = try await failure("echo 'modem busy' >&2; exit 1") else { Issue.record("exit 1"); return }
         #expect(why.contains("status 1") && why.contains("modem busy"))
-        guard case .permanent? = try await failure("exit 78") else { Issue.record("exit 78"); return }
+        // A pager that is busy once (EX_UNAVAILABLE, EX_TEMPFAIL, even EX_CONFIG) is tried again.
+        for code in [69, 75, 78] {
+            guard case .transient? = try await failure("exit \(code)") else { Issue.record("exit \(code)"); return }
+        }
+        guard case .permanent? = try await failure("exit 127") else { Issue.record("exit 127"); return }
         guard case .transient(let slow)? = try await failure("sleep 30", timeout: 0.3) else { Issue.record("timeout"); return }
         #expect(slow.contains("timeout"))
         // A command that ignores its input and succeeds is delivered.
         #expect(try await failure("exit 0") == nil)
+    }
+
+    /// The timeout kills what the command started too, even a child that keeps standard error
+    /// open, and the attempt ends on time.
+    @Test func theTimeoutKillsTheCommandsChildren() async throws {
+        let marker = temporaryFolder() + "/child.pid"
+        let path = try script("sleep 60 & echo $! > \(marker); wait")
+        let start = ContinuousClock.now
+        do {
+            _ = try await ExecChannel(name: "run", options: ExecOptions(command: [path], timeout: 1)).send(delivery(channel: "run", to: nil))
+            Issue.record("a command past its timeout was delivered")
+        } catch let failure as DeliveryFailure {
+            guard case .transient = failure else { Issue.record("\(failure)"); return }
+        }
+        #expect(ContinuousClock.now - start < .seconds(5), "the attempt ends soon after the timeout")
+        let child = try #require(Int32(try String(contentsOfFile: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(await until(3) { kill(child, 0) != 0 }, "the command's background child was killed")
+    }
+
+    /// A command that exits while a background child keeps standard error open never holds the
+    /// attempt past its timeout (it used to hang until the child ended), and the child is gone.
+    @Test func aChildHoldingStandardErrorDoesNotHoldTheAttempt() async throws {
+        let marker = temporaryFolder() + "/child.pid"
+        let path = try script("sleep 30 >&2 & echo $! > \(marker); exit 0")
+        let start = ContinuousClock.now
+        _ = try? await ExecChannel(name: "run", options: ExecOptions(command: [path], timeout: 2)).send(delivery(channel: "run", to: nil))
+        #expect(ContinuousClock.now - start < .seconds(6), "the attempt ends by its timeout")
+        let child = try #require(Int32(try String(contentsOfFile: marker, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(await until(3) { kill(child, 0) != 0 }, "the background child was killed with the group")
+    }
+
+    /// The command never sees the bridge's environment (credentials given as `${ENV}` live there).
+    @Test func theCommandGetsAMinimalEnvironment() async throws {
+        setenv("FALLGUARD_TEST_SECRET", "s3cret-token", 1)
+        defer { unsetenv("FALLGUARD_TEST_SECRET") }
+        let out = temporaryFolder() + "/env.txt"
+        let path = try script("env > \"$1\"")
+        _ = try await ExecChannel(name: "run", options: ExecOptions(command: [path, out])).send(delivery(channel: "run", to: nil))
+        let env = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(!env.contains("s3cret-token") && env.contains("PATH="), "\(env)")
     }
 }

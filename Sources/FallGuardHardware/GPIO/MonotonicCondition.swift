@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A mutex and condition variable that time out at an absolute CLOCK_MONOTONIC instant, so a
 /// thread sleeping until the next pattern edge or alarm deadline is immune to wall-clock steps.
@@ -42,14 +43,25 @@ final class MonotonicCondition: @unchecked Sendable {
     func signal() { pthread_cond_signal(cond) }
 }
 
+/// Whether the alarm's threads got the real-time priority they ask for.
+public enum RealTimePriority {
+    /// The error of the last refused request (e.g. `Operation not permitted` without
+    /// `LimitRTPRIO=` or under a seccomp filter that forbids `sched_setscheduler`); nil when
+    /// every request so far succeeded.
+    public static var refusal: String? { refused.withLock { $0 } }
+
+    static let refused = Mutex<String?>(nil)
+}
+
 /// Starts a named thread, asking for a modest real-time priority (SCHED_FIFO 10) so buzzer
 /// edges and button events stay on time on a loaded machine; without the privilege it runs
-/// at normal priority.
+/// at normal priority, and ``RealTimePriority/refusal`` says why.
 func startThread(name: String, realTime: Bool, _ body: @escaping @Sendable () -> Void) -> Thread {
     let t = Thread {
         if realTime {
             var p = sched_param(sched_priority: 10)
-            _ = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p)
+            let error = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p)
+            if error != 0 { RealTimePriority.refused.withLock { $0 = String(cString: strerror(error)) } }
         }
         body()
     }

@@ -1,6 +1,11 @@
 import Foundation
+import Synchronization
 
 /// A child process run to completion with input on its standard input and a time limit.
+///
+/// Foundation starts the command as the leader of a process group of its own, so the timeout
+/// kills whatever it started too (`kill(-pid)`). It gets a minimal environment
+/// (``environment``): never the bridge's, which may hold credentials given through `${ENV}`.
 struct ChildProcess {
     enum Outcome: Equatable {
         case exited(Int32)
@@ -17,19 +22,34 @@ struct ChildProcess {
             let how: String = switch outcome {
             case .exited(let code): "exited with status \(code)"
             case .signalled(let sig): "was killed by signal \(sig)"
-            case .timedOut: "ran past its timeout and was killed"
+            case .timedOut: "ran past its timeout and was killed with everything it started"
             }
             return stderr.isEmpty ? how : "\(how): \(stderr)"
         }
     }
 
-    /// Runs `executable` with `arguments`; kills it (SIGKILL) after `timeout` seconds.
+    /// What the command sees: a fixed PATH, the locale and time zone, nothing else.
+    static var environment: [String: String] {
+        var env = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+        for (key, value) in ProcessInfo.processInfo.environment
+        where key == "LANG" || key == "TZ" || key.hasPrefix("LC_") {
+            env[key] = value
+        }
+        return env
+    }
+
+    /// How long standard error may stay open after the command exited (a background child
+    /// that inherited it) before the attempt ends without the rest.
+    static let stderrGrace = 1.0
+
+    /// Runs `executable` with `arguments`; kills its process group (SIGKILL) after `timeout` s.
     static func run(_ executable: String, _ arguments: [String], input: Data, timeout: Double) async throws -> Result {
         // A command that exits without reading its input must not kill the bridge with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
+        p.environment = environment
         let stdin = Pipe(), stderr = Pipe()
         p.standardInput = stdin
         p.standardError = stderr
@@ -40,9 +60,11 @@ struct ChildProcess {
             throw DeliveryFailure.transient("cannot start \(executable): \(error)")
         }
         let pid = p.processIdentifier
+        // Its own process group when Foundation made one (it does on Linux), else the process.
+        let group = getpgid(pid) == pid ? -pid : pid
         let killer = Task {
             do { try await Task.sleep(for: .milliseconds(Int64(timeout * 1000))) } catch { return false }
-            kill(pid, SIGKILL)
+            kill(group, SIGKILL)
             return true
         }
         // Blocking pipe I/O runs on its own threads: a command that does not read its input or
@@ -52,16 +74,36 @@ struct ChildProcess {
             try? stdinHandle.write(contentsOf: input)
             try? stdinHandle.close()
         }
+        let collected = StderrCollector()
         let stderrHandle = stderr.fileHandleForReading
-        let errData = await withCheckedContinuation { (c: CheckedContinuation<Data, Never>) in
-            Thread.detachNewThread { c.resume(returning: stderrHandle.readDataToEndOfFile()) }
+        Thread.detachNewThread {
+            while case let d = stderrHandle.availableData, !d.isEmpty { collected.append(d) }
+            collected.close()
         }
         for await _ in finished.stream {}
         killer.cancel()
         let timedOut = await killer.value
-        let tail = String(decoding: errData.suffix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        await collected.waitForEnd(upTo: stderrGrace)
+        let tail = String(decoding: collected.data.suffix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let outcome: Outcome = timedOut ? .timedOut
             : p.terminationReason == .exit ? .exited(p.terminationStatus) : .signalled(p.terminationStatus)
         return Result(outcome: outcome, stderr: tail)
+    }
+}
+
+/// What a command wrote to standard error, gathered on a reader thread.
+private final class StderrCollector: Sendable {
+    private let state = Mutex<(data: Data, closed: Bool)>((Data(), false))
+
+    func append(_ d: Data) { state.withLock { $0.data.append(d) } }
+    func close() { state.withLock { $0.closed = true } }
+    var data: Data { state.withLock { $0.data } }
+
+    /// Returns at the end of the stream or after `seconds`, whichever comes first.
+    func waitForEnd(upTo seconds: Double) async {
+        let end = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !state.withLock({ $0.closed }), ContinuousClock.now < end {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 }

@@ -2,9 +2,11 @@ import Foundation
 
 /// Runs a configured command (argv, no shell) with the ``AlertPayload`` JSON on standard input.
 ///
-/// Exit 0 is delivered. Exit 64–78 other than 75 (`sysexits.h` usage and configuration errors)
-/// is permanent; any other non-zero exit, a signal, or running past the timeout (the command is
-/// then killed) is transient, so the outbox tries again.
+/// Exit 0 is delivered. A command that cannot run (126: not executable, 127: not found) is
+/// permanent; any other non-zero exit (a pager's `EX_UNAVAILABLE` while its modem is busy
+/// included), a signal, or running past the timeout (the command and everything it started are
+/// then killed) is transient, so the outbox tries again until the message's deadline. The
+/// command sees a minimal environment, not the bridge's (see ``ChildProcess``).
 public struct ExecChannel: NotificationChannel {
     public let name: String
     let options: ExecOptions
@@ -34,7 +36,7 @@ public struct ExecChannel: NotificationChannel {
         let detail = "\(program) " + result.describe
         switch result.outcome {
         case .exited(0): return DeliveryReceipt(detail: detail)
-        case .exited(let code) where (64...78).contains(code) && code != 75: throw DeliveryFailure.permanent(detail)
+        case .exited(126), .exited(127): throw DeliveryFailure.permanent(detail)
         default: throw DeliveryFailure.transient(detail)
         }
     }
