@@ -115,7 +115,7 @@ let package = Package(
         .target(
             name: "FallGuardConfig",
             dependencies: [
-                "FallGuardCore", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
+                "FallGuardCore", "FallGuardHardware", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -167,15 +167,21 @@ let package = Package(
         // Runs an MQTT channel in its own process, so tests can kill it (last will).
         .executableTarget(
             name: "fallguard-mqtt-probe",
-            dependencies: ["FallGuardMQTT", "FallGuardNotify"],
+            dependencies: ["FallGuardMQTT", "FallGuardNotify", "FallGuardConfig"],
             path: "Tests/MQTTProbe"
         ),
 
         .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore"]),
         .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest"], exclude: ["Fixtures"]),
-        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD"]),
+        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "FallGuardConfig", "CLibIIO", "CLibGPIOD"]),
         .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore"]),
-        .testTarget(name: "FallGuardConfigTests", dependencies: ["FallGuardConfig", "FallGuardCore"]),
+        .testTarget(
+            name: "FallGuardConfigTests",
+            dependencies: [
+                "FallGuardConfig", "FallGuardCore", "FallGuardHardware", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .testTarget(name: "FallGuardSystemdTests", dependencies: ["FallGuardSystemd"]),
         // Runs the deployment checks in bench/ (systemd unit, udev rules, overlay, install, .deb).
         .testTarget(name: "FallGuardDeployTests"),
@@ -184,7 +190,8 @@ let package = Package(
         .testTarget(
             name: "FallGuardNotifyTests",
             dependencies: [
-                "FallGuardNotify", "FallGuardCore",
+                // FallGuardConfig: the crash tests hand `fallguard outbox-run` its settings as JSON.
+                "FallGuardNotify", "FallGuardCore", "FallGuardConfig",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// A section with secrets, as the channel sections will have.
-private struct WebhookSection: ConfigSection, Equatable {
+private struct WebhookSection: ConfigSection, Codable, Equatable {
     var url = ""
     var authToken = ""
 
