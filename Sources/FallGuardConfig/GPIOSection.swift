@@ -188,14 +188,6 @@ private func decodeLine<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) 
     return try c.decodeIfPresent(String.self, forKey: key)
 }
 
-/// A fixed list of words, each naming a value.
-protocol WordList {
-    associatedtype Value: Equatable & Sendable
-    /// How the error about a wrong word names the setting.
-    static var name: String { get }
-    static var words: [(word: String, value: Value)] { get }
-}
-
 enum BuzzerTypeWords: WordList {
     static let name = "BuzzerType"
     static var words: [(word: String, value: BuzzerWiring.Kind)] { GPIOSection.buzzerTypes.map { ($0.word, $0.kind) } }
@@ -204,25 +196,4 @@ enum BuzzerTypeWords: WordList {
 enum BiasWords: WordList {
     static let name = "Bias"
     static var words: [(word: String, value: LineBias)] { GPIOSection.biases.map { ($0.word, $0.bias) } }
-}
-
-/// One word of `List` in the file: decoding fails on any other, as a raw-value enum's would.
-struct Word<List: WordList>: Codable {
-    var value: List.Value
-
-    init(_ value: List.Value) { self.value = value }
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        let word = try c.decode(String.self)
-        guard let v = List.words.first(where: { $0.word == word })?.value else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "Cannot initialize \(List.name) from invalid String value \(word)")
-        }
-        value = v
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(List.words.first { $0.value == value }?.word ?? "")
-    }
 }

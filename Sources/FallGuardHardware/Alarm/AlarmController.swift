@@ -6,7 +6,7 @@ import Logging
 /// ``AlertSink`` and the incident log, on a dedicated thread.
 ///
 /// ```swift
-/// let alarm = AlarmController(alert: timings, button: buttonTimings, patterns: patterns,
+/// let alarm = AlarmController(alert: configuration, button: timings, patterns: patterns,
 ///                             buzzer: buzzer, led: led, button: button,
 ///                             sink: outbox, incidentLog: try IncidentLog(stateDirectory: state))
 /// try alarm.start()
@@ -31,7 +31,7 @@ import Logging
 public final class AlarmController: @unchecked Sendable {
     // @unchecked: `engine`, `inbox`, `waiting`, `running`, `faults` are guarded by `condition`.
     /// The engine's timings, checked.
-    public let alert: AlertConfiguration
+    public let alertConfiguration: AlertConfiguration
     /// What the buzzer and LED play.
     public let patterns: AlarmPatterns
     private let buzzer: PatternPlayer?
@@ -62,7 +62,7 @@ public final class AlarmController: @unchecked Sendable {
     public init(alert: AlertConfiguration, button timings: ButtonTimings, patterns: AlarmPatterns,
                 buzzer: PatternPlayer?, led: PatternPlayer?, button: (any ButtonSource)?,
                 sink: any AlertSink, incidentLog: IncidentLog?, logger: Logger = Logger(label: "fallguard.alarm")) {
-        self.alert = alert
+        alertConfiguration = alert
         self.patterns = patterns
         engine = AlertEngine(configuration: alert,
                              numbering: incidentLog?.numbering(prefix: alert.incidentPrefix) ?? .init())
@@ -229,7 +229,7 @@ extension AlarmController {
         // The engine acts on its deadline `hold` after CLOCK_MONOTONIC reaches it.
         let expiry = deadline - Double(monotonicNanoseconds() - hold) * 1e-9
         do {
-            try sink.arm(alert, fallback: max(0, expiry) + self.alert.longPress + Self.fallbackMargin)
+            try sink.arm(alert, fallback: max(0, expiry) + alertConfiguration.longPress + Self.fallbackMargin)
         } catch {
             logger.error("\(alert.incident): the alert could not be stored ahead of the countdown's end (it will be at expiry): \(error)")
         }
