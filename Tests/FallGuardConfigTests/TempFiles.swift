@@ -16,7 +16,7 @@ final class TempDirectory {
     @discardableResult
     func write(_ name: String, _ text: String, mode: Int = 0o644) -> String {
         let file = path + "/" + name
-        FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
         chmod(file, mode_t(mode))
         return file
     }
