@@ -116,7 +116,7 @@ let package = Package(
         .target(
             name: "FallGuardConfig",
             dependencies: [
-                "FallGuardCore", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
+                "FallGuardCore", "FallGuardHardware", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
@@ -170,7 +170,7 @@ let package = Package(
         // Runs an MQTT channel in its own process, so tests can kill it (last will).
         .executableTarget(
             name: "fallguard-mqtt-probe",
-            dependencies: ["FallGuardMQTT", "FallGuardNotify"],
+            dependencies: ["FallGuardMQTT", "FallGuardNotify", "FallGuardConfig"],
             path: "Tests/MQTTProbe"
         ),
 
@@ -186,9 +186,15 @@ let package = Package(
 
         .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore", "FallGuardTestSupport"]),
         .testTarget(name: "FallGuardFieldTestTests", dependencies: ["FallGuardCore", "FallGuardFieldTest", "FallGuardTestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD", "FallGuardTestSupport"]),
+        .testTarget(name: "FallGuardHardwareTests", dependencies: ["FallGuardHardware", "FallGuardFieldTest", "FallGuardConfig", "CLibIIO", "CLibGPIOD", "FallGuardTestSupport"]),
         .testTarget(name: "FallGuardCLITests", dependencies: ["FallGuardCore", "FallGuardTestSupport"]),
-        .testTarget(name: "FallGuardConfigTests", dependencies: ["FallGuardConfig", "FallGuardCore", "FallGuardTestSupport"]),
+        .testTarget(
+            name: "FallGuardConfigTests",
+            dependencies: [
+                "FallGuardConfig", "FallGuardCore", "FallGuardHardware", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
+                "FallGuardTestSupport", .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .testTarget(name: "FallGuardSystemdTests", dependencies: ["FallGuardSystemd", "FallGuardTestSupport"]),
         // Runs the deployment checks in bench/ (systemd unit, udev rules, overlay, install, .deb).
         .testTarget(name: "FallGuardDeployTests", dependencies: ["FallGuardTestSupport"]),
@@ -197,7 +203,8 @@ let package = Package(
         .testTarget(
             name: "FallGuardNotifyTests",
             dependencies: [
-                "FallGuardNotify", "FallGuardCore", "FallGuardTestSupport",
+                // FallGuardConfig: the crash tests hand `fallguard outbox-run` its settings as JSON.
+                "FallGuardNotify", "FallGuardCore", "FallGuardConfig", "FallGuardTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]

@@ -36,3 +36,34 @@ extension ConfigChoice {
         try c.encode(rawValue)
     }
 }
+
+/// A fixed list of words, each naming a value.
+protocol WordList {
+    associatedtype Value: Equatable & Sendable
+    /// How the error about a wrong word names the setting.
+    static var name: String { get }
+    static var words: [(word: String, value: Value)] { get }
+}
+
+/// A setting that is one word naming a runtime value (`bias: pull-up`, `security: tls`): the
+/// words live here, the values in the module that uses them. A wrong word fails decoding as a
+/// raw-value enum's would.
+struct Word<List: WordList>: Codable {
+    var value: List.Value
+
+    init(_ value: List.Value) { self.value = value }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        let word = try c.decode(String.self)
+        guard let v = List.words.first(where: { $0.word == word })?.value else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "Cannot initialize \(List.name) from invalid String value \(word)")
+        }
+        value = v
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(List.words.first { $0.value == value }?.word ?? "")
+    }
+}

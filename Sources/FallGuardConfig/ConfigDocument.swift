@@ -107,7 +107,7 @@ public struct ConfigDocument {
         var value: T?
         for _ in 0..<100 {
             do {
-                value = try YAMLDecoder().decode(type, from: node, userInfo: ChannelTypes.userInfo)
+                value = try YAMLDecoder().decode(Configured<T>.self, from: node).value
                 break
             } catch let error as DecodingError {
                 let p = DecodingProblem(error, in: node)
@@ -138,7 +138,7 @@ public struct ConfigDocument {
     /// Keys in the file that do not survive decode → encode are not read by anything.
     private mutating func reportUnknownKeys<T: ConfigSection>(of value: T, original: Node, at path: [String],
                                                               skipping reported: [[String]]) {
-        guard let known = try? keyShape(of: value) else { return }
+        guard let known = try? keyShape(of: Configured(value)) else { return }
         // Decoding the whole file checked every top-level key: finish() has nothing to add.
         if path.isEmpty, case let .mapping(m) = original { Array(m.keys).compactMap(\.string).forEach { claimed.insert($0) } }
         for (p, message) in Self.unknownKeys(in: original, known: known) {

@@ -10,13 +10,13 @@ public struct NotifySections: Sendable {
 
     public init(settings: NotificationSettings? = nil) { self.settings = settings }
 
-    public static let keys = ["device", "wearer", "contacts", "channels", "policy", "templates"]
+    public static let keys = NotificationSettings.CodingKeys.allCases.map(\.rawValue)
 
     /// Console only: every alert kind broadcast to the `console` channel.
     public static func consoleOnly(wearer: String = "the wearer") -> NotificationSettings {
         let console = AlertRoute(primary: [], broadcast: ["console"])
         return NotificationSettings(
-            wearer: Wearer(name: wearer), contacts: [], channels: ["console": ChannelSettings(ConsoleOptions())],
+            wearer: Wearer(name: wearer), contacts: [], channels: ["console": ConsoleOptions()],
             policy: NotificationPolicy(fall: console, helpRequested: console, resolved: console,
                                        deviceProblem: console, heartbeat: console))
     }
@@ -29,7 +29,7 @@ public struct NotifySections: Sendable {
 
 /// The whole file as one value, so that unknown keys are found at every level, including the
 /// top (a misspelt section name). Each section keeps its own defaults and checks.
-public struct DaemonFile: ConfigSection {
+public struct DaemonFile: ConfigSection, Codable {
     public var sensor = SensorSection()
     public var detector = DetectorSection()
     public var alarm = AlarmSection()
@@ -62,7 +62,7 @@ public struct DaemonFile: ConfigSection {
         metrics = try section("metrics", metrics)
         log = try section("log", log)
         if NotifySections.keys.contains(where: { c.contains(Key($0)) }) {
-            notify.settings = try NotificationSettings(from: decoder)
+            notify.settings = try NotificationSettings(fromConfig: decoder)
         }
     }
 
@@ -75,14 +75,7 @@ public struct DaemonFile: ConfigSection {
         try c.encode(state, forKey: Key("state"))
         try c.encode(metrics, forKey: Key("metrics"))
         try c.encode(log, forKey: Key("log"))
-        if let n = notify.settings {
-            try c.encode(n.device, forKey: Key("device"))
-            try c.encode(n.wearer, forKey: Key("wearer"))
-            try c.encode(n.contacts, forKey: Key("contacts"))
-            try c.encode(n.channels, forKey: Key("channels"))
-            try c.encode(n.policy, forKey: Key("policy"))
-            try c.encode(n.templates, forKey: Key("templates"))
-        }
+        try notify.settings?.encodeConfig(to: encoder)
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {

@@ -2,7 +2,7 @@ import FallGuardCore
 import Foundation
 
 /// `detector:` — which fall detector runs and its tuned settings (see `fallguard detectors`).
-public struct DetectorSection: ConfigSection, Equatable {
+public struct DetectorSection: ConfigSection, Codable, Equatable {
     /// A name from ``DetectorCatalog`` (key `name`, default `multiphase`).
     public var name: String = DetectorCatalog.defaultName
     /// Settings over the detector's defaults, e.g. `impact: 1.75` (key `settings`, default none;

@@ -1,7 +1,7 @@
 import FallGuardCore
 
 /// `log:` — how much the bridge says in the journal.
-public struct LogSection: ConfigSection, Equatable {
+public struct LogSection: ConfigSection, Codable, Equatable {
     /// swift-log's levels, quietest last.
     public enum Level: String, ConfigChoice {
         case trace, debug, info, notice, warning, error, critical

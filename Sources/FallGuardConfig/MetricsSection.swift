@@ -1,7 +1,7 @@
 import FallGuardCore
 
 /// `metrics:` — the Prometheus `/metrics` endpoint.
-public struct MetricsSection: ConfigSection, Equatable {
+public struct MetricsSection: ConfigSection, Codable, Equatable {
     /// Key `enabled`, default true.
     public var enabled = true
     /// `HOST:PORT` to listen on (key `listen`, default `127.0.0.1:9466`; `[::1]:9466` for IPv6).

@@ -2,7 +2,7 @@ import FallGuardCore
 import Foundation
 
 /// `sensor:` — the accelerometer, or a recording replayed in its place.
-public struct SensorSection: ConfigSection, Equatable {
+public struct SensorSection: ConfigSection, Codable, Equatable {
     /// How samples are taken from the IIO device.
     public enum Mode: String, ConfigChoice {
         /// The driver's buffer when it has one, else polling the `_raw` attributes.
@@ -54,7 +54,7 @@ public struct SensorSection: ConfigSection, Equatable {
         rangeG = try c.value(.rangeG, default: rangeG)
         mountMatrix = try c.decodeIfPresent([[Double]].self, forKey: .mountMatrix)
         replay = try c.decodeIfPresent(String.self, forKey: .replay)
-        cpu = try c.value(.cpu, default: cpu)
+        cpu = try c.section(SensorCPU.self, forKey: .cpu) ?? cpu
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -65,7 +65,7 @@ public struct SensorSection: ConfigSection, Equatable {
         try c.encode(rangeG, forKey: .rangeG)
         try c.encodeOptional(mountMatrix, forKey: .mountMatrix)
         try c.encodeOptional(replay, forKey: .replay)
-        try c.encode(cpu, forKey: .cpu)
+        try c.encode(section: cpu, forKey: .cpu)
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
@@ -97,4 +97,32 @@ public struct SensorSection: ConfigSection, Equatable {
             + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
         return abs(abs(det) - 1) <= 0.05 ? nil : "is not a rotation (determinant \(det), expected ±1)"
     }
+}
+
+/// `sensor.cpu`: a CPU number, `last` or `any`.
+extension SensorCPU: ConfigSection {
+    public init(fromConfig decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let n = try? c.decode(Int.self) {
+            self = .number(n)
+            return
+        }
+        let word = try c.decode(String.self)
+        guard let cpu = SensorCPU(word) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: "'\(word)' is not a CPU: use last, any or a CPU number")
+        }
+        self = cpu
+    }
+
+    public func encodeConfig(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .any: try c.encode("any")
+        case .last: try c.encode("last")
+        case let .number(n): try c.encode(n)
+        }
+    }
+
+    /// Checked by ``SensorSection``, which knows the range.
+    public func problems(at path: [String]) -> [ConfigProblem] { [] }
 }

@@ -1,7 +1,7 @@
 import FallGuardCore
 
 /// `state:` — where the bridge keeps what must survive a restart (the outbox, the last incident).
-public struct StateSection: ConfigSection, Equatable {
+public struct StateSection: ConfigSection, Codable, Equatable {
     /// The directory systemd creates for the unit (`StateDirectory=fallguard`).
     public static let defaultDirectory = "/var/lib/fallguard"
 

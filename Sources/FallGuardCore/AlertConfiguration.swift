@@ -1,6 +1,5 @@
 /// The timings and choices of ``AlertEngine``, checked when made. All durations are seconds.
-///
-/// Keys in errors (`countdown`, `long-press`, …) are the names a configuration file uses.
+/// The configuration module gives the defaults and names the keys.
 public struct AlertConfiguration: Sendable, Equatable {
     /// Allowed countdown lengths: long enough to reach the button, short enough to matter.
     public static let countdownRange: ClosedRange<Double> = 5...300
@@ -11,37 +10,40 @@ public struct AlertConfiguration: Sendable, Equatable {
     /// Allowed sensor-fault grace periods; 0 reports a fault at once.
     public static let sensorFaultGraceRange: ClosedRange<Double> = 0...3_600
 
-    /// From a suspected fall to the alert, unless the wearer aborts (key `countdown`, default 30).
+    /// The values a configuration may get wrong, as ``AlertConfigurationError`` names them.
+    public enum Setting: String, Sendable, Equatable, CaseIterable {
+        case countdown, longPress, finalPhase, activeTimeout, sensorFaultGrace, incidentPrefix
+    }
+
+    /// From a suspected fall to the alert, unless the wearer aborts.
     public let countdown: Double
-    /// A press held this long is a help request, sent the moment the threshold is reached
-    /// (key `long-press`, default 2).
+    /// A press held this long is a help request, sent the moment the threshold is reached.
     public let longPress: Double
     /// The last part of the countdown with the faster ``AlarmSound/countdownFinal`` pattern
-    /// (key `final-phase`, default 10, 0 to `countdown`; 0 means none).
+    /// (0 to `countdown`; 0 means none).
     public let finalPhase: Double
     /// How long the calm alarm continues after an alert went out without "I'm OK" or an
-    /// acknowledgement (key `active-timeout`, default 3600).
+    /// acknowledgement.
     public let activeTimeout: Double
-    /// How long a sensor fault may last before the helpers are told (key `sensor-fault-grace`,
-    /// default 60). Short faults (a reconnect) only sound and record.
+    /// How long a sensor fault may last before the helpers are told. Short faults (a
+    /// reconnect) only sound and record.
     public let sensorFaultGrace: Double
-    /// Cancel the countdown as a false alarm when the wearer walks again
-    /// (key `auto-cancel-when-walking`, default false: walking is only noted in the alert).
+    /// Cancel the countdown as a false alarm when the wearer walks again (false: walking is
+    /// only noted in the alert).
     public let autoCancelWhenWalking: Bool
-    /// Starts every incident id, e.g. `FG` gives `FG-1`, `FG-2`, `FG-fault-1`
-    /// (key `incident-prefix`, default `FG`; ASCII letters, digits, `-`, `_`, at most 32).
+    /// Starts every incident id, e.g. `FG` gives `FG-1`, `FG-2`, `FG-fault-1` (ASCII letters,
+    /// digits, `-`, `_`, at most 32).
     public let incidentPrefix: String
 
-    /// Checks every value; throws naming the first key that is out of its range.
-    public init(countdown: Double = 30, longPress: Double = 2, finalPhase: Double = 10,
-                activeTimeout: Double = 3600, sensorFaultGrace: Double = 60,
-                autoCancelWhenWalking: Bool = false,
-                incidentPrefix: String = "FG") throws(AlertConfigurationError) {
-        try Self.check("countdown", countdown, Self.countdownRange)
-        try Self.check("long-press", longPress, Self.longPressRange)
-        try Self.check("final-phase", finalPhase, 0...countdown)
-        try Self.check("active-timeout", activeTimeout, Self.activeTimeoutRange)
-        try Self.check("sensor-fault-grace", sensorFaultGrace, Self.sensorFaultGraceRange)
+    /// Checks every value; throws naming the first setting that is out of its range.
+    public init(countdown: Double, longPress: Double, finalPhase: Double, activeTimeout: Double,
+                sensorFaultGrace: Double, autoCancelWhenWalking: Bool,
+                incidentPrefix: String) throws(AlertConfigurationError) {
+        try Self.check(.countdown, countdown, Self.countdownRange)
+        try Self.check(.longPress, longPress, Self.longPressRange)
+        try Self.check(.finalPhase, finalPhase, 0...countdown)
+        try Self.check(.activeTimeout, activeTimeout, Self.activeTimeoutRange)
+        try Self.check(.sensorFaultGrace, sensorFaultGrace, Self.sensorFaultGraceRange)
         let allowed = incidentPrefix.unicodeScalars.allSatisfy { c in
             c.isASCII && (("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
                           || c == "-" || c == "_")
@@ -59,38 +61,36 @@ public struct AlertConfiguration: Sendable, Equatable {
         self.incidentPrefix = incidentPrefix
     }
 
-    /// The defaults: 30 s countdown, 2 s long press, 10 s final phase, 1 h active timeout,
-    /// 60 s sensor-fault grace, no auto-cancel, prefix `FG`.
-    public static let `default`: AlertConfiguration = {
-        do { return try AlertConfiguration() } catch { preconditionFailure("\(error)") }
-    }()
-
-    private static func check(_ key: String, _ value: Double, _ range: ClosedRange<Double>) throws(AlertConfigurationError) {
+    private static func check(_ setting: Setting, _ value: Double, _ range: ClosedRange<Double>) throws(AlertConfigurationError) {
         guard value.isFinite, range.contains(value) else {
-            throw .outOfRange(key: key, value: value, range: range, unit: "s")
+            throw .outOfRange(setting, value: value, range: range, unit: "s")
         }
     }
 }
 
-/// Why an ``AlertConfiguration`` was refused; the description names the key.
+/// Why an ``AlertConfiguration`` was refused. The configuration module words it with the
+/// file's key; ``description`` names the property.
 public enum AlertConfigurationError: Error, Equatable, CustomStringConvertible {
-    case outOfRange(key: String, value: Double, range: ClosedRange<Double>, unit: String)
+    case outOfRange(AlertConfiguration.Setting, value: Double, range: ClosedRange<Double>, unit: String)
     case invalidIncidentPrefix(String)
 
-    /// The configuration key at fault.
-    public var key: String {
+    /// The setting at fault.
+    public var setting: AlertConfiguration.Setting {
         switch self {
-        case let .outOfRange(key, _, _, _): key
-        case .invalidIncidentPrefix: "incident-prefix"
+        case let .outOfRange(setting, _, _, _): setting
+        case .invalidIncidentPrefix: .incidentPrefix
         }
     }
 
-    public var description: String {
+    /// The message, naming the setting as `name` (a configuration key, an option).
+    public func message(naming name: String) -> String {
         switch self {
-        case let .outOfRange(key, value, range, unit):
-            return "alert setting '\(key)' = \(value) \(unit) is outside \(range.lowerBound)...\(range.upperBound) \(unit)"
+        case let .outOfRange(_, value, range, unit):
+            "alert setting '\(name)' = \(value) \(unit) is outside \(range.lowerBound)...\(range.upperBound) \(unit)"
         case let .invalidIncidentPrefix(prefix):
-            return "alert setting 'incident-prefix' = '\(prefix)' must be 1 to 32 ASCII letters, digits, '-' or '_'"
+            "alert setting '\(name)' = '\(prefix)' must be 1 to 32 ASCII letters, digits, '-' or '_'"
         }
     }
+
+    public var description: String { message(naming: setting.rawValue) }
 }

@@ -219,7 +219,7 @@ public struct AlertEngine: Sendable, Equatable {
     /// - Parameter numbering: the incidents and fault episodes opened before (for example by
     ///   an earlier run, from its incident log); the next ones continue after them so that an
     ///   incident id never names two incidents.
-    public init(configuration: AlertConfiguration = .default, numbering: IncidentNumbering = .init()) {
+    public init(configuration: AlertConfiguration, numbering: IncidentNumbering = .init()) {
         self.configuration = configuration
         incidentsOpened = numbering.incidents
         faultsOpened = numbering.faults

@@ -1,17 +1,17 @@
-/// A buzzer or LED pattern in whole milliseconds: bursts of `count` pulses, each `on-ms` on and
-/// `off-ms` off, then `pause-ms` more off before the burst repeats (gpiozero's
+/// A buzzer or LED pattern in whole milliseconds: bursts of `count` pulses, each `onMs` on and
+/// `offMs` off, then `pauseMs` more off before the burst repeats (gpiozero's
 /// `beep(on_time, off_time, n)` plus a pause).
 ///
-/// `on-ms: 0` is silence; `off-ms: 0` with `pause-ms: 0` is steady on. Integer milliseconds make
+/// `onMs` 0 is silence; `offMs` 0 with `pauseMs` 0 is steady on. Integer milliseconds make
 /// every edge an exact nanosecond offset from the pattern's start, so a schedule never drifts.
-public struct OnOffPattern: Sendable, Equatable, Codable, CustomStringConvertible {
-    /// Milliseconds each pulse is on (key `on-ms`).
+public struct OnOffPattern: Sendable, Equatable, CustomStringConvertible {
+    /// Milliseconds each pulse is on.
     public var onMs: Int
-    /// Milliseconds off after each pulse (key `off-ms`).
+    /// Milliseconds off after each pulse.
     public var offMs: Int
-    /// Pulses per burst (key `count`, default 1).
+    /// Pulses per burst.
     public var count: Int
-    /// Extra milliseconds off after the burst (key `pause-ms`, default 0).
+    /// Extra milliseconds off after the burst.
     public var pauseMs: Int
 
     public init(onMs: Int, offMs: Int = 0, count: Int = 1, pauseMs: Int = 0) {
@@ -25,19 +25,6 @@ public struct OnOffPattern: Sendable, Equatable, Codable, CustomStringConvertibl
     public static let off = OnOffPattern(onMs: 0)
     /// Always on.
     public static let steady = OnOffPattern(onMs: 1000)
-
-    enum CodingKeys: String, CodingKey {
-        case onMs = "on-ms", offMs = "off-ms", count, pauseMs = "pause-ms"
-    }
-
-    /// Missing keys take 0 ms and a count of 1.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        onMs = try c.decodeIfPresent(Int.self, forKey: .onMs) ?? 0
-        offMs = try c.decodeIfPresent(Int.self, forKey: .offMs) ?? 0
-        count = try c.decodeIfPresent(Int.self, forKey: .count) ?? 1
-        pauseMs = try c.decodeIfPresent(Int.self, forKey: .pauseMs) ?? 0
-    }
 
     /// One burst as (level, nanoseconds) runs, zero-length runs dropped and equal neighbours
     /// merged; empty for silence.
@@ -58,16 +45,6 @@ public struct OnOffPattern: Sendable, Equatable, Codable, CustomStringConvertibl
 
     /// One burst's length in nanoseconds.
     public var burstNanoseconds: Int64 { segments.reduce(0) { $0 + $1.ns } }
-
-    /// Everything wrong with it, keys relative to `path`.
-    public func problems(at path: [String]) -> [ConfigProblem] {
-        var p: [ConfigProblem] = []
-        for (key, v) in [("on-ms", onMs), ("off-ms", offMs), ("pause-ms", pauseMs)] where !(0...600_000).contains(v) {
-            p.append(ConfigProblem(path + [key], "\(v) ms is outside 0...600000 ms"))
-        }
-        if !(1...100).contains(count) { p.append(ConfigProblem(path + ["count"], "\(count) is outside 1...100")) }
-        return p
-    }
 
     /// `200/800 ms ×1`
     public var description: String {

@@ -6,9 +6,9 @@
 /// delivers device interrupts to CPU 0 unless they are moved, hence the default, 0.
 /// Measured with `fallguard watch` on the emulated MPU6050 at 40 Hz, its writer on CPU 0, on a
 /// 2-core VM: 0.29 % of a core with the threads on CPU 0, 0.42 % on CPU 1.
-/// Config key `sensor.cpu`: a CPU number (default 0), `last` (the highest-numbered online
-/// CPU: away from the interrupts) or `any` (no pinning).
-public enum SensorCPU: Sendable, Equatable, Codable, CustomStringConvertible {
+/// A CPU number, `last` (the highest-numbered online CPU: away from the interrupts) or `any`
+/// (no pinning).
+public enum SensorCPU: Sendable, Equatable, CustomStringConvertible {
     case any
     case last
     case number(Int)
@@ -41,28 +41,6 @@ public enum SensorCPU: Sendable, Equatable, Codable, CustomStringConvertible {
         default:
             guard let n = Int(word) else { return nil }
             self = .number(n)
-        }
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if let n = try? c.decode(Int.self) {
-            self = .number(n)
-            return
-        }
-        let word = try c.decode(String.self)
-        guard let cpu = SensorCPU(word) else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "'\(word)' is not a CPU: use last, any or a CPU number")
-        }
-        self = cpu
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch self {
-        case .any: try c.encode("any")
-        case .last: try c.encode("last")
-        case let .number(n): try c.encode(n)
         }
     }
 }

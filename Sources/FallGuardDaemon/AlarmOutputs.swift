@@ -23,17 +23,17 @@ public struct AlarmOutputs: Sendable {
     /// Requests the lines (GPIO) or sets up the console. Throws ``GPIOError`` naming the chip
     /// and line that is missing or busy; nothing sounds before every part is there.
     /// `backend` is the GPIO library (tests pass an in-memory chip).
-    public static func make(_ kind: Kind, gpio: GPIOSection, alarm: AlarmSection, logger: Logger,
-                            backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) -> AlarmOutputs {
+    public static func make(_ kind: Kind, gpio: GPIOWiring, button timings: ButtonTimings, patterns: AlarmPatterns,
+                            logger: Logger, backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) -> AlarmOutputs {
         switch kind {
         case .gpio:
-            let parts = try GPIOAlarmParts(gpio: gpio, settings: alarm, backend: backend)
+            let parts = try GPIOAlarmParts(gpio: gpio, button: timings, backend: backend)
             parts.button.onError = { logger.error("\($0) (the button no longer works)") }
             parts.buzzer.onError = { logger.error("\($0.description)") }
             return AlarmOutputs(buzzer: parts.buzzer, led: parts.led, button: parts.button, display: nil)
         case .console:
-            let display = ConsoleAlarmDisplay(settings: alarm)
-            let keys = ConsoleButton(longPress: alarm.longPress)
+            let display = ConsoleAlarmDisplay(patterns: patterns)
+            let keys = ConsoleButton(longPress: timings.longPress)
             if !keys.isAvailable { logger.notice("standard input is not a terminal: no console button") }
             return AlarmOutputs(buzzer: PatternPlayer(name: "buzzer", output: display.buzzer),
                                 led: PatternPlayer(name: "led", output: display.led), button: keys, display: display)

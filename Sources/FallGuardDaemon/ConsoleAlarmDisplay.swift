@@ -10,12 +10,12 @@ import Synchronization
 public final class ConsoleAlarmDisplay: Sendable {
     public let buzzer = ConsoleLevel()
     public let led = ConsoleLevel()
-    private let settings: AlarmSection
+    private let patterns: AlarmPatterns
     private let shown = Mutex<(engine: AlertEngine?, running: Bool)>((nil, false))
     private let isTerminal = isatty(2) == 1
     private let done = DispatchSemaphore(value: 0)
 
-    public init(settings: AlarmSection) { self.settings = settings }
+    public init(patterns: AlarmPatterns) { self.patterns = patterns }
 
     public func start(_ controller: AlarmController) {
         let engine = controller.snapshot
@@ -47,7 +47,7 @@ public final class ConsoleAlarmDisplay: Sendable {
             }
             return
         }
-        for case let .sound(s) in effects { FileHandleStderr.write("buzzer: \(s.rawValue) (\(settings.pattern(for: s)))\n") }
+        for case let .sound(s) in effects { FileHandleStderr.write("buzzer: \(s.rawValue) (\(patterns.pattern(for: s)))\n") }
     }
 
     func statusLine() -> String {
@@ -60,7 +60,7 @@ public final class ConsoleAlarmDisplay: Sendable {
         case let .alertActive(a): text = "\(a.incident) ALERT OUT (\(a.kind.rawValue)) — press for I'm OK"
         }
         if let f = e.sensorFault { text += "  SENSOR FAULT \(f.fault.problem.rawValue)" }
-        text += "  buzzer \(buzzer.isOn ? "■" : "□") \(e.sound.rawValue) (\(settings.pattern(for: e.sound)))"
+        text += "  buzzer \(buzzer.isOn ? "■" : "□") \(e.sound.rawValue) (\(patterns.pattern(for: e.sound)))"
         text += "  LED \(led.isOn ? "●" : "○")  \(ConsoleButton.help)"
         return text
     }

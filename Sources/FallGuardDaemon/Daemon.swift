@@ -98,19 +98,24 @@ public final class Daemon: Sendable {
         } else {
             do {
                 self.outputs = try AlarmOutputs.make(configuration.gpio.enabled ? .gpio : .console,
-                                                     gpio: configuration.gpio, alarm: configuration.alarm, logger: logger)
+                                                     gpio: configuration.gpio.wiring, button: configuration.alarm.buttonTimings,
+                                                     patterns: configuration.alarm.patterns, logger: logger)
             } catch {
                 throw DaemonStartError(description: error.description, status: 69)
             }
         }
-        do {
-            alarm = try AlarmController(settings: configuration.alarm, buzzer: self.outputs.buzzer, led: self.outputs.led,
-                                        button: self.outputs.button, sink: notifiers.sink,
-                                        incidentLog: IncidentLog(stateDirectory: state),
-                                        logger: Logger(label: "fallguard.alarm"))
-        } catch {
+        let settings = configuration.alarm
+        let alert: AlertConfiguration
+        do throws(AlertConfigurationError) { alert = try settings.alertConfiguration() } catch {
+            throw DaemonStartError(description: "alarm: \(AlarmSection.message(for: error))", status: 78)
+        }
+        let incidentLog: IncidentLog
+        do { incidentLog = try IncidentLog(stateDirectory: state) } catch {
             throw DaemonStartError(description: "alarm: \(error)", status: 78)
         }
+        alarm = AlarmController(alert: alert, button: settings.buttonTimings, patterns: settings.patterns,
+                                buzzer: self.outputs.buzzer, led: self.outputs.led, button: self.outputs.button,
+                                sink: notifiers.sink, incidentLog: incidentLog, logger: Logger(label: "fallguard.alarm"))
         loop = SensorLoop(source: source, detector: detector)
         let shown = self.outputs.display
         let metrics = self.metrics

@@ -85,17 +85,15 @@ public final class Notifiers: Sendable {
     public func reload(_ configuration: DaemonConfiguration) -> NotifierReload {
         let new = configuration.notify.effective
         let old = settings
-        guard Self.fingerprint(new) != Self.fingerprint(old) else { return .unchanged }
-        func mqttChannels(_ s: NotificationSettings) -> NotificationSettings {
-            var s = s
-            s.channels = s.channels.filter { $0.value.type == MQTTChannelSettings.type }
-            return s
+        guard new != old else { return .unchanged }
+        func mqttChannels(_ s: NotificationSettings) -> [String: any ChannelOptions] {
+            s.channels.filter { $0.value is MQTTChannelSettings }
         }
-        guard Self.fingerprint(mqttChannels(new).channels) == Self.fingerprint(mqttChannels(old).channels) else {
+        guard mqttChannels(new).isSame(as: mqttChannels(old)) else {
             return .needsRestart("the MQTT channels changed")
         }
         var others = new
-        others.channels = new.channels.filter { $0.value.type != MQTTChannelSettings.type }
+        others.channels = new.channels.filter { !($0.value is MQTTChannelSettings) }
         do {
             worker.replaceChannels(try others.makeChannels(context: context) + mqtt)
         } catch {
@@ -103,20 +101,13 @@ public final class Notifiers: Sendable {
         }
         outbox.update(settings: new)
         var changed: [String] = []
-        if Self.fingerprint(new.contacts) != Self.fingerprint(old.contacts) { changed.append("contacts") }
-        if Self.fingerprint(new.wearer) != Self.fingerprint(old.wearer) { changed.append("wearer") }
-        if Self.fingerprint(new.channels) != Self.fingerprint(old.channels) { changed.append("channels") }
-        if Self.fingerprint(new.policy) != Self.fingerprint(old.policy) { changed.append("policy") }
-        if Self.fingerprint(new.templates) != Self.fingerprint(old.templates) { changed.append("templates") }
+        if new.contacts != old.contacts { changed.append("contacts") }
+        if new.wearer != old.wearer { changed.append("wearer") }
+        if !new.channels.isSame(as: old.channels) { changed.append("channels") }
+        if new.policy != old.policy { changed.append("policy") }
+        if new.templates != old.templates { changed.append("templates") }
         if new.device != old.device { changed.append("device") }
         return .applied(changed)
-    }
-
-    /// Settings compared by their JSON (secrets included; never logged).
-    private static func fingerprint(_ value: some Encodable) -> Data {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys]
-        return (try? e.encode(value)) ?? Data()
     }
 
     public func outboxStatus() -> DaemonStatus.Outbox? {

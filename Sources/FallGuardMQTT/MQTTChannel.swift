@@ -53,7 +53,7 @@ public final class MQTTChannel: NotificationChannel {
 
     /// Publishes the alert's JSON at QoS 1 and returns after the broker's PUBACK, with the
     /// message id as provider id. Throws ``DeliveryFailure/transient(_:)`` when the broker is
-    /// unreachable or slow (within `publish-timeout`), ``DeliveryFailure/permanent(_:)`` when it
+    /// unreachable or slow (within ``MQTTChannelSettings/publishTimeout``), ``DeliveryFailure/permanent(_:)`` when it
     /// refused our credentials.
     public func send(_ delivery: Delivery) async throws -> DeliveryReceipt {
         let payload: [UInt8]

@@ -45,7 +45,7 @@ public struct Wearer: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey { case name, location }
 
-    /// `location` may be left out of the configuration (it is then empty).
+    /// A payload without `location` reads as an empty one.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FallGuardConfig
 import FallGuardCore
 import FallGuardDaemon
 import FallGuardFieldTest
@@ -72,13 +73,17 @@ struct AlarmCommand: ParsableCommand {
 
         guard let kind = AlarmOutputs.Kind(rawValue: buzzer) else { throw ValidationError("--buzzer: console, gpio or none") }
         let parts: AlarmOutputs
-        do { parts = try AlarmOutputs.make(kind, gpio: gpioSection, alarm: settings, logger: Logger(label: "fallguard.alarm")) } catch {
+        do {
+            parts = try AlarmOutputs.make(kind, gpio: gpioSection.wiring, button: settings.buttonTimings,
+                                          patterns: settings.patterns, logger: Logger(label: "fallguard.alarm"))
+        } catch {
             printError(error.description)
             throw ExitCode(69)
         }
         let display = parts.display
-        let controller = try AlarmController(settings: settings, buzzer: parts.buzzer, led: parts.led, button: parts.button,
-                                             sink: ConsoleAlertSink(write: emit), incidentLog: log)
+        let controller = AlarmController(alert: try settings.alertConfiguration(), button: settings.buttonTimings,
+                                         patterns: settings.patterns, buzzer: parts.buzzer, led: parts.led, button: parts.button,
+                                         sink: ConsoleAlertSink(write: emit), incidentLog: log)
         let shown = display
         controller.onUpdate = { engine, effects in shown?.update(engine, effects) }
         let (stop, signals) = stopOnSignals()
@@ -146,58 +151,68 @@ struct SensorReplay {
     }
 }
 
-/// The `alarm` section's timings as options.
+/// The `alarm` section's timings as options, with its defaults.
 struct AlarmOptions: ParsableArguments {
     @Option(help: "Countdown in seconds (5...300).")
-    var countdown = 30.0
+    var countdown = AlarmSection.defaults.countdown
     @Option(help: "Seconds of faster beeping at the end of the countdown.")
-    var finalPhase = 10.0
+    var finalPhase = AlarmSection.defaults.finalPhase
     @Option(help: "Seconds held for a long press (help request).")
-    var longPress = 2.0
+    var longPress = AlarmSection.defaults.longPress
     @Option(help: "Button debounce in ms.")
-    var debounceMs = 30
+    var debounceMs = AlarmSection.defaults.debounceMs
     @Option(help: "Seconds the calm alarm lasts after an alert (60...86400).")
-    var alertTimeout = 3600.0
+    var alertTimeout = AlarmSection.defaults.alertTimeout
     @Option(help: "Seconds a sensor fault may last before a device-problem alert.")
-    var faultGrace = 60.0
+    var faultGrace = AlarmSection.defaults.faultGrace
 
     var section: AlarmSection {
-        AlarmSection(countdown: countdown, finalPhase: min(finalPhase, countdown), longPress: longPress,
-                     debounceMs: debounceMs, alertTimeout: alertTimeout, faultGrace: faultGrace)
+        var s = AlarmSection.defaults
+        s.countdown = countdown
+        s.finalPhase = min(finalPhase, countdown)
+        s.longPress = longPress
+        s.debounceMs = debounceMs
+        s.alertTimeout = alertTimeout
+        s.faultGrace = faultGrace
+        return s
     }
 }
 
-/// The `gpio` section as options.
+/// The `gpio` section as options, with its defaults.
 struct GPIOOptions: ParsableArguments {
+    private static let wiring = GPIOSection.defaults.wiring
+
     @Option(help: "GPIO chip: name, label or /dev path.")
-    var chip = "gpiochip0"
+    var chip = Self.wiring.chip
     @Option(help: "Buzzer line (name or offset).")
-    var buzzerLine = "GPIO18"
+    var buzzerLine = Self.wiring.buzzer.line
     @Flag(help: "Passive buzzer: play a tone (toggled line, or --pwm-chip).")
     var passive = false
     @Option(help: "Tone of a passive buzzer in Hz.")
-    var toneHz = 2000.0
+    var toneHz = Self.wiring.buzzer.toneHz
     @Option(help: "PWM chip under /sys/class/pwm for a passive buzzer (channel --pwm-channel).")
     var pwmChip: Int?
     @Option(help: "PWM channel.")
-    var pwmChannel = 0
+    var pwmChannel = Self.wiring.buzzer.pwmChannel
     @Option(help: "Button line (name or offset).")
-    var buttonLine = "GPIO17"
+    var buttonLine = Self.wiring.button.line
     @Option(help: "Button bias: pull-up, pull-down, disable, as-is.")
-    var buttonBias = "pull-up"
+    var buttonBias = GPIOSection.word(for: Self.wiring.button.bias)
     @Flag(help: "The button reads high when pressed (default: active-low).")
     var activeHighButton = false
     @Option(help: "Status LED line (default: none).")
     var ledLine: String?
 
     func section() throws -> GPIOSection {
-        guard let bias = GPIOSection.Bias(rawValue: buttonBias) else {
+        guard let bias = GPIOSection.bias(buttonBias) else {
             throw ValidationError("--button-bias: pull-up, pull-down, disable or as-is")
         }
-        return GPIOSection(chip: chip,
-                           buzzer: .init(line: buzzerLine, type: passive ? .passive : .active, toneHz: toneHz,
-                                         pwmChip: pwmChip, pwmChannel: pwmChannel),
-                           button: .init(line: buttonLine, bias: bias, activeLow: !activeHighButton),
-                           led: ledLine.map { GPIOSection.LED(line: $0) })
+        var s = GPIOSection.defaults
+        s.wiring.chip = chip
+        s.wiring.buzzer = BuzzerWiring(line: buzzerLine, kind: passive ? .passive : .active, toneHz: toneHz,
+                                       pwmChip: pwmChip, pwmChannel: pwmChannel, activeLow: Self.wiring.buzzer.activeLow)
+        s.wiring.button = ButtonWiring(line: buttonLine, bias: bias, activeLow: !activeHighButton)
+        s.wiring.led = ledLine.map { LEDWiring(line: $0, activeLow: GPIOSection.ledActiveLowDefault) }
+        return s
     }
 }

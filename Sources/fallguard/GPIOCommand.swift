@@ -1,4 +1,5 @@
 import ArgumentParser
+import FallGuardConfig
 import FallGuardDaemon
 import FallGuardCore
 import FallGuardHardware
@@ -20,7 +21,7 @@ struct GPIOCommand: ParsableCommand {
             """)
 
     @Option(help: "Chip: name (gpiochip0), label (pinctrl-bcm2711), path (/dev/gpiochip0) or number.")
-    var chip = "gpiochip0"
+    var chip = GPIOSection.defaults.wiring.chip
 
     @Option(name: .customLong("output"), help: ArgumentHelp("An output line (name GPIO18 or offset 18); repeatable.", valueName: "line"))
     var outputs: [String] = []
@@ -29,16 +30,16 @@ struct GPIOCommand: ParsableCommand {
     var button: String?
 
     @Option(help: "Bias of the button line: pull-up, pull-down, disable, as-is.")
-    var bias = "pull-up"
+    var bias = GPIOSection.word(for: GPIOSection.defaults.wiring.button.bias)
 
     @Flag(help: "The button reads high when pressed (default: active-low, a button to ground).")
     var activeHighButton = false
 
     @Option(help: "Debounce in ms.")
-    var debounceMs = 30
+    var debounceMs = AlarmSection.defaults.debounceMs
 
     @Option(help: "Long press in seconds.")
-    var longPress = 2.0
+    var longPress = AlarmSection.defaults.longPress
 
     @Option(help: "Pattern to play on the outputs.")
     var pattern: String?
@@ -50,9 +51,10 @@ struct GPIOCommand: ParsableCommand {
     var duration = Seconds(0)
 
     func run() throws {
-        guard let bias = GPIOSection.Bias(rawValue: bias) else { throw ValidationError("--bias: pull-up, pull-down, disable or as-is") }
-        let settings = AlarmSection(longPress: longPress, debounceMs: debounceMs)
-        let played = try pattern.map { try parsePattern($0, settings: settings) }
+        guard let bias = GPIOSection.bias(bias) else { throw ValidationError("--bias: pull-up, pull-down, disable or as-is") }
+        let timings = ButtonTimings(debounceMs: debounceMs, longPress: longPress)
+        let played = try pattern.map { try parsePattern($0, patterns: AlarmSection.defaults.patterns) }
+        let consumer = GPIOSection.defaults.wiring.consumer
         let (stop, signals) = stopOnSignals()
         defer { signals.forEach { $0.cancel() } }
         var players: [PatternPlayer] = []
@@ -60,15 +62,15 @@ struct GPIOCommand: ParsableCommand {
         do {
             let gpio = try LibGPIOD1().openChip(chip)
             for line in outputs {
-                let l = try gpio.requestOutput(line: line, consumer: "fallguard", activeLow: false, initiallyActive: false)
+                let l = try gpio.requestOutput(line: line, consumer: consumer, activeLow: false, initiallyActive: false)
                 emit(#"{"event":"requested","direction":"output","line":\#(quoted(l.description))}"#)
                 let output: any LevelOutput = toneHz.map { ToggledTone(l, frequency: $0) } ?? LineOutput(l)
                 players.append(PatternPlayer(name: "out\(players.count)", output: output))
             }
             if let button {
-                let l = try gpio.requestEdges(line: button, consumer: "fallguard", bias: bias, activeLow: !activeHighButton)
+                let l = try gpio.requestEdges(line: button, consumer: consumer, bias: bias, activeLow: !activeHighButton)
                 emit(#"{"event":"requested","direction":"input","line":\#(quoted(l.description)),"pressed":\#(try l.read())}"#)
-                abort = try AbortButton(line: l, settings: settings)
+                abort = try AbortButton(line: l, timings: timings)
             }
         } catch {
             printError(error.description)
@@ -88,8 +90,8 @@ struct GPIOCommand: ParsableCommand {
 }
 
 /// `countdown` or `ON/OFF[xCOUNT][+PAUSE]` (ms).
-func parsePattern(_ text: String, settings: AlarmSection) throws -> OnOffPattern {
-    if let sound = AlarmSound(rawValue: text) { return settings.pattern(for: sound) }
+func parsePattern(_ text: String, patterns: AlarmPatterns) throws -> OnOffPattern {
+    if let sound = AlarmSound(rawValue: text) { return patterns.pattern(for: sound) }
     let bad = ValidationError("pattern '\(text)': expected a sound name or ON/OFF[xCOUNT][+PAUSE] in ms")
     let plus = text.split(separator: "+", omittingEmptySubsequences: false)
     let times = plus[0].split(separator: "x", omittingEmptySubsequences: false)

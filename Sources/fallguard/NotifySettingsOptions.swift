@@ -32,9 +32,7 @@ struct NotifySettingsOptions: ParsableArguments {
         let settings: NotificationSettings
         do {
             let data = try Data(contentsOf: URL(fileURLWithPath: settingsJSON))
-            let decoder = JSONDecoder()
-            decoder.userInfo = ChannelTypes.userInfo
-            settings = try decoder.decode(NotificationSettings.self, from: data)
+            settings = try JSONDecoder().decode(Configured<NotificationSettings>.self, from: data).value
         } catch let error as DecodingError {
             printError("\(settingsJSON): \(Self.describe(error))")
             throw ExitStatus.configError

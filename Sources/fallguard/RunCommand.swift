@@ -86,7 +86,7 @@ struct CheckConfigCommand: ParsableCommand {
         let (c, found) = DaemonConfiguration.load(path: config)
         var diagnostics = found
         if !noHardware, c.gpio.enabled, !diagnostics.contains(where: \.isError) {
-            do { _ = try GPIOAlarmParts(gpio: c.gpio, settings: c.alarm) } catch {
+            do { _ = try GPIOAlarmParts(gpio: c.gpio.wiring, button: c.alarm.buttonTimings) } catch {
                 diagnostics.append(ConfigDiagnostic(file: config, line: nil, problem: .init(["gpio"], error.description)))
             }
         }

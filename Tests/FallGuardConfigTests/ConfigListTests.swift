@@ -4,7 +4,7 @@ import Testing
 import FallGuardTestSupport
 
 /// A section holding a list of mappings, as `contacts:` will.
-private struct ContactsSection: ConfigSection, Equatable {
+private struct ContactsSection: ConfigSection, Codable, Equatable {
     struct Contact: Codable, Equatable {
         var name: String
         var phone: String
@@ -32,7 +32,7 @@ private struct ContactsSection: ConfigSection, Equatable {
 }
 
 /// The whole file as one struct.
-private struct WholeFile: ConfigSection {
+private struct WholeFile: ConfigSection, Codable {
     var log = LogSection()
     var metrics = MetricsSection()
 

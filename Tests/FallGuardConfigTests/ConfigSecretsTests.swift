@@ -5,7 +5,7 @@ import Testing
 import FallGuardTestSupport
 
 /// A section with secrets, as the channel sections will have.
-private struct WebhookSection: ConfigSection, Equatable {
+private struct WebhookSection: ConfigSection, Codable, Equatable {
     var url = ""
     var authToken = ""
 

@@ -1,47 +1,88 @@
-import FallGuardConfig
+@testable import FallGuardConfig
 import FallGuardCore
+import FallGuardHardware
+import FallGuardNotify
 import Foundation
 import Testing
 import FallGuardTestSupport
+import Yams
 
 @Suite("deploy/fallguard.example.yaml")
 struct ExampleFileTests {
     static let example = repositoryRoot + "/deploy/fallguard.example.yaml"
+    /// The example reads the Twilio credentials from the environment, as a Pi would.
+    static let environment = ["TWILIO_ACCOUNT_SID": "AC0", "TWILIO_AUTH_TOKEN": "t"]
 
     @Test func exampleLoadsWithoutAnyProblemAndStatesTheDefaults() throws {
-        // The example reads the Twilio credentials from the environment, as a Pi would.
-        var doc = ConfigDocument.load(path: Self.example, environment: ["TWILIO_ACCOUNT_SID": "AC0", "TWILIO_AUTH_TOKEN": "t"])
-        let sensor = doc.section(SensorSection.self, at: "sensor")
-        let detector = doc.section(DetectorSection.self, at: "detector")
-        let state = doc.section(StateSection.self, at: "state")
-        let metrics = doc.section(MetricsSection.self, at: "metrics")
-        let log = doc.section(LogSection.self, at: "log")
-        // The other sections (alarm, gpio, the notifiers) are read by `fallguard run`; the CLI
-        // tests check the whole file with `fallguard check-config`.
-        #expect(doc.diagnostics.map(\.description) == [])
-        // The file documents the defaults: it must decode to exactly what an empty file gives.
-        #expect(sensor == SensorSection())
-        #expect(detector == DetectorSection())
-        #expect(state == StateSection())
-        #expect(metrics == MetricsSection())
-        #expect(log == LogSection())
+        let (c, diagnostics) = DaemonConfiguration.load(path: Self.example, environment: Self.environment)
+        #expect(diagnostics.map(\.description) == [])
+        // The file documents the defaults: each section decodes to what an empty one gives,
+        // but for the status LED, which the example wires.
+        #expect(c.sensor == SensorSection())
+        #expect(c.detector == DetectorSection())
+        #expect(c.alarm == AlarmSection())
+        var gpio = c.gpio
+        #expect(gpio.wiring.led == LEDWiring(line: "GPIO27", activeLow: GPIOSection.ledActiveLowDefault))
+        gpio.wiring.led = nil
+        #expect(gpio == GPIOSection())
+        #expect(c.state == StateSection())
+        #expect(c.metrics == MetricsSection())
+        #expect(c.log == LogSection())
+        let notify = try #require(c.notify.settings)
+        #expect(notify.policy == NotificationPolicy() && notify.templates == MessageTemplates())
     }
 
-    @Test func exampleNamesEveryKeyOfTheSectionsItDocuments() throws {
+    /// Every key path of a tree: mapping keys joined by dots, list items as `*`.
+    static func keyPaths(_ node: Node, _ prefix: [String] = []) -> Set<String> {
+        switch node {
+        case let .mapping(m):
+            return m.reduce(into: Set<String>()) { paths, pair in
+                guard let key = pair.key.string else { return }
+                paths.insert((prefix + [key]).joined(separator: "."))
+                paths.formUnion(keyPaths(pair.value, prefix + [key]))
+            }
+        case let .sequence(s):
+            return s.reduce(into: Set<String>()) { $0.formUnion(keyPaths($1, prefix + ["*"])) }
+        default:
+            return []
+        }
+    }
+
+    @Test func everyKeyOfTheExampleIsTheSchemasAndEverySchemaKeyIsInTheExample() throws {
         let text = try String(contentsOfFile: Self.example, encoding: .utf8)
-        let keys: [String: [String]] = [
-            "sensor": ["uri", "device", "mode", "range-g", "mount-matrix", "replay"],
-            "detector": ["name", "settings"],
-            "state": ["directory"],
-            "metrics": ["enabled", "listen"],
-            "log": ["level"],
-        ]
-        for (section, names) in keys {
-            #expect(text.contains("\n\(section):\n"), "section \(section)")
-            for k in names { #expect(text.contains("\n  \(k):"), "\(section).\(k)") }
+        let inFile = Self.keyPaths(try #require(try Yams.compose(yaml: text)))
+        let (c, _) = DaemonConfiguration.load(path: Self.example, environment: Self.environment)
+        // The schema itself: every key the decoded file writes back (nil values as null).
+        let inSchema = Self.keyPaths(try keyShape(of: Configured(c.file)))
+        #expect(inFile.subtracting(inSchema).sorted() == [], "keys the schema does not know")
+        #expect(inSchema.subtracting(inFile).sorted() == [], "keys the example does not show")
+        for section in ["sensor", "detector", "alarm", "gpio", "state", "metrics", "log"] + NotifySections.keys {
+            #expect(inFile.contains(section), "section \(section)")
         }
-        for section in ["alarm", "gpio", "device", "wearer", "contacts", "channels", "policy", "templates"] {
-            #expect(text.contains("\n\(section):"), "section \(section)")
+    }
+
+    /// The channel types shown commented out (`  # webhook:` …), as the lines would read uncommented.
+    static func commentedChannels(in text: String) -> String {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(of: "channels:") else { return "" }
+        let block = lines[(start + 1)...].prefix { $0.hasPrefix("  ") }
+        return block.filter { $0.hasPrefix("  # ") }.map { "  " + $0.dropFirst(4) }.joined(separator: "\n")
+    }
+
+    @Test func theCommentedChannelsUseOnlyKeysOfTheirTypes() throws {
+        let text = try String(contentsOfFile: Self.example, encoding: .utf8)
+        let yaml = Self.commentedChannels(in: text)
+        let node = try #require(try Yams.compose(yaml: "channels:\n" + yaml))
+        let channels = try #require(node.value(at: ["channels"])?.mapping)
+        var types: [String] = []
+        for pair in channels {
+            let name = try #require(pair.key.string)
+            let entry = try YAMLDecoder().decode(Configured<ChannelEntry>.self, from: pair.value).value
+            types.append(ChannelTypes.type(of: entry.options) ?? "unknown")
+            let unknown = Self.keyPaths(pair.value).subtracting(Self.keyPaths(try keyShape(of: Configured(entry))))
+            #expect(unknown.sorted() == [], "channels.\(name)")
         }
+        // With the two the example configures, every type of the build is shown.
+        #expect(Set(types + ["twilio-sms", "twilio-call"]) == Set(ChannelTypes.all.map(\.type)))
     }
 }

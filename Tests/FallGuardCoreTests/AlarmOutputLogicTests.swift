@@ -66,10 +66,10 @@ import FallGuardTestSupport
         #expect(e.count == 5 && e.last! == (1700 * ms, false))
     }
 
-    @Test func patternsDescribeThemselvesAndCheckRanges() {
+    @Test func patternsDescribeThemselves() {
+        // Their range checks: FallGuardConfigTests' AlarmAndGPIOSectionTests.
         #expect(OnOffPattern(onMs: 50, offMs: 150, count: 3, pauseMs: 9400).description == "50/150 ms ×3 + 9400 ms")
-        let p = OnOffPattern(onMs: -1, offMs: 0, count: 0).problems(at: ["alarm", "patterns", "countdown"])
-        #expect(p.map(\.key) == ["alarm.patterns.countdown.on-ms", "alarm.patterns.countdown.count"])
+        #expect(OnOffPattern.off.description == "off" && OnOffPattern.steady.description == "steady")
     }
 }
 
@@ -123,70 +123,5 @@ import FallGuardTestSupport
         #expect(d.advance(to: 10_000 * ms).isEmpty)
         let e = run(&d, [(false, 11_000 * ms), (true, 12_000 * ms), (false, 12_100 * ms)], until: 13_000 * ms)
         #expect(e == [.pressed(at: 12_000 * ms), .released(at: 12_100 * ms, duration: 100 * ms, long: false)])
-    }
-}
-
-@Suite struct AlarmAndGPIOSectionTests {
-    func decode<T: Decodable>(_ type: T.Type, _ json: String) throws -> T {
-        try JSONDecoder().decode(T.self, from: Data(json.utf8))
-    }
-
-    @Test func anEmptyAlarmSectionHasTheDocumentedDefaults() throws {
-        let a = try decode(AlarmSection.self, "{}")
-        #expect(a == AlarmSection())
-        #expect(a.countdown == 30 && a.longPress == 2 && a.debounceMs == 30 && a.faultGrace == 60 && a.finalPhase == 10)
-        #expect(a.problems(at: ["alarm"]).isEmpty)
-        #expect(try a.alertConfiguration() == AlertConfiguration.default)
-        #expect(a.pattern(for: .countdown) == OnOffPattern(onMs: 200, offMs: 800))
-        #expect(a.ledPattern(for: .alertOut) == .steady)
-        for s in AlarmSound.allCases where s != .silent { #expect(a.pattern(for: s).onMs > 0, "\(s)") }
-    }
-
-    @Test func kebabCaseKeysAndPatternOverridesDecodeAndRoundTrip() throws {
-        let a = try decode(AlarmSection.self, #"{"countdown": 20, "long-press": 3, "debounce-ms": 40, "fault-grace": 5, "alert-timeout": 600, "patterns": {"countdown": {"on-ms": 300, "off-ms": 700}}, "led-patterns": {"fault": {"on-ms": 50}}}"#)
-        #expect(a.countdown == 20 && a.longPress == 3 && a.debounceMs == 40 && a.faultGrace == 5 && a.alertTimeout == 600)
-        #expect(a.pattern(for: .countdown) == OnOffPattern(onMs: 300, offMs: 700))
-        #expect(a.pattern(for: .countdownFinal) == AlarmSection.defaultPatterns[.countdownFinal])
-        #expect(a.ledPattern(for: .fault) == OnOffPattern(onMs: 50))
-        let again = try JSONDecoder().decode(AlarmSection.self, from: JSONEncoder().encode(a))
-        #expect(again == a)
-    }
-
-    @Test func outOfRangeAlarmValuesAreReportedWithTheirKeys() throws {
-        let a = try decode(AlarmSection.self, #"{"countdown": 4}"#)
-        #expect(a.problems(at: ["alarm"]).map(\.key) == ["alarm.countdown"])
-        let b = try decode(AlarmSection.self, #"{"fault-grace": -1, "debounce-ms": 900, "patterns": {"beep": {"on-ms": 1}}}"#)
-        let p = b.problems(at: ["alarm"])
-        #expect(p.map(\.key) == ["alarm.fault-grace", "alarm.debounce-ms", "alarm.patterns.beep"])
-        #expect(p[0].message.contains("'fault-grace'"))
-        let c = try decode(AlarmSection.self, #"{"alert-timeout": 10}"#)
-        #expect(c.problems(at: ["alarm"]).map(\.key) == ["alarm.alert-timeout"])
-    }
-
-    @Test func theGPIODefaultsAreTheCommonPiWiring() throws {
-        let g = try decode(GPIOSection.self, "{}")
-        #expect(g == GPIOSection())
-        #expect(g.chip == "gpiochip0" && g.buzzer.line == "GPIO18" && g.buzzer.type == .active)
-        #expect(g.button.line == "GPIO17" && g.button.bias == .pullUp && g.button.activeLow)
-        #expect(g.led == nil && g.problems(at: ["gpio"]).isEmpty)
-    }
-
-    @Test func linesMayBeOffsetsAndEveryPartIsDecoded() throws {
-        let g = try decode(GPIOSection.self, #"{"chip": "pinctrl-bcm2711", "buzzer": {"line": 12, "type": "passive", "tone-hz": 2700, "pwm-chip": 0}, "button": {"line": "GPIO5", "bias": "pull-down", "active-low": false}, "led": {"line": 27}}"#)
-        #expect(g.buzzer.line == "12" && g.buzzer.type == .passive && g.buzzer.toneHz == 2700 && g.buzzer.pwmChip == 0)
-        #expect(g.button == .init(line: "GPIO5", bias: .pullDown, activeLow: false))
-        #expect(g.led == .init(line: "27"))
-        #expect(g.problems(at: ["gpio"]).isEmpty)
-        #expect(try JSONDecoder().decode(GPIOSection.self, from: JSONEncoder().encode(g)) == g)
-    }
-
-    @Test func badGPIOValuesNameTheirKeys() throws {
-        let g = try decode(GPIOSection.self, #"{"buzzer": {"line": "GPIO17", "tone-hz": 5, "pwm-chip": 0}, "led": {"line": ""}}"#)
-        let keys = g.problems(at: ["gpio"]).map(\.key)
-        #expect(keys == ["gpio.button.line", "gpio.led.line", "gpio.buzzer.pwm-chip"])
-        let h = try decode(GPIOSection.self, #"{"buzzer": {"type": "passive", "tone-hz": 50000}}"#)
-        #expect(h.problems(at: ["gpio"]).map(\.key) == ["gpio.buzzer.tone-hz"])
-        #expect(throws: DecodingError.self) { try decode(GPIOSection.self, #"{"led": {}}"#) }
-        #expect(throws: DecodingError.self) { try decode(GPIOSection.self, #"{"button": {"bias": "up"}}"#) }
     }
 }

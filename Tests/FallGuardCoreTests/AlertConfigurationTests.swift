@@ -4,50 +4,43 @@ import Foundation
 import FallGuardTestSupport
 
 @Suite struct AlertConfigurationTests {
-    @Test func theDefaultsAreTheProductsTimings() {
-        let c = AlertConfiguration.default
-        #expect(c.countdown == 30 && c.longPress == 2 && c.finalPhase == 10)
-        #expect(c.activeTimeout == 3600 && c.sensorFaultGrace == 60)
-        #expect(!c.autoCancelWhenWalking && c.incidentPrefix == "FG")
-    }
-
     @Test(arguments: [4.0, 301.0, -1, .nan, .infinity])
     func aCountdownOutside5To300IsRejectedByName(countdown: Double) {
-        let error = #expect(throws: AlertConfigurationError.self) { try AlertConfiguration(countdown: countdown) }
-        #expect(error?.key == "countdown")
+        let error = #expect(throws: AlertConfigurationError.self) { try AlertConfiguration.testing(countdown: countdown) }
+        #expect(error?.setting == .countdown)
         #expect(error?.description.contains("'countdown'") == true)
         #expect(error?.description.contains("outside 5.0...300.0 s") == true)
     }
 
     @Test(arguments: [5.0, 300.0])
     func theCountdownBoundsAreAllowed(countdown: Double) throws {
-        #expect(try AlertConfiguration(countdown: countdown, finalPhase: 5).countdown == countdown)
+        #expect(try AlertConfiguration.testing(countdown: countdown, finalPhase: 5).countdown == countdown)
     }
 
-    @Test func everyOtherKeyIsCheckedAndNamed() {
-        func key(_ make: () throws -> AlertConfiguration) -> String? {
-            do { _ = try make(); return nil } catch { return (error as? AlertConfigurationError)?.key ?? "\(error)" }
+    @Test func everyOtherSettingIsCheckedAndNamed() {
+        func key(_ make: () throws -> AlertConfiguration) -> AlertConfiguration.Setting? {
+            do { _ = try make(); return nil } catch { return (error as? AlertConfigurationError)?.setting }
         }
-        #expect(key { try AlertConfiguration(longPress: 0.1) } == "long-press")
-        #expect(key { try AlertConfiguration(countdown: 20, finalPhase: 21) } == "final-phase")
-        #expect(key { try AlertConfiguration(finalPhase: -1) } == "final-phase")
-        #expect(key { try AlertConfiguration(activeTimeout: 10) } == "active-timeout")
-        #expect(key { try AlertConfiguration(sensorFaultGrace: -1) } == "sensor-fault-grace")
-        #expect(key { try AlertConfiguration(sensorFaultGrace: 4000) } == "sensor-fault-grace")
+        #expect(key { try AlertConfiguration.testing(longPress: 0.1) } == .longPress)
+        #expect(key { try AlertConfiguration.testing(countdown: 20, finalPhase: 21) } == .finalPhase)
+        #expect(key { try AlertConfiguration.testing(finalPhase: -1) } == .finalPhase)
+        #expect(key { try AlertConfiguration.testing(activeTimeout: 10) } == .activeTimeout)
+        #expect(key { try AlertConfiguration.testing(sensorFaultGrace: -1) } == .sensorFaultGrace)
+        #expect(key { try AlertConfiguration.testing(sensorFaultGrace: 4000) } == .sensorFaultGrace)
         for bad in ["", "F G", "a/b", "Grüße", String(repeating: "x", count: 33)] {
-            #expect(key { try AlertConfiguration(incidentPrefix: bad) } == "incident-prefix", "\(bad)")
+            #expect(key { try AlertConfiguration.testing(incidentPrefix: bad) } == .incidentPrefix, "\(bad)")
         }
-        #expect(key { try AlertConfiguration(longPress: 0.5, finalPhase: 0, incidentPrefix: "oma_2-b") } == nil)
+        #expect(key { try AlertConfiguration.testing(longPress: 0.5, finalPhase: 0, incidentPrefix: "oma_2-b") } == nil)
     }
 
     @Test func thePrefixNamesTheIncidents() throws {
-        var e = AlertEngine(configuration: try AlertConfiguration(incidentPrefix: "Oma"))
+        var e = AlertEngine(configuration: try AlertConfiguration.testing(incidentPrefix: "Oma"))
         #expect(e.handle(.fallSuspected(AlertFixtures.fall()), at: 0).events.first?.incident == "Oma-1")
         #expect(e.handle(.sensorFault(AlertFixtures.fault), at: 1).events.first?.incident == "Oma-fault-1")
     }
 
     @Test func theTimingsDriveTheEngine() throws {
-        var e = AlertEngine(configuration: try AlertConfiguration(countdown: 12, longPress: 1, finalPhase: 4, activeTimeout: 60))
+        var e = AlertEngine(configuration: try AlertConfiguration.testing(countdown: 12, longPress: 1, finalPhase: 4, activeTimeout: 60))
         _ = e.handle(.fallSuspected(AlertFixtures.fall()), at: 100)
         #expect(e.nextDeadline == 108)
         _ = e.advance(to: 108)
@@ -59,7 +52,7 @@ import FallGuardTestSupport
     }
 
     @Test func aZeroFinalPhaseHasNone() throws {
-        var e = AlertEngine(configuration: try AlertConfiguration(finalPhase: 0))
+        var e = AlertEngine(configuration: try AlertConfiguration.testing(finalPhase: 0))
         _ = e.handle(.fallSuspected(AlertFixtures.fall()), at: 0)
         #expect(e.nextDeadline == 30)
         let fx = e.advance(to: 30)
@@ -67,7 +60,7 @@ import FallGuardTestSupport
     }
 
     @Test func aFinalPhaseAsLongAsTheCountdownStartsFinal() throws {
-        var e = AlertEngine(configuration: try AlertConfiguration(countdown: 10, finalPhase: 10))
+        var e = AlertEngine(configuration: try AlertConfiguration.testing(countdown: 10, finalPhase: 10))
         let fx = e.handle(.fallSuspected(AlertFixtures.fall()), at: 0)
         #expect(fx.sounds == [.countdownFinal] && e.nextDeadline == 10)
         #expect(e.advance(to: 10).events.map(\.event) == [.countdownExpired])

@@ -12,12 +12,12 @@ enum AlertFixtures {
 
     static let fault = SensorFault(.ioError, device: "iio:device0 (adxl345)", detail: "EIO")
 
-    static func engine(_ configuration: AlertConfiguration = .default) -> AlertEngine {
+    static func engine(_ configuration: AlertConfiguration = .standard) -> AlertEngine {
         AlertEngine(configuration: configuration)
     }
 
     /// A fall at `t`, with the countdown already running.
-    static func counting(from t: Double = 0, _ configuration: AlertConfiguration = .default) -> AlertEngine {
+    static func counting(from t: Double = 0, _ configuration: AlertConfiguration = .standard) -> AlertEngine {
         var e = engine(configuration)
         _ = e.handle(.fallSuspected(fall(impact: t - 2.5)), at: t)
         return e
@@ -166,7 +166,7 @@ extension AlertState {
     }
 
     @Test func walkingCancelsTheCountdownWhenConfigured() throws {
-        var e = AlertFixtures.counting(from: 0, try AlertConfiguration(autoCancelWhenWalking: true))
+        var e = AlertFixtures.counting(from: 0, try AlertConfiguration.testing(autoCancelWhenWalking: true))
         let fx = e.handle(.wearerActivity(walking: true), at: 8)
         #expect(fx.events.map(\.event) == [.autoCancelled] && fx.events.first?.fall != nil)
         #expect(fx.sounds == [.acknowledge, .silent] && fx.indicators == [.monitoring])
@@ -358,7 +358,7 @@ extension AlertState {
     }
 
     @Test func nextDeadlineIsAlwaysLaterThanTheClock() {
-        var e = AlertFixtures.engine(try! AlertConfiguration(sensorFaultGrace: 0))
+        var e = AlertFixtures.engine(try! AlertConfiguration.testing(sensorFaultGrace: 0))
         let inputs: [AlertInput] = [.sensorFault(AlertFixtures.fault), .fallSuspected(AlertFixtures.fall()),
                                     .buttonPressed, .buttonReleased, .sensorRecovered]
         var t = 0.0

@@ -20,8 +20,8 @@ import Testing
         let (configuration, diagnostics) = DaemonConfiguration.load(path: config)
         #expect(!diagnostics.contains { $0.isError }, "\(diagnostics)")
         let logger = Logger(label: "test.daemon")
-        let outputs = try AlarmOutputs.make(.gpio, gpio: configuration.gpio, alarm: configuration.alarm,
-                                            logger: logger, backend: gpio)
+        let outputs = try AlarmOutputs.make(.gpio, gpio: configuration.gpio.wiring, button: configuration.alarm.buttonTimings,
+                                            patterns: configuration.alarm.patterns, logger: logger, backend: gpio)
         return try Daemon(configuration: configuration, registry: PrometheusCollectorRegistry(), logger: logger,
                           outputs: outputs)
     }

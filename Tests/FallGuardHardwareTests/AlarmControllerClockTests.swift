@@ -11,7 +11,7 @@ import FallGuardTestSupport
 
     func run(pressEdgeBeforeDeadlineMs: Int64) throws -> [AlertKind] {
         let sink = AlarmControllerTests.Collect()
-        let settings = AlarmSection(countdown: 5, finalPhase: 0)
+        let settings = alarmSection(countdown: 5, finalPhase: 0)
         let alarm = try AlarmController(settings: settings, buzzer: nil, led: nil, button: nil, sink: sink, incidentLog: nil)
         alarm.start()
         defer { alarm.stop() }
@@ -55,7 +55,7 @@ import FallGuardTestSupport
 
     @Test func aCountdownIsArmedWhenItBeginsAndDisarmedByAnAbort() throws {
         let sink = Recorder()
-        let settings = AlarmSection(countdown: 5, finalPhase: 0)
+        let settings = alarmSection(countdown: 5, finalPhase: 0)
         let alarm = try AlarmController(settings: settings, buzzer: nil, led: nil, button: nil, sink: sink, incidentLog: nil)
         alarm.start()
         defer { alarm.stop() }
@@ -75,7 +75,7 @@ import FallGuardTestSupport
 
     @Test func theFallAlertAtExpiryIsDeliveredAfterItWasArmed() throws {
         let sink = Recorder()
-        let alarm = try AlarmController(settings: AlarmSection(countdown: 5, finalPhase: 0), buzzer: nil, led: nil, button: nil,
+        let alarm = try AlarmController(settings: alarmSection(countdown: 5, finalPhase: 0), buzzer: nil, led: nil, button: nil,
                                         sink: sink, incidentLog: nil)
         alarm.start()
         defer { alarm.stop() }
@@ -94,7 +94,7 @@ import FallGuardTestSupport
         try log.append(json: #"{"event":"dispatch-failed","incident":"FG-12","alert":"fall","error":"disk full"}"#)
         #expect(log.numbering(prefix: "FG") == IncidentNumbering(incidents: 12, faults: 3))
         let sink = Recorder()
-        let alarm = try AlarmController(settings: AlarmSection(countdown: 30), buzzer: nil, led: nil, button: nil,
+        let alarm = try AlarmController(settings: alarmSection(countdown: 30), buzzer: nil, led: nil, button: nil,
                                         sink: sink, incidentLog: log)
         alarm.start()
         defer { alarm.stop() }

@@ -91,7 +91,7 @@ struct AlarmEndToEndTests {
         let dir = NSTemporaryDirectory() + "fg-ctl-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let sink = Collect()
-        let c = try AlarmController(settings: AlarmSection(longPress: 0.5), buzzer: nil, led: nil, button: nil,
+        let c = try AlarmController(settings: alarmSection(longPress: 0.5), buzzer: nil, led: nil, button: nil,
                                     sink: sink, incidentLog: try IncidentLog(stateDirectory: dir))
         c.start()
         c.button(.pressed(at: monotonicNanoseconds()))
@@ -111,7 +111,7 @@ struct AlarmEndToEndTests {
 extension AlarmControllerTests {
     @Test func overlappingSensorProblemsAreOneFaultReportedAfterTheGraceAndOneRecovery() throws {
         let sink = Collect()
-        let c = try AlarmController(settings: AlarmSection(faultGrace: 0.2), buzzer: nil, led: nil, button: nil,
+        let c = try AlarmController(settings: alarmSection(faultGrace: 0.2), buzzer: nil, led: nil, button: nil,
                                     sink: sink, incidentLog: nil)
         c.start()
         c.sensorHealth(SensorHealthChange(problem: .stalled, isFault: true, time: 0, detail: "no samples"), device: "iio:device0 (adxl345)")

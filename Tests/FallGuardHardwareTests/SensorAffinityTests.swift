@@ -40,15 +40,10 @@ import FallGuardTestSupport
         #expect(after == Self.allowed())
     }
 
-    @Test func theConfigurationWordsDecode() throws {
-        func decode(_ json: String) throws -> SensorCPU { try JSONDecoder().decode(SensorCPU.self, from: Data(json.utf8)) }
-        #expect(try decode(#""last""#) == .last)
-        #expect(try decode(#""any""#) == .any)
-        #expect(try decode("3") == .number(3))
-        #expect(try decode(#""2""#) == .number(2))
-        #expect(throws: DecodingError.self) { try decode(#""fast""#) }
+    @Test func lastAndAnyResolveAgainstTheOnlineCPUs() {
+        // The words of `sensor.cpu` are the configuration tests' (SensorSectionTests).
         #expect(SensorCPU.last.resolved(online: 4) == 3 && SensorCPU.last.resolved(online: 1) == 0)
         #expect(SensorCPU.any.resolved(online: 4) == nil)
-        #expect(String(data: try JSONEncoder().encode([SensorCPU.last, .any, .number(1)]), encoding: .utf8) == #"["last","any",1]"#)
+        #expect(SensorCPU.number(2).resolved(online: 4) == 2)
     }
 }

@@ -5,47 +5,14 @@ import Testing
 import FallGuardTestSupport
 
 @Suite struct MQTTSettingsTests {
-    func decode(_ json: String) throws -> MQTTChannelSettings {
-        try JSONDecoder().decode(MQTTChannelSettings.self, from: Data(json.utf8))
-    }
+    // Reading the keys: FallGuardConfigTests' ChannelSectionTests.
 
-    @Test func missingKeysGetTheDocumentedDefaults() throws {
-        let s = try decode("{}")
-        #expect(s == MQTTChannelSettings())
+    @Test func theEffectiveValuesFillTheGaps() {
+        let s = MQTTChannelSettings()
         #expect(s.host == "localhost" && s.effectivePort == 1883 && s.topicPrefix == "fallguard")
-        #expect(s.discovery && s.discoveryPrefix == "homeassistant" && s.keepalive == 30 && s.publishTimeout == 10)
         #expect(s.effectiveDevice == MQTTTopics.topicSafe(currentHostname()))
         #expect(s.effectiveClientID == "fallguard-\(s.effectiveDevice)")
-        #expect(s.problems(at: ["channels", "mqtt"]).isEmpty)
-        #expect(try decode(#"{"tls": true}"#).effectivePort == 8883)
-    }
-
-    @Test func kebabCaseKeysSurviveARoundTrip() throws {
-        let json = #"{"host":"broker.lan","port":1884,"username":"u","password":"p","device":"flat-3","client-id":"c","topic-prefix":"care/home-1","discovery":false,"discovery-prefix":"ha","keepalive":60,"publish-timeout":2.5,"reconnect-delay":2,"reconnect-delay-max":30,"tls":true,"ca-file":"/etc/hostname"}"#
-        let s = try decode(json)
-        #expect(s.topicPrefix == "care/home-1" && s.clientID == "c" && s.publishTimeout == 2.5 && s.caFile == "/etc/hostname")
-        let again = try decode(String(decoding: try JSONEncoder().encode(s), as: UTF8.self))
-        #expect(again == s)
-        // Defaults encode every key too (nil ones as null), so none looks unknown to the loader.
-        let keys = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(MQTTChannelSettings())) as? [String: Any]).keys
-        #expect(Set(keys) == ["host", "port", "username", "password", "device", "client-id", "topic-prefix", "discovery",
-                              "discovery-prefix", "keepalive", "publish-timeout", "reconnect-delay", "reconnect-delay-max",
-                              "tls", "ca-file", "cert-file", "key-file"])
-        #expect(s.problems(at: ["channels", "mqtt"]).isEmpty)
-    }
-
-    @Test func problemsNameTheirKeys() throws {
-        let s = MQTTChannelSettings(host: " ", port: 70_000, username: "u", device: "a/b", topicPrefix: "fallguard/#",
-                                    keepalive: 1, publishTimeout: .infinity, reconnectDelay: 5, reconnectDelayMax: 2,
-                                    tls: false, caFile: "/nonexistent/ca.pem", certFile: "/etc/hostname")
-        let problems = s.problems(at: ["channels", "home"])
-        let keys = Set(problems.map(\.key))
-        for key in ["host", "port", "password", "device", "topic-prefix", "keepalive", "publish-timeout",
-                    "reconnect-delay-max", "key-file", "ca-file", "cert-file"] {
-            #expect(keys.contains("channels.home.\(key)"), "\(key): \(problems)")
-        }
-        #expect(problems.contains { $0.key == "channels.home.ca-file" && $0.message.contains("/nonexistent/ca.pem") })
-        #expect(problems.contains { $0.key == "channels.home.cert-file" && $0.severity == .warning })
+        #expect(MQTTChannelSettings(tls: true).effectivePort == 8883)
     }
 
     @Test func topicsGiveEachBridgeItsOwnBranch() {

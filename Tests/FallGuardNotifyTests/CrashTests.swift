@@ -1,13 +1,14 @@
+import FallGuardConfig
 import FallGuardCore
 import Foundation
 import Testing
 @testable import FallGuardNotify
 import FallGuardTestSupport
 
-/// The settings as the JSON file `--settings-json` reads.
+/// The settings as `--settings-json` reads them: the configuration file's keys, in JSON.
 func writeSettings(_ settings: NotificationSettings, to folder: String) throws -> String {
     let path = folder + "/settings.json"
-    try JSONEncoder().encode(settings).write(to: URL(fileURLWithPath: path))
+    try JSONEncoder().encode(Configured(settings)).write(to: URL(fileURLWithPath: path))
     return path
 }
 
@@ -67,7 +68,7 @@ func runFallguard(_ arguments: [String], killAfter: Double? = nil, killWhen: (()
     @Test func testAlertPrintsEachChannelsResult() throws {
         let receiver = try Receiver(["--hmac-secret", "s3cret", "--reject-to", ben.phone!])
         var settings = testSettings(receiver)
-        settings.channels["run"] = ChannelSettings(ExecOptions(command: ["/bin/cat"]))
+        settings.channels["run"] = ExecOptions(command: ["/bin/cat"])
         let json = try writeSettings(settings, to: temporaryFolder())
         let all = try runFallguard(["test-alert", "--settings-json", json])
         #expect(all.status == 0, "\(all.output)")

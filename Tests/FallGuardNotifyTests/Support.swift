@@ -83,9 +83,9 @@ func testSettings(_ receiver: Receiver, contacts: [Recipient] = [anna, ben, cara
     policy.fall.broadcast = ["hook"]
     return NotificationSettings(
         device: "bridge-test", wearer: Wearer(name: "Margaret", location: "Flat 3, 12 Mill Lane"), contacts: contacts,
-        channels: ["sms": ChannelSettings(TwilioSMSOptions(account: twilioAccount(receiver))),
-                   "call": ChannelSettings(TwilioCallOptions(account: twilioAccount(receiver))),
-                   "hook": ChannelSettings(WebhookOptions(url: receiver.base + "/hook", secret: "s3cret"))],
+        channels: ["sms": TwilioSMSOptions(account: twilioAccount(receiver)),
+                   "call": TwilioCallOptions(account: twilioAccount(receiver)),
+                   "hook": WebhookOptions(url: receiver.base + "/hook", secret: "s3cret")],
         policy: policy)
 }
 

@@ -71,7 +71,7 @@ private final class InMemoryChip: GPIOChip {
         return InMemoryOutputLine(gpio: gpio, key: key)
     }
 
-    func requestEdges(line: String, consumer: String, bias: GPIOSection.Bias, activeLow: Bool) throws(GPIOError) -> any GPIOEdgeLine {
+    func requestEdges(line: String, consumer: String, bias: LineBias, activeLow: Bool) throws(GPIOError) -> any GPIOEdgeLine {
         let key = try gpio.request(line)
         let input = InMemoryEdgeLine(key: key)
         gpio.register(key, input)

@@ -61,7 +61,7 @@ public final class MosquittoBroker: @unchecked Sendable {
             config += "allow_anonymous true\n"
         } else {
             let passwords = folder + "/passwords"
-            FileManager.default.createFile(atPath: passwords, contents: nil)
+            _ = FileManager.default.createFile(atPath: passwords, contents: nil)
             for (user, password) in users {
                 try run("/usr/bin/mosquitto_passwd", ["-b", passwords, user, password])
             }

@@ -9,6 +9,7 @@
 // With --bench N it sends N alerts one after the other, prints the publish-to-PUBACK times
 // (`p50_ms=… p99_ms=… max_ms=…`) and exits (bench/mqtt-alert-latency.sh).
 import Dispatch
+import FallGuardConfig
 import FallGuardCore
 import FallGuardMQTT
 import FallGuardNotify

@@ -6,7 +6,8 @@ import Logging
 /// ``AlertSink`` and the incident log, on a dedicated thread.
 ///
 /// ```swift
-/// let alarm = AlarmController(settings: section, buzzer: buzzer, led: led, button: button,
+/// let alarm = AlarmController(alert: configuration, button: timings, patterns: patterns,
+///                             buzzer: buzzer, led: led, button: button,
 ///                             sink: outbox, incidentLog: try IncidentLog(stateDirectory: state))
 /// try alarm.start()
 /// alarm.fallSuspected(detection)              // from the sensor loop
@@ -29,7 +30,10 @@ import Logging
 /// then dispatches to the sink and events to the log, each in the engine's order.
 public final class AlarmController: @unchecked Sendable {
     // @unchecked: `engine`, `inbox`, `waiting`, `running`, `faults` are guarded by `condition`.
-    public let settings: AlarmSection
+    /// The engine's timings, checked.
+    public let alertConfiguration: AlertConfiguration
+    /// What the buzzer and LED play.
+    public let patterns: AlarmPatterns
     private let buzzer: PatternPlayer?
     private let led: PatternPlayer?
     private let button: (any ButtonSource)?
@@ -44,7 +48,7 @@ public final class AlarmController: @unchecked Sendable {
     private var running = false
     private var activeProblems: Set<SensorProblem> = []
     /// Seconds an armed alert waits past its countdown before the sink sends it by itself: the
-    /// controller's ``hold``, a press held through the deadline (``AlarmSection/longPress``),
+    /// controller's ``hold``, a press held through the deadline (``AlertConfiguration/longPress``),
     /// and this margin for a slow alarm thread.
     public static let fallbackMargin = 5.0
     private let done = DispatchSemaphore(value: 0)
@@ -53,19 +57,22 @@ public final class AlarmController: @unchecked Sendable {
     /// Called on the alarm thread after each batch of effects, with the engine (console display).
     public var onUpdate: (@Sendable (AlertEngine, [AlertEffect]) -> Void)?
 
-    /// Checks the engine settings (throws naming the key); nothing runs until ``start()``.
-    public init(settings: AlarmSection, buzzer: PatternPlayer?, led: PatternPlayer?, button: (any ButtonSource)?,
-                sink: any AlertSink, incidentLog: IncidentLog?, logger: Logger = Logger(label: "fallguard.alarm")) throws {
-        self.settings = settings
-        engine = AlertEngine(configuration: try settings.alertConfiguration(),
-                             numbering: incidentLog?.numbering(prefix: settings.incidentPrefix) ?? .init())
+    /// Nothing runs until ``start()``. `button` gives the debounce time, by which the engine's
+    /// clock runs behind (see ``hold``).
+    public init(alert: AlertConfiguration, button timings: ButtonTimings, patterns: AlarmPatterns,
+                buzzer: PatternPlayer?, led: PatternPlayer?, button: (any ButtonSource)?,
+                sink: any AlertSink, incidentLog: IncidentLog?, logger: Logger = Logger(label: "fallguard.alarm")) {
+        alertConfiguration = alert
+        self.patterns = patterns
+        engine = AlertEngine(configuration: alert,
+                             numbering: incidentLog?.numbering(prefix: alert.incidentPrefix) ?? .init())
         self.buzzer = buzzer
         self.led = led
         self.button = button
         self.sink = sink
         self.incidentLog = incidentLog
         self.logger = logger
-        hold = Int64(settings.debounceMs + 100) * 1_000_000
+        hold = Int64(timings.debounceMs + 100) * 1_000_000
     }
 
     /// Starts the alarm thread and the button, and shows the monitoring heartbeat.
@@ -75,7 +82,7 @@ public final class AlarmController: @unchecked Sendable {
             return !running
         }
         guard first else { return }
-        led?.play(settings.ledPattern(for: engine.indicator))
+        led?.play(patterns.ledPattern(for: engine.indicator))
         _ = startThread(name: "fallguard-alarm", realTime: true) { [self] in loop() }
         button?.start { [weak self] event in self?.button(event) }
     }
@@ -183,9 +190,9 @@ public final class AlarmController: @unchecked Sendable {
         for effect in effects {
             switch effect {
             case let .sound(sound):
-                buzzer?.play(settings.pattern(for: sound), oneShot: sound.isOneShot)
+                buzzer?.play(patterns.pattern(for: sound), oneShot: sound.isOneShot)
             case let .indicator(indicator):
-                led?.play(settings.ledPattern(for: indicator))
+                led?.play(patterns.ledPattern(for: indicator))
             case .dispatch, .record, .arm, .disarm:
                 break
             }
@@ -222,7 +229,7 @@ extension AlarmController {
         // The engine acts on its deadline `hold` after CLOCK_MONOTONIC reaches it.
         let expiry = deadline - Double(monotonicNanoseconds() - hold) * 1e-9
         do {
-            try sink.arm(alert, fallback: max(0, expiry) + settings.longPress + Self.fallbackMargin)
+            try sink.arm(alert, fallback: max(0, expiry) + alertConfiguration.longPress + Self.fallbackMargin)
         } catch {
             logger.error("\(alert.incident): the alert could not be stored ahead of the countdown's end (it will be at expiry): \(error)")
         }

@@ -2,7 +2,7 @@ import FallGuardCore
 import Foundation
 import Synchronization
 
-/// The buzzer, LED and button of a `gpio` section, requested through a ``GPIOBackend``: what
+/// The buzzer, LED and button as wired, requested through a ``GPIOBackend``: what
 /// ``AlarmController`` needs. Any missing or busy line throws before anything sounds, naming
 /// chip and line; the lines are released when the players and the button are stopped.
 public struct GPIOAlarmParts: Sendable {
@@ -10,7 +10,7 @@ public struct GPIOAlarmParts: Sendable {
     public let led: PatternPlayer?
     public let button: AbortButton
 
-    public init(gpio: GPIOSection, settings: AlarmSection, backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) {
+    public init(gpio: GPIOWiring, button timings: ButtonTimings, backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) {
         let chip = try backend.openChip(gpio.chip)
         let buzzerLine = try chip.requestOutput(line: gpio.buzzer.line, consumer: gpio.consumer,
                                                 activeLow: gpio.buzzer.activeLow, initiallyActive: false)
@@ -20,12 +20,12 @@ public struct GPIOAlarmParts: Sendable {
         let buttonLine = try chip.requestEdges(line: gpio.button.line, consumer: gpio.consumer,
                                                bias: gpio.button.bias, activeLow: gpio.button.activeLow)
         let output: any LevelOutput
-        switch (gpio.buzzer.type, gpio.buzzer.pwmChip) {
+        switch (gpio.buzzer.kind, gpio.buzzer.pwmChip) {
         case (.active, _): output = LineOutput(buzzerLine)
         case let (.passive, pwm?): output = try PWMTone(chip: pwm, channel: gpio.buzzer.pwmChannel, frequency: gpio.buzzer.toneHz)
         case (.passive, nil): output = ToggledTone(buzzerLine, frequency: gpio.buzzer.toneHz)
         }
-        button = try AbortButton(line: buttonLine, settings: settings)
+        button = try AbortButton(line: buttonLine, timings: timings)
         buzzer = PatternPlayer(name: "buzzer", output: output)
         led = ledLine.map { PatternPlayer(name: "led", output: LineOutput($0)) }
     }

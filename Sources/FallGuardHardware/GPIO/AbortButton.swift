@@ -23,11 +23,11 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
     /// Called with every raw edge (for diagnostics and tests). Set before ``start(_:)``.
     public var onRawEdge: (@Sendable (GPIOEdge) -> Void)?
 
-    /// Takes the requested line; `settings` gives debounce and long-press times.
-    public init(line: any GPIOEdgeLine, settings: AlarmSection) throws(GPIOError) {
+    /// Takes the requested line; `timings` gives debounce and long-press times.
+    public init(line: any GPIOEdgeLine, timings: ButtonTimings) throws(GPIOError) {
         self.line = line
         let pressedNow = try line.read()
-        debouncer = settings.buttonDebouncer(initiallyPressed: pressedNow, at: monotonicNanoseconds())
+        debouncer = timings.debouncer(initiallyPressed: pressedNow, at: monotonicNanoseconds())
     }
 
     public func start(_ handler: @escaping @Sendable (ButtonEvent) -> Void) {

@@ -34,7 +34,7 @@ public protocol GPIOChip: AnyObject, Sendable {
     /// `gpiochip0 (pinctrl-bcm2711)`
     var description: String { get }
     func requestOutput(line: String, consumer: String, activeLow: Bool, initiallyActive: Bool) throws(GPIOError) -> any GPIOOutputLine
-    func requestEdges(line: String, consumer: String, bias: GPIOSection.Bias, activeLow: Bool) throws(GPIOError) -> any GPIOEdgeLine
+    func requestEdges(line: String, consumer: String, bias: LineBias, activeLow: Bool) throws(GPIOError) -> any GPIOEdgeLine
 }
 
 /// A requested output line (buzzer, LED). Used from one thread at a time.

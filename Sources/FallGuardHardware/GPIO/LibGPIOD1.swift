@@ -73,7 +73,7 @@ final class LibGPIOD1Chip: GPIOChip, @unchecked Sendable {
         return LibGPIOD1Output(chip: self, line: l, description: describe(l))
     }
 
-    func requestEdges(line spec: String, consumer: String, bias: GPIOSection.Bias, activeLow: Bool) throws(GPIOError) -> any GPIOEdgeLine {
+    func requestEdges(line spec: String, consumer: String, bias: LineBias, activeLow: Bool) throws(GPIOError) -> any GPIOEdgeLine {
         let l = try line(spec)
         var flags: Int = activeLow ? GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW : 0
         switch bias {

@@ -1,10 +1,10 @@
 import FallGuardCore
 
 extension NotificationSettings {
-    /// Builds every configured channel whose type this build implements.
+    /// Builds every configured channel.
     public func makeChannels(context: ChannelContext) throws -> [any NotificationChannel] {
         try channels.keys.sorted().compactMap { name in
-            try channels[name]?.options?.makeChannel(named: name, context: context)
+            try channels[name]?.makeChannel(named: name, context: context)
         }
     }
 }

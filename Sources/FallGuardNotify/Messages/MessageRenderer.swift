@@ -66,7 +66,7 @@ public struct MessageRenderer: Sendable {
         return date.formatted(Date.ISO8601FormatStyle(timeZone: timeZone))
     }
 
-    /// The character limit for `text`: `sms-limit` for plain GSM text, two UCS-2 segments otherwise.
+    /// The character limit for `text`: ``MessageTemplates/smsLimit`` for plain GSM text, two UCS-2 segments otherwise.
     func limit(for text: String) -> Int {
         text.unicodeScalars.allSatisfy { $0.isASCII } ? templates.smsLimit : min(templates.smsLimit, 134)
     }

@@ -1,9 +1,9 @@
 import FallGuardCore
 
-/// Section `templates`: the text of each kind of message. A template may use `{wearer}`,
-/// `{time}`, `{incident}`, `{reason}`, `{location}`, `{device}`, `{by}` and `{fault}`; keys are
-/// the alert kinds (`fall`, `help-requested`, …); absent keys keep the built-in text.
-public struct MessageTemplates: ConfigSection, Equatable {
+/// The text of each kind of message. A template may use `{wearer}`, `{time}`, `{incident}`,
+/// `{reason}`, `{location}`, `{device}`, `{by}` and `{fault}`; kinds without an override keep
+/// the built-in text.
+public struct MessageTemplates: Sendable, Equatable {
     /// The placeholders a template may use.
     public static let placeholders = ["wearer", "time", "incident", "reason", "location", "device", "by", "fault"]
 
@@ -28,9 +28,9 @@ public struct MessageTemplates: ConfigSection, Equatable {
 
     /// Overrides by kind.
     public var bodies: [AlertKind: String]
-    /// Key `sms-limit`: the longest body in characters, default 306 (two GSM-7 SMS segments;
-    /// a body with other characters gets 134, two UCS-2 segments). Longer bodies are shortened:
-    /// the detector's reason first, then the location.
+    /// The longest body in characters (306: two GSM-7 SMS segments; a body with other
+    /// characters gets 134, two UCS-2 segments). Longer bodies are shortened: the detector's
+    /// reason first, then the location.
     public var smsLimit: Int
 
     public init(bodies: [AlertKind: String] = [:], smsLimit: Int = 306) {
@@ -38,43 +38,8 @@ public struct MessageTemplates: ConfigSection, Equatable {
         self.smsLimit = smsLimit
     }
 
-    private struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-        static let smsLimit = Key(stringValue: "sms-limit")
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Key.self)
-        smsLimit = try c.value(.smsLimit, or: 306)
-        bodies = [:]
-        for kind in AlertKind.allCases {
-            if let text = try c.decodeIfPresent(String.self, forKey: Key(stringValue: kind.rawValue)) { bodies[kind] = text }
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(smsLimit, forKey: .smsLimit)
-        for (kind, text) in bodies { try c.encode(text, forKey: Key(stringValue: kind.rawValue)) }
-    }
-
-    public func problems(at path: [String]) -> [ConfigProblem] {
-        var found: [ConfigProblem] = []
-        if !(70...1600).contains(smsLimit) { found.append(ConfigProblem(path + ["sms-limit"], "\(smsLimit) is outside 70...1600")) }
-        for kind in AlertKind.allCases {
-            guard let text = bodies[kind] else { continue }
-            for name in Self.placeholderNames(in: text) where !Self.placeholders.contains(name) {
-                found.append(ConfigProblem(path + [kind.rawValue], "unknown placeholder {\(name)} (known: \(Self.placeholders.map { "{\($0)}" }.joined(separator: " ")))"))
-            }
-        }
-        return found
-    }
-
     /// The names between braces in `text`.
-    static func placeholderNames(in text: String) -> [String] {
+    public static func placeholderNames(in text: String) -> [String] {
         var names: [String] = []
         var current: String?
         for ch in text {

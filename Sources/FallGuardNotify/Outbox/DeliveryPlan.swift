@@ -38,7 +38,7 @@ public struct DeliveryPlanner: Sendable {
     /// Every delivery for a new alert: the route's primary channels to the first contact, its
     /// other channels to every other contact, its broadcast channels once.
     public func plan(_ kind: AlertKind) -> (deliveries: [PlannedDelivery], skipped: [String]) {
-        let route = settings.policy.route(for: kind).route
+        let route = settings.policy.route(for: kind)
         var planned: [PlannedDelivery] = []
         var skipped: [String] = []
         for (i, contact) in settings.contacts.enumerated() {
@@ -56,7 +56,7 @@ public struct DeliveryPlanner: Sendable {
     public func escalation(_ kind: AlertKind, to index: Int, contacts: [Recipient]? = nil) -> [PlannedDelivery] {
         let contacts = contacts ?? settings.contacts
         guard contacts.indices.contains(index) else { return [] }
-        return settings.policy.route(for: kind).route.primary.compactMap {
+        return settings.policy.route(for: kind).primary.compactMap {
             delivery($0, .primary, index, contacts[index])
         }
     }

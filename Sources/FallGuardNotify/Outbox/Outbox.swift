@@ -126,7 +126,7 @@ public final class Outbox: AlertSink, Sendable {
         let t = now()
         let date = Date(timeIntervalSince1970: t)
         let message = renderer.render(alert, at: date, test: false)
-        let route = settings.policy.route(for: alert.kind).route
+        let route = settings.policy.route(for: alert.kind)
         let released = try db.write { db -> Int in
             guard var stored = try StoredAlert.fetch(id: alertID, in: db) else { return 0 }
             stored.alert = alert
@@ -197,10 +197,10 @@ public final class Outbox: AlertSink, Sendable {
             let stored = try StoredAlert.insert(alert, message: message, test: test, at: t,
                                                 sentAt: self.renderer.isoTime(date), in: db)
             let keys = try planned.map {
-                try self.insertDelivery($0, of: stored, deadline: due + route.route.deadline,
+                try self.insertDelivery($0, of: stored, deadline: due + route.deadline,
                                         state: heldFor == nil ? "pending" : "armed", due: due, in: db)
             }
-            try self.updateIncident(for: alert, routeKey: route.key, escalate: route.route.escalate, alertID: stored.id,
+            try self.updateIncident(for: alert, escalate: route.escalate, alertID: stored.id,
                                     at: due, in: db)
             return (stored.id, keys)
         }
@@ -264,10 +264,12 @@ public final class Outbox: AlertSink, Sendable {
             """, arguments: [by, t, incident])
     }
 
-    private func updateIncident(for alert: Alert, routeKey: String, escalate: Bool, alertID: Int64, at t: Double,
+    private func updateIncident(for alert: Alert, escalate: Bool, alertID: Int64, at t: Double,
                                 in db: Database) throws {
         switch alert.kind {
         case .fall, .helpRequested:
+            // The incident's route: the alert kind, `fall` or `help-requested`.
+            let routeKey = alert.kind.rawValue
             guard escalate, !settings.contacts.isEmpty else { return }
             // A new alarm (or a help request during one) starts escalation from the primary contact.
             // It escalates along the contacts as they are now, whatever a reload does meanwhile.

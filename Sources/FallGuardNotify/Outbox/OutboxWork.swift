@@ -130,7 +130,7 @@ extension Outbox {
             logger.critical("\(why); no further contact to escalate to", metadata: ["incident": "\(incident)"])
             return
         }
-        let route = settings.policy.route(for: alert.alert.kind).route
+        let route = settings.policy.route(for: alert.alert.kind)
         for p in planner.escalation(alert.alert.kind, to: next, contacts: contacts) {
             _ = try insertDelivery(p, of: alert, deadline: t + route.deadline, in: db)
         }

@@ -1,16 +1,7 @@
-import FallGuardCore
 import Foundation
 
-// Small checks shared by the notification sections; each returns the problem it finds.
-
-extension KeyedDecodingContainer {
-    /// The value at `key`, or `fallback` when the key is absent.
-    func value<T: Decodable>(_ key: Key, or fallback: @autoclosure () -> T) throws -> T {
-        try decodeIfPresent(T.self, forKey: key) ?? fallback()
-    }
-}
-
-/// Checks on single configuration values, named after what they check.
+/// Checks on single configuration values, named after what they check; each returns the
+/// problem it finds.
 enum ConfigCheck {
     /// `+` then 8 to 15 digits, the first not 0 (ITU-T E.164).
     static func isE164(_ s: String) -> Bool {

@@ -1,0 +1,179 @@
+import FallGuardEmail
+import FallGuardMQTT
+import FallGuardNotify
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `type: mqtt`. Every key but `host` has a default; `password` goes with `username`;
+/// `tls: true` switches to TLS (port 8883 by default) with the system's CAs unless `ca-file`
+/// names one.
+extension MQTTChannelSettings: ChannelSection {
+    enum CodingKeys: String, CodingKey {
+        case host, port, username, password, device, discovery, keepalive, tls
+        case clientID = "client-id", topicPrefix = "topic-prefix", discoveryPrefix = "discovery-prefix"
+        case publishTimeout = "publish-timeout", reconnectDelay = "reconnect-delay"
+        case reconnectDelayMax = "reconnect-delay-max"
+        case caFile = "ca-file", certFile = "cert-file", keyFile = "key-file"
+    }
+
+    public var addressing: ChannelAddressing { .broadcast }
+
+    public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
+        try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements, logger: context.logger)
+    }
+
+    public init(fromConfig decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = MQTTChannelSettings()
+        self.init(
+            host: try c.decodeIfPresent(String.self, forKey: .host) ?? d.host,
+            port: try c.decodeIfPresent(Int.self, forKey: .port),
+            username: try c.decodeIfPresent(String.self, forKey: .username),
+            password: try c.decodeIfPresent(String.self, forKey: .password),
+            device: try c.decodeIfPresent(String.self, forKey: .device),
+            clientID: try c.decodeIfPresent(String.self, forKey: .clientID),
+            topicPrefix: try c.decodeIfPresent(String.self, forKey: .topicPrefix) ?? d.topicPrefix,
+            discovery: try c.decodeIfPresent(Bool.self, forKey: .discovery) ?? d.discovery,
+            discoveryPrefix: try c.decodeIfPresent(String.self, forKey: .discoveryPrefix) ?? d.discoveryPrefix,
+            keepalive: try c.decodeIfPresent(Int.self, forKey: .keepalive) ?? d.keepalive,
+            publishTimeout: try c.decodeIfPresent(Double.self, forKey: .publishTimeout) ?? d.publishTimeout,
+            reconnectDelay: try c.decodeIfPresent(Int.self, forKey: .reconnectDelay) ?? d.reconnectDelay,
+            reconnectDelayMax: try c.decodeIfPresent(Int.self, forKey: .reconnectDelayMax) ?? d.reconnectDelayMax,
+            tls: try c.decodeIfPresent(Bool.self, forKey: .tls) ?? d.tls,
+            caFile: try c.decodeIfPresent(String.self, forKey: .caFile),
+            certFile: try c.decodeIfPresent(String.self, forKey: .certFile),
+            keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile))
+    }
+
+    public func encodeConfig(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(host, forKey: .host)
+        try c.encode(topicPrefix, forKey: .topicPrefix)
+        try c.encode(discovery, forKey: .discovery)
+        try c.encode(discoveryPrefix, forKey: .discoveryPrefix)
+        try c.encode(keepalive, forKey: .keepalive)
+        try c.encode(publishTimeout, forKey: .publishTimeout)
+        try c.encode(reconnectDelay, forKey: .reconnectDelay)
+        try c.encode(reconnectDelayMax, forKey: .reconnectDelayMax)
+        try c.encode(tls, forKey: .tls)
+        for (key, value) in [(CodingKeys.username, username), (.password, password), (.device, device),
+                             (.clientID, clientID), (.caFile, caFile), (.certFile, certFile), (.keyFile, keyFile)] {
+            try c.encodeOptional(value, forKey: key)
+        }
+        try c.encodeOptional(port, forKey: .port)
+    }
+
+    public func problems(at path: [String]) -> [ConfigProblem] {
+        var found: [ConfigProblem] = []
+        func problem(_ key: String, _ message: String, _ severity: ConfigProblem.Severity = .error) {
+            found.append(ConfigProblem(path + [key], message, severity: severity))
+        }
+        if host.allSatisfy(\.isWhitespace) { problem("host", "the broker's host name or address is required") }
+        if let port, !(1...65_535).contains(port) { problem("port", "\(port) is not a TCP port (1 to 65535)") }
+        if username != nil, password == nil { problem("password", "a password is required with username") }
+        if password != nil, username == nil { problem("username", "a username is required with password") }
+        if let device, let why = MQTTTopics.levelProblem(device) { problem("device", why) }
+        if let clientID, clientID.isEmpty || clientID.utf8.count > 65_535 { problem("client-id", "must not be empty") }
+        for (key, value) in [("topic-prefix", topicPrefix), ("discovery-prefix", discoveryPrefix)] {
+            if let why = MQTTTopics.prefixProblem(value) { problem(key, why) }
+        }
+        if !(5...3_600).contains(keepalive) { problem("keepalive", "\(keepalive) s is outside 5...3600 s") }
+        if !(publishTimeout.isFinite && (0.1...300).contains(publishTimeout)) {
+            problem("publish-timeout", "\(publishTimeout) s is outside 0.1...300 s")
+        }
+        if !(1...3_600).contains(reconnectDelay) { problem("reconnect-delay", "\(reconnectDelay) s is outside 1...3600 s") }
+        if !(reconnectDelay...max(reconnectDelay, 3_600)).contains(reconnectDelayMax) {
+            problem("reconnect-delay-max", "\(reconnectDelayMax) s must be between reconnect-delay (\(reconnectDelay) s) and 3600 s")
+        }
+        if certFile != nil, keyFile == nil { problem("key-file", "a key file is required with cert-file") }
+        if keyFile != nil, certFile == nil { problem("cert-file", "a certificate file is required with key-file") }
+        for (key, file) in [("ca-file", caFile), ("cert-file", certFile), ("key-file", keyFile)] {
+            guard let file else { continue }
+            if !tls { problem(key, "ignored unless tls is true", .warning) }
+            if access(file, R_OK) != 0 { problem(key, "cannot read '\(file)': \(String(cString: strerror(errno)))") }
+        }
+        return found
+    }
+}
+
+/// `type: email`. `host` and `from` are required; `password` goes with `username`.
+/// Recipients come from the contacts' `email`.
+extension EmailChannelSettings: ChannelSection {
+    enum CodingKeys: String, CodingKey {
+        case host, port, security, username, password, from, timeout
+        case fromName = "from-name", caFile = "ca-file", connectTimeout = "connect-timeout"
+    }
+
+    public var addressing: ChannelAddressing { .email }
+
+    public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
+        EmailChannel(name: name, settings: self, logger: context.logger)
+    }
+
+    public init(fromConfig decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = EmailChannelSettings()
+        self.init(
+            host: try c.decodeIfPresent(String.self, forKey: .host) ?? d.host,
+            port: try c.decodeIfPresent(Int.self, forKey: .port),
+            security: try c.decodeIfPresent(Word<SMTPSecurityWords>.self, forKey: .security)?.value ?? d.security,
+            username: try c.decodeIfPresent(String.self, forKey: .username),
+            password: try c.decodeIfPresent(String.self, forKey: .password),
+            from: try c.decodeIfPresent(String.self, forKey: .from) ?? d.from,
+            fromName: try c.decodeIfPresent(String.self, forKey: .fromName) ?? d.fromName,
+            caFile: try c.decodeIfPresent(String.self, forKey: .caFile),
+            connectTimeout: try c.decodeIfPresent(Double.self, forKey: .connectTimeout) ?? d.connectTimeout,
+            timeout: try c.decodeIfPresent(Double.self, forKey: .timeout) ?? d.timeout)
+    }
+
+    public func encodeConfig(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(host, forKey: .host)
+        try c.encode(Word<SMTPSecurityWords>(security), forKey: .security)
+        try c.encode(from, forKey: .from)
+        try c.encode(fromName, forKey: .fromName)
+        try c.encode(connectTimeout, forKey: .connectTimeout)
+        try c.encode(timeout, forKey: .timeout)
+        for (key, value) in [(CodingKeys.username, username), (.password, password), (.caFile, caFile)] {
+            try c.encodeOptional(value, forKey: key)
+        }
+        try c.encodeOptional(port, forKey: .port)
+    }
+
+    public func problems(at path: [String]) -> [ConfigProblem] {
+        var found: [ConfigProblem] = []
+        func problem(_ key: String, _ message: String, _ severity: ConfigProblem.Severity = .error) {
+            found.append(ConfigProblem(path + [key], message, severity: severity))
+        }
+        if host.isEmpty || host.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            problem("host", host.isEmpty ? "the SMTP server's host name is required" : "'\(host)' is not a host name")
+        }
+        if let port, !(1...65_535).contains(port) { problem("port", "\(port) is not a TCP port (1 to 65535)") }
+        if username != nil, password == nil { problem("password", "a password is required with username") }
+        if password != nil, username == nil { problem("username", "a username is required with password") }
+        if from.isEmpty {
+            problem("from", "the sender's address is required")
+        } else if !EmailAddress.isValid(from) {
+            problem("from", "'\(from)' is not an e-mail address")
+        }
+        if fromName.contains(where: { $0 == "\r" || $0 == "\n" }) { problem("from-name", "must be one line") }
+        if security == .none, !["localhost", "127.0.0.1", "::1"].contains(host) {
+            problem("security", "'none' sends the alert and any password in clear text to \(host)", .warning)
+        }
+        if security == .none, username != nil { problem("security", "'none' with a username would send the password in clear text") }
+        if let caFile, access(caFile, R_OK) != 0 { problem("ca-file", "cannot read '\(caFile)': \(String(cString: strerror(errno)))") }
+        if !(connectTimeout.isFinite && (1...300).contains(connectTimeout)) {
+            problem("connect-timeout", "\(connectTimeout) s is outside 1...300 s")
+        }
+        if !(timeout.isFinite && (1...600).contains(timeout)) { problem("timeout", "\(timeout) s is outside 1...600 s") }
+        return found
+    }
+}
+
+enum SMTPSecurityWords: WordList {
+    static let name = "SMTPSecurity"
+    static let words: [(word: String, value: SMTPSecurity)] = [("starttls", .starttls), ("tls", .tls), ("none", .none)]
+}

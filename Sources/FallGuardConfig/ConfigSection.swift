@@ -1,0 +1,88 @@
+/// One problem found in the configuration: a bad value, a missing credential, an unknown key.
+/// The loader turns ``keyPath`` into `file:line` for the person fixing it; start-up stops
+/// (exit status 78) if any problem is an error.
+public struct ConfigProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Severity: String, Sendable, Equatable { case error, warning }
+
+    /// Where, from the top of the file: `["channels", "sms", "account-sid"]`; list items are
+    /// their index as a string: `["contacts", "0", "phone"]`.
+    public var keyPath: [String]
+    public var message: String
+    public var severity: Severity
+
+    public init(_ keyPath: [String], _ message: String, severity: Severity = .error) {
+        self.keyPath = keyPath
+        self.message = message
+        self.severity = severity
+    }
+
+    /// `channels.sms.account-sid`
+    public var key: String { keyPath.joined(separator: ".") }
+
+    public var description: String { "\(key): \(message)" }
+}
+
+/// A section of the configuration file, or a value inside one. Sections read the file's
+/// kebab-case keys, give every optional key its documented default when decoding, and encode
+/// back every key they accept (the loader reports keys that do not survive a decode/encode
+/// round trip as unknown). Checks that need more than a type (ranges, E.164 numbers, URLs,
+/// credentials present) go in ``problems(at:)``.
+///
+/// The runtime modules' plain values (``ButtonWiring``, ``WebhookOptions``, …) conform here,
+/// in extensions of this module: they know no key. A type of this module that is `Codable`
+/// with the file's keys gets the two coding requirements from its `Codable` conformance.
+public protocol ConfigSection: Sendable {
+    /// Reads the value from the file's keys, defaults for the absent ones.
+    init(fromConfig decoder: any Decoder) throws
+    /// Writes every key the value accepts, nil ones as `null`.
+    func encodeConfig(to encoder: any Encoder) throws
+    /// Everything wrong with the values, each with its full key path (`path` is where this
+    /// section sits in the file).
+    func problems(at path: [String]) -> [ConfigProblem]
+}
+
+extension ConfigSection where Self: Codable {
+    public init(fromConfig decoder: any Decoder) throws { try self.init(from: decoder) }
+    public func encodeConfig(to encoder: any Encoder) throws { try encode(to: encoder) }
+}
+
+/// A ``ConfigSection`` as a `Codable` value: what the decoder and the key-shape encoder see,
+/// so that a plain value of a runtime module is read with this module's keys.
+public struct Configured<Value: ConfigSection>: Codable, Sendable {
+    public var value: Value
+
+    public init(_ value: Value) { self.value = value }
+    public init(from decoder: any Decoder) throws { value = try Value(fromConfig: decoder) }
+    public func encode(to encoder: any Encoder) throws { try value.encodeConfig(to: encoder) }
+}
+
+extension KeyedDecodingContainer {
+    /// The section at `key`, or nil when the key is missing or null.
+    func section<T: ConfigSection>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try decodeIfPresent(Configured<T>.self, forKey: key)?.value
+    }
+
+    /// The sections listed at `key`, or nil when the key is missing or null.
+    func sections<T: ConfigSection>(_ type: [T].Type, forKey key: Key) throws -> [T]? {
+        try decodeIfPresent([Configured<T>].self, forKey: key)?.map(\.value)
+    }
+
+    /// The sections by name at `key`, or nil when the key is missing or null.
+    func sections<T: ConfigSection>(_ type: [String: T].Type, forKey key: Key) throws -> [String: T]? {
+        try decodeIfPresent([String: Configured<T>].self, forKey: key)?.mapValues(\.value)
+    }
+}
+
+extension KeyedEncodingContainer {
+    mutating func encode<T: ConfigSection>(section value: T, forKey key: Key) throws {
+        try encode(Configured(value), forKey: key)
+    }
+
+    mutating func encode<T: ConfigSection>(sections values: [T], forKey key: Key) throws {
+        try encode(values.map(Configured.init), forKey: key)
+    }
+
+    mutating func encode<T: ConfigSection>(sections values: [String: T], forKey key: Key) throws {
+        try encode(values.mapValues(Configured.init), forKey: key)
+    }
+}

@@ -1,0 +1,36 @@
+/// What the buzzer plays for each sound and the status LED shows for each state.
+public struct AlarmPatterns: Sendable, Equatable {
+    public var sounds: [AlarmSound: OnOffPattern]
+    public var led: [StatusIndicator: OnOffPattern]
+
+    public init(sounds: [AlarmSound: OnOffPattern], led: [StatusIndicator: OnOffPattern]) {
+        self.sounds = sounds
+        self.led = led
+    }
+
+    /// The buzzer's pattern for `sound` (off when none is given).
+    public func pattern(for sound: AlarmSound) -> OnOffPattern { sounds[sound] ?? .off }
+
+    /// The LED's pattern in `indicator` (off when none is given).
+    public func ledPattern(for indicator: StatusIndicator) -> OnOffPattern { led[indicator] ?? .off }
+}
+
+/// How the abort button's edges are read: the debounce time, and how long a press is held to
+/// be a help request.
+public struct ButtonTimings: Sendable, Equatable {
+    /// Milliseconds a level must hold to count.
+    public var debounceMs: Int
+    /// Seconds held for a long press (a help request).
+    public var longPress: Double
+
+    public init(debounceMs: Int, longPress: Double) {
+        self.debounceMs = debounceMs
+        self.longPress = longPress
+    }
+
+    /// A debouncer with these timings, in nanoseconds.
+    public func debouncer(initiallyPressed: Bool = false, at t: Int64 = 0) -> ButtonDebouncer {
+        ButtonDebouncer(debounce: Int64(debounceMs) * 1_000_000, longPress: Int64((longPress * 1e9).rounded()),
+                        initiallyPressed: initiallyPressed, at: t)
+    }
+}

@@ -1,0 +1,54 @@
+import AsyncHTTPClient
+import FallGuardCore
+import Logging
+
+/// What a channel needs to know about a contact to reach them.
+public enum ChannelAddressing: Sendable, Equatable {
+    /// Sends to the contact's E.164 phone number (SMS, voice call).
+    case phone
+    /// Sends to the contact's e-mail address.
+    case email
+    /// Has no recipient: one message per alert (webhook, MQTT, exec, console).
+    case broadcast
+}
+
+/// What channels share when they are built: one HTTP client, a logger, where the console writes.
+public struct ChannelContext: Sendable {
+    public var httpClient: HTTPClient
+    public var logger: Logger
+    /// Where the console channel writes a line.
+    public var write: @Sendable (String) -> Void
+    /// Where channels that receive acknowledgements (MQTT) hand them on.
+    public var acknowledgements: AcknowledgementHandler
+
+    public init(httpClient: HTTPClient, logger: Logger = Logger(label: "fallguard.notify"),
+                write: @escaping @Sendable (String) -> Void = { print($0) },
+                acknowledgements: @escaping AcknowledgementHandler = { _, _ in }) {
+        self.httpClient = httpClient
+        self.logger = logger
+        self.write = write
+        self.acknowledgements = acknowledgements
+    }
+}
+
+/// The options of one channel type (`TwilioSMSOptions`, `WebhookOptions`, …): what a channel
+/// needs to be built. The configuration module reads them from the file and lists the types.
+public protocol ChannelOptions: Sendable {
+    /// Whom a delivery of this channel goes to.
+    var addressing: ChannelAddressing { get }
+    /// Builds the working channel named `name` (the key under `channels`).
+    func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel
+    /// Whether `other` is the same type with the same options (a reload compares them).
+    func isSame(as other: any ChannelOptions) -> Bool
+}
+
+extension ChannelOptions where Self: Equatable {
+    public func isSame(as other: any ChannelOptions) -> Bool { (other as? Self) == self }
+}
+
+extension [String: any ChannelOptions] {
+    /// The same names with the same options.
+    public func isSame(as other: [String: any ChannelOptions]) -> Bool {
+        count == other.count && allSatisfy { name, options in other[name].map(options.isSame(as:)) ?? false }
+    }
+}
