@@ -13,7 +13,9 @@
 ///   change fell short): the wearer settles within 2.5 s (std |a| over 1.0–2.5 s ≤ `stillness`),
 ///   then lies or sits still until `look` seconds after the impact: every half second from
 ///   +2.0 s on has std |a| ≤ `look-stillness`, and every half second from +1.0 s on is tilted at
-///   least `look-posture-change` away from the gravity before the impact. The first half second
+///   least `look-posture-change` away from the gravity before the impact (`calm-posture-change`
+///   after a calm start: std |a| 2.0–0.5 s before the impact ≤ `calm-activity`, someone
+///   sitting or standing quietly rather than walking or sitting down). The first half second
 ///   that fails ends the look. Someone who slumped or slid down stays down; someone who sat or
 ///   lay down on purpose usually moves again. Decided `look` seconds after the impact (6 s).
 ///
@@ -38,6 +40,8 @@ public struct MultiphaseDetector: FallDetector {
         DetectorParameter("look", 6.0, 2.5...15.0, "s", "length of the long look after a soft impact (whole half seconds)"),
         DetectorParameter("look-stillness", 0.08, 0.0...4.0, "g", "largest std of |a| in each half second of the look from +2 s"),
         DetectorParameter("look-posture-change", 35.0, 0.0...180.0, "deg", "smallest tilt from the pre-impact gravity in each half second of the look"),
+        DetectorParameter("calm-posture-change", 30.0, 0.0...180.0, "deg", "the tilt that suffices in the look after a calm start (a slump from sitting)"),
+        DetectorParameter("calm-activity", 0.10, 0.0...4.0, "g", "largest std of |a| 2-0.5 s before the impact that is a calm start"),
         DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event"),
     ]
 
@@ -57,6 +61,7 @@ public struct MultiphaseDetector: FallDetector {
     private let impact: Double, postureChange: Double, stillness: Double
     private let strongImpact: Double, strongPostureChange: Double
     private let softImpact: Double, lookSamples: Int, lookStillness: Double, lookPostureChange: Double
+    private let calmPostureChange: Double, calmActivity: Double
     private let refractorySamples: Int
 
     private var xs: [Double], ys: [Double], zs: [Double], mags: [Double], smooth: [Double], times: [Double]
@@ -73,6 +78,8 @@ public struct MultiphaseDetector: FallDetector {
         var impact: Impact
         var before: (x: Double, y: Double, z: Double)
         var minTilt: Double, maxBlockStd: Double
+        /// The tilt every half second needs: look-posture-change, or calm-posture-change after a calm start.
+        var tiltNeeded: Double, calm: Bool
         var c: Int { impact.c }
     }
     private var look: Look?
@@ -88,6 +95,8 @@ public struct MultiphaseDetector: FallDetector {
         lookSamples = max(Self.postEnd, Int((settings["look"] * detectorRate / Double(Self.block)).rounded()) * Self.block)
         lookStillness = settings["look-stillness"]
         lookPostureChange = settings["look-posture-change"]
+        calmPostureChange = settings["calm-posture-change"]
+        calmActivity = settings["calm-activity"]
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         let zeros = [Double](repeating: 0, count: Self.ring)
         (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
@@ -176,9 +185,13 @@ public struct MultiphaseDetector: FallDetector {
         }
         // Otherwise a long look, if the wearer settled and the half seconds so far qualify.
         guard peak >= softImpact, still <= stillness else { return nil }
+        // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
+        // someone who slumps from sitting may end only 30° from where they were.
+        let calm = window(p0..<p1).std <= calmActivity && calmPostureChange < lookPostureChange
         var candidate = Look(impact: Impact(c: c, peak: peak, tier: "", angle: angle, still: still, rawPeak: 0,
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
-                             before: before, minTilt: .infinity, maxBlockStd: 0)
+                             before: before, minTilt: .infinity, maxBlockStd: 0,
+                             tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm)
         var b = 0
         while c + Self.postStart + (b + 1) * Self.block <= t + 1 {
             guard check(block: b, of: &candidate) else { return nil }
@@ -198,7 +211,7 @@ public struct MultiphaseDetector: FallDetector {
         let start = l.c + Self.postStart + b * Self.block
         let w = window(start..<(start + Self.block))
         let tilt = angleDegrees(l.before, (w.x, w.y, w.z))
-        guard tilt >= lookPostureChange else { return false }
+        guard tilt >= l.tiltNeeded else { return false }
         if b >= Self.lookSettleBlocks {
             guard w.std <= lookStillness else { return false }
             l.maxBlockStd = max(l.maxBlockStd, w.std)
@@ -303,6 +316,7 @@ public struct MultiphaseDetector: FallDetector {
             DetectionFeature("stillness", i.still, "g"),
         ]
         if let l {
+            if l.calm && l.minTilt < lookPostureChange { phases.append("calm-start") }   // it was needed
             phases.append("long-look")
             features.append(DetectionFeature("look", Double(t - i.c + 1) / detectorRate, "s"))
             features.append(DetectionFeature("look-posture-change", l.minTilt, "deg"))

@@ -62,7 +62,21 @@ import Testing
         var rng = SplitMix(seed: 33)
         let samples = Synthetic.slump(peak: 1.45, tilt: tilt + 2, still: 8, rng: &rng).samples
         #expect(try detections("multiphase", samples).count == 1, "tilt \(tilt + 2)°")
-        #expect(try detections("multiphase", samples, ["look-posture-change=\(tilt + 5)"]).isEmpty)
+        #expect(try detections("multiphase", samples, ["look-posture-change=\(tilt + 5)", "calm-posture-change=\(tilt + 5)"]).isEmpty)
+    }
+
+    @Test func afterACalmStartAThirtyTwoDegreeSlumpIsEnough() throws {
+        var rng = SplitMix(seed: 45)
+        // Sitting quietly, then slumping forward by only 32°: less than look-posture-change (35°).
+        let calm = Synthetic.slump(peak: 1.5, tilt: 32, still: 8, rng: &rng).samples
+        let d = try #require(try detections("multiphase", calm).first)
+        #expect(d.phases == ["soft-impact", "posture-change", "stillness", "calm-start", "long-look"], "\(d.phases)")
+        #expect(try detections("multiphase", calm, ["calm-activity=0"]).isEmpty, "without the calm start 32° is too little")
+        // The same slump after fidgeting (std |a| well above 0.1 g before it) needs the full 35°.
+        let busy = Synthetic.slump(peak: 1.5, tilt: 32, still: 8, fidget: 0.3, rng: &rng).samples
+        #expect(try detections("multiphase", busy).isEmpty)
+        let busier = Synthetic.slump(peak: 1.5, tilt: 38, still: 8, fidget: 0.3, rng: &rng).samples
+        #expect(try detections("multiphase", busier).first?.phases.contains("calm-start") == false)
     }
 
     @Test func aSoftImpactFollowedByGettingUpIsNotAFall() throws {

@@ -44,10 +44,11 @@ enum Synthetic {
     }
 
     /// An older person's soft fall: sitting still (trunk 20° back), a slow slump of 0.75 s that
-    /// tips the trunk by `tilt` degrees while |a| dips to 0.7 g, a soft impact whose 125 ms mean
+    /// tips the trunk by `tilt` degrees while |a| dips to 0.85 g, a soft impact whose 125 ms mean
     /// of |a| is `peak` g, then `still` seconds without moving and (optionally) `moving` seconds
     /// of getting up again (a 1.2 g swing at 1.5 Hz). Returns the samples and the impact time.
-    static func slump(peak: Double = 1.5, tilt: Double = 80, still: Double = 10, moving: Double = 0,
+    /// `fidget` g of 2 Hz movement while sitting (0: sitting quietly, a calm start).
+    static func slump(peak: Double = 1.5, tilt: Double = 80, still: Double = 10, moving: Double = 0, fidget: Double = 0,
                       rng: inout SplitMix) -> (samples: [AccelerationSample], impact: Double) {
         func gravity(_ deg: Double) -> (Double, Double, Double) {
             let r = (20 + deg) * .pi / 180
@@ -59,8 +60,8 @@ enum Synthetic {
             s.append(AccelerationSample(time: t, x: scale * v.0 + noise(&rng), y: scale * v.1 + noise(&rng), z: scale * v.2 + noise(&rng)))
             t += 0.025
         }
-        for _ in 0..<240 { add(gravity(0), scale: 1) }                     // 6 s sitting
-        for i in 0..<30 { add(gravity(tilt * Double(i) / 30), scale: 0.7) } // the slump
+        for i in 0..<240 { add(gravity(0), scale: 1 + fidget * sin(2 * .pi * 2 * Double(i) / 40)) }   // 6 s sitting
+        for i in 0..<30 { add(gravity(tilt * Double(i) / 30), scale: 0.85) } // the slump
         let impact = t
         for _ in 0..<5 { add(gravity(tilt), scale: peak) }                  // soft impact
         for _ in 0..<Int(still * 40) { add(gravity(tilt), scale: 1) }       // lying or slumped, still

@@ -29,7 +29,8 @@ NB = 56          # half-second blocks kept after c+1 s (28 s; enough for a 15 s 
 FLOOR = 1.2      # smallest smoothed peak kept as a candidate
 
 DEFAULTS = dict(impact=2.0, posture=40.0, still=0.40, strong=2.6, strong_posture=20.0,
-                soft=1.4, look=6.0, look_still=0.08, look_posture=35.0, escalate=1, vmax=None)
+                soft=1.4, look=6.0, look_still=0.08, look_posture=35.0, escalate=1, vmax=None,
+                calm_posture=30.0, calm_activity=0.10)
 
 
 def _angle(u, v):
@@ -58,7 +59,7 @@ def candidates(a):
             if c <= 20:
                 continue
             out.append(dict(c=c, s=s[c], left=n - 1 - c, ang=np.nan, still=np.nan,
-                            bstd=np.full(NB, np.nan), bang=np.full(NB, np.nan), vmag=np.nan, partial=True, still_sofar=0.0))
+                            bstd=np.full(NB, np.nan), bang=np.full(NB, np.nan), vmag=np.nan, partial=True, still_sofar=0.0, preact=np.nan))
             continue
         if s[c + 1:c + 41].max() > s[c]:
             continue
@@ -67,6 +68,7 @@ def candidates(a):
             continue
         g0 = a[p0:p1].sum(0)
         mpre = m[p0:p1].mean()
+        preact = float(m[p0:p1].std())
         w0 = max(0, c - 40)
         vmag = float((np.cumsum(m[w0:c + 1] - mpre) * G / 40).min())
         if c + 100 <= n:
@@ -82,7 +84,7 @@ def candidates(a):
                 break
             bstd[b] = m[i0:i1].std(); bang[b] = _angle(g0, a[i0:i1].sum(0))
         out.append(dict(c=c, s=s[c], left=n - 1 - c, ang=ang, still=still, bstd=bstd, bang=bang,
-                        vmag=vmag, partial=False, still_sofar=still_sofar))
+                        vmag=vmag, partial=False, still_sofar=still_sofar, preact=preact))
     return out
 
 
@@ -102,7 +104,7 @@ class Table:
         self.t = np.array([r['t'] for r in rows], int)
         self.c = np.array([r['c'] for r in rows], int)
         self.n = np.array([r['n'] for r in rows], int)
-        for k in ('s', 'left', 'ang', 'still', 'vmag', 'still_sofar'):
+        for k in ('s', 'left', 'ang', 'still', 'vmag', 'still_sofar', 'preact'):
             setattr(self, k, np.array([r[k] for r in rows], float))
         self.partial = np.array([r['partial'] for r in rows], bool)
         self.bstd = np.array([r['bstd'] for r in rows]).reshape(-1, NB)
@@ -124,7 +126,10 @@ class Table:
             nb = (look - 40) // 20                       # blocks [c+40+20b, c+60+20b) inside the look
             bs, ba = self.bstd[:, :nb], self.bang[:, :nb]
             avail = ~np.isnan(bs)
-            ok = ((bs <= p['look_still']) | (np.arange(nb) < 2)) & (ba >= p['look_posture'])
+            # after a calm start (a slump from sitting), a smaller tilt suffices
+            calm = (self.preact <= p.get('calm_activity', -1))[:, None]
+            tilt = np.where(calm, min(p['look_posture'], p.get('calm_posture', 180)), p['look_posture'])
+            ok = ((bs <= p['look_still']) | (np.arange(nb) < 2)) & (ba >= tilt)
             bad = (avail & ~ok).any(1) | (still > p['still'])
             complete = avail.all(1)
             soft = soft_c & complete & ~bad
@@ -202,17 +207,19 @@ def main():
     OFF = dict(soft=99.0)   # no long look
     steps = [
         ('0 today: fast decision for every impact >= 1.65 g (grid over its 3 main thresholds)',
-         grid(impact=[1.6, 1.65, 1.7], posture=[40, 50], strong=[2.2, 2.6], soft=[99.0])),
+         grid(impact=[1.6, 1.65, 1.7], posture=[40, 50], strong=[2.2, 2.6], soft=[99.0], calm_activity=[-1])),
         ('1 + long look instead of the fast decision for moderate impacts (1.65 g .. impact)',
-         grid(impact=[1.8, 2.0, 2.2], soft=[1.65], escalate=[0], look_posture=[30, 35, 40], look_still=[0.06, 0.08, 0.1])),
+         grid(impact=[1.8, 2.0, 2.2], soft=[1.65], escalate=[0], look_posture=[30, 35, 40], look_still=[0.06, 0.08, 0.1], calm_activity=[-1])),
         ('2 + long look after soft impacts, from soft-impact g',
-         grid(impact=[1.8, 2.0, 2.2], soft=[1.3, 1.4, 1.5], escalate=[0], look_posture=[30, 35, 40], look_still=[0.06, 0.08, 0.1])),
+         grid(impact=[1.8, 2.0, 2.2], soft=[1.3, 1.4, 1.5], escalate=[0], look_posture=[30, 35, 40], look_still=[0.06, 0.08, 0.1], calm_activity=[-1])),
         ('3 + a hard impact whose posture change fell short gets the long look too',
-         grid(impact=[1.8, 2.0, 2.2], soft=[1.3, 1.4, 1.5], escalate=[1], look_posture=[30, 35, 40], look_still=[0.06, 0.08, 0.1])),
+         grid(impact=[1.8, 2.0, 2.2], soft=[1.3, 1.4, 1.5], escalate=[1], look_posture=[30, 35, 40], look_still=[0.06, 0.08, 0.1], calm_activity=[-1])),
         ('4 + look length 5 / 6 / 8 s',
-         grid(impact=[2.0], soft=[1.3, 1.4, 1.5], escalate=[1], look_posture=[30, 35, 40], look_still=[0.08], look=[5, 6, 8])),
+         grid(impact=[2.0], soft=[1.3, 1.4, 1.5], escalate=[1], look_posture=[30, 35, 40], look_still=[0.08], look=[5, 6, 8], calm_activity=[-1])),
+        ('4b + after a calm start (pre-impact std|a| <= calm_activity g) a tilt of 30 deg suffices',
+         grid(impact=[2.0], soft=[1.3, 1.4, 1.5], escalate=[1], look_posture=[35, 40], look=[6], calm_activity=[-1, 0.05, 0.1, 0.15])),
         ('5 + descent velocity <= vmax m/s on the long look (Bourke 2010 on |a|; None = unused)',
-         grid(impact=[2.0], soft=[1.3, 1.4, 1.5], escalate=[1], look_posture=[30, 35, 40], vmax=[None, -0.2, -0.4])),
+         grid(impact=[2.0], soft=[1.3, 1.4, 1.5], escalate=[1], look_posture=[30, 35, 40], vmax=[None, -0.2, -0.4], calm_activity=[-1])),
     ]
     global VARY
     print('Leave-one-subject-out (24 folds; choice: best training specificity with training sensitivity >= 99.5 %;')
@@ -224,7 +231,8 @@ def main():
     if '--quick' not in sys.argv:
         print('\nFixed structure = shipped defaults, one setting varied (in-sample, all 24 subjects):')
         for k, vals in (('soft', [1.3, 1.35, 1.4, 1.5, 1.65]), ('look_posture', [30, 35, 40]), ('look_still', [0.05, 0.08, 0.12]),
-                        ('look', [5, 6, 8, 10]), ('impact', [1.8, 2.0, 2.2])):
+                        ('look', [5, 6, 8, 10]), ('impact', [1.8, 2.0, 2.2]),
+                        ('calm_activity', [-1, 0.05, 0.1, 0.15, 0.2]), ('calm_posture', [25, 30, 35])):
             for v in vals:
                 F, P = T.trials(dict(DEFAULTS, **{k: v}))
                 print('   %-12s %-5s %s | %s' % (k, v, fmt(counts(F, P, np.ones(T.N, bool))), pops(F, P)))
