@@ -5,6 +5,30 @@ public protocol FallDetector: Sendable {
     mutating func process(_ sample: AccelerationSample) -> FallSuspected?
     /// Forgets all history, e.g. after a gap in the stream or a sensor fault.
     mutating func reset()
+    /// A decision the detector has begun but not finished: a candidate impact it is still
+    /// watching. When a recording ends with one open and nothing detected, the recording is too
+    /// short to judge. Nil when nothing is pending (the default for detectors that decide at once).
+    var openDecision: OpenDecision? { get }
+}
+
+extension FallDetector {
+    public var openDecision: OpenDecision? { nil }
+}
+
+/// A candidate impact whose decision is still due, e.g. during the long look after a soft impact.
+public struct OpenDecision: Sendable, Equatable {
+    /// Stream time of the candidate impact (the smoothed peak), in seconds.
+    public var impactTime: Double
+    /// Stream time at which the decision falls, if no evidence rejects the candidate first.
+    public var dueTime: Double
+    /// Which rule is waiting: `fast` (the 2.5 s decision) or `long-look`.
+    public var rule: String
+
+    public init(impactTime: Double, dueTime: Double, rule: String) {
+        self.impactTime = impactTime
+        self.dueTime = dueTime
+        self.rule = rule
+    }
 }
 
 /// One named measurement behind a detection, e.g. `peak = 5.2 g`.

@@ -1,35 +1,47 @@
-/// The default detector: an impact, then a change of posture and stillness.
+/// The default detector: an impact, then a change of posture and stillness, decided at once
+/// after a hard impact and after a longer look after a soft one.
 ///
-/// Three phases, all of which must pass (windows in samples at 40 Hz; `c` is the impact):
-/// 1. **Impact**: the 125 ms moving average of |a| peaks at `c` (a local maximum over ±1 s)
-///    at or above `impact`. Falls carry a sustained deceleration; everyday bumps (sitting,
-///    stepping, jumping) are short spikes that the average flattens. On SisFall this single
-///    choice lifts specificity at 99 % sensitivity from 97.2 % (raw peak) to 99.5 %.
-/// 2. **Posture change**: the angle between the mean acceleration vector (gravity) over
-///    2.0–0.5 s before the impact and over 1.0–2.5 s after it is at least `posture-change`,
-///    or at least `strong-posture-change` after a strong impact (≥ `strong-impact`), which
-///    catches falls that end half-sitting or kneeling.
-/// 3. **Stillness**: the standard deviation of |a| over 1.0–2.5 s after the impact is at
-///    most `stillness`.
+/// A candidate is a peak of the 125 ms moving average of |a| (a local maximum over ±1 s) at or
+/// above `soft-impact`. Windows in samples at 40 Hz; `c` is the candidate:
 ///
-/// The decision comes 2.475 s after the impact peak. Every feature is a magnitude, an
-/// angle between two vectors or a deviation of the magnitude, so the sensor's mounting and
-/// axis convention do not matter. The free-fall minimum and pre-impact activity are
-/// reported for the field tester but do not decide.
+/// * **Hard impact** (peak ≥ `impact`), decided 2.475 s after the peak (as before):
+///   the angle between the mean acceleration vector (gravity) over 2.0–0.5 s before the impact
+///   and over 1.0–2.5 s after it is at least `posture-change` (or `strong-posture-change` after
+///   a `strong-impact`), and the standard deviation of |a| over 1.0–2.5 s after it is at most
+///   `stillness`.
+/// * **Long look** (a soft impact, `soft-impact` ≤ peak < `impact`, or a hard one whose posture
+///   change fell short): the wearer settles within 2.5 s (std |a| over 1.0–2.5 s ≤ `stillness`),
+///   then lies or sits still until `look` seconds after the impact: every half second from
+///   +2.0 s on has std |a| ≤ `look-stillness`, and every half second from +1.0 s on is tilted at
+///   least `look-posture-change` away from the gravity before the impact (`calm-posture-change`
+///   after a calm start: std |a| 2.0–0.5 s before the impact ≤ `calm-activity`, someone
+///   sitting or standing quietly rather than walking or sitting down). The first half second
+///   that fails ends the look. Someone who slumped or slid down stays down; someone who sat or
+///   lay down on purpose usually moves again. Decided `look` seconds after the impact (6 s).
 ///
-/// Defaults were chosen by leave-one-subject-out cross-validation on SisFall (Sucerquia et
-/// al., Sensors 17(1):198, 2017); see `bench/detector-cv.sh` and `tools/detector-research/`.
-/// O(1) work per sample; when a candidate peak is due, one bounded pass over at most 180
-/// buffered samples. No allocation except when it fires.
+/// Every feature is a magnitude, an angle between two mean vectors or a deviation of the
+/// magnitude, so the sensor's mounting and axis convention do not matter.
+///
+/// Defaults from leave-one-subject-out cross-validation on SisFall (Sucerquia et al., Sensors
+/// 17(1):198, 2017); see `bench/detector-cv.sh` and `tools/detector-research/` (softlook.py).
+/// O(1) work per sample: a 5-sample sum; once per half second during a look, one pass over 20
+/// buffered samples; when a candidate is due, one bounded pass over at most 180. No allocation
+/// except when it fires.
 public struct MultiphaseDetector: FallDetector {
     public static let name = "multiphase"
-    public static let summary = "smoothed impact, then posture change and stillness (default)"
+    public static let summary = "smoothed impact, posture change and stillness; a longer look after a soft impact (default)"
     public static let parameters = [
-        DetectorParameter("impact", 1.65, 1.0...16.0, "g", "peak of the 125 ms mean of |a| that counts as an impact"),
-        DetectorParameter("posture-change", 40.0, 0.0...180.0, "deg", "angle between gravity 2-0.5 s before and 1-2.5 s after the impact"),
+        DetectorParameter("impact", 2.0, 1.0...16.0, "g", "peak of the 125 ms mean of |a| that is decided at once, 2.5 s after the impact"),
+        DetectorParameter("posture-change", 40.0, 0.0...180.0, "deg", "angle between gravity 2-0.5 s before and 1-2.5 s after a hard impact"),
         DetectorParameter("stillness", 0.40, 0.0...4.0, "g", "largest std of |a| 1-2.5 s after the impact"),
         DetectorParameter("strong-impact", 2.6, 1.0...16.0, "g", "an impact this strong needs only strong-posture-change"),
         DetectorParameter("strong-posture-change", 20.0, 0.0...180.0, "deg", "posture change that suffices after a strong impact"),
+        DetectorParameter("soft-impact", 1.4, 1.0...16.0, "g", "smallest peak of the 125 ms mean of |a| that opens a long look"),
+        DetectorParameter("look", 6.0, 2.5...15.0, "s", "length of the long look after a soft impact (whole half seconds)"),
+        DetectorParameter("look-stillness", 0.08, 0.0...4.0, "g", "largest std of |a| in each half second of the look from +2 s"),
+        DetectorParameter("look-posture-change", 35.0, 0.0...180.0, "deg", "smallest tilt from the pre-impact gravity in each half second of the look"),
+        DetectorParameter("calm-posture-change", 30.0, 0.0...180.0, "deg", "the tilt that suffices in the look after a calm start (a slump from sitting)"),
+        DetectorParameter("calm-activity", 0.10, 0.0...4.0, "g", "largest std of |a| 2-0.5 s before the impact that is a calm start"),
         DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event"),
     ]
 
@@ -41,15 +53,36 @@ public struct MultiphaseDetector: FallDetector {
     static let preEnd = 20
     static let postStart = 40        // post-impact gravity and stillness: [c+40, c+100)
     static let postEnd = 100
+    static let block = 20            // the long look is judged in half seconds from c+40
+    static let lookSettleBlocks = 2  // the first second of the look (+1.0…+2.0 s) may still settle
     static let freeFallBelow = 0.6   // g, smoothed |a| that is reported as a free-fall phase
+    static let gravity = 9.80665     // m/s² per g, for the reported descent velocity
 
     private let impact: Double, postureChange: Double, stillness: Double
     private let strongImpact: Double, strongPostureChange: Double
+    private let softImpact: Double, lookSamples: Int, lookStillness: Double, lookPostureChange: Double
+    private let calmPostureChange: Double, calmActivity: Double
     private let refractorySamples: Int
 
     private var xs: [Double], ys: [Double], zs: [Double], mags: [Double], smooth: [Double], times: [Double]
     private var n = 0
     private var refractoryUntil = -1
+
+    /// What the event reports about an impact, taken while its samples are still buffered.
+    private struct Impact {
+        var c: Int, peak: Double, tier: String, angle: Double, still: Double
+        var rawPeak: Double, impactTime: Double, freeFall: Double, preActivity: Double, descent: Double
+    }
+    /// The long look in progress, if any.
+    private struct Look {
+        var impact: Impact
+        var before: (x: Double, y: Double, z: Double)
+        var minTilt: Double, maxBlockStd: Double
+        /// The tilt every half second needs: look-posture-change, or calm-posture-change after a calm start.
+        var tiltNeeded: Double, calm: Bool
+        var c: Int { impact.c }
+    }
+    private var look: Look?
 
     public init(settings: DetectorSettings = DetectorSettings(parameters: parameters)) {
         impact = settings["impact"]
@@ -57,6 +90,13 @@ public struct MultiphaseDetector: FallDetector {
         stillness = settings["stillness"]
         strongImpact = settings["strong-impact"]
         strongPostureChange = settings["strong-posture-change"]
+        softImpact = settings["soft-impact"]
+        // Whole half seconds, at least the 2.5 s of the fast decision.
+        lookSamples = max(Self.postEnd, Int((settings["look"] * detectorRate / Double(Self.block)).rounded()) * Self.block)
+        lookStillness = settings["look-stillness"]
+        lookPostureChange = settings["look-posture-change"]
+        calmPostureChange = settings["calm-posture-change"]
+        calmActivity = settings["calm-activity"]
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         let zeros = [Double](repeating: 0, count: Self.ring)
         (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
@@ -65,7 +105,11 @@ public struct MultiphaseDetector: FallDetector {
     public mutating func reset() {
         n = 0
         refractoryUntil = -1
+        look = nil
     }
+
+    /// The smallest peak that is a candidate at all.
+    private var candidateFloor: Double { min(softImpact, impact) }
 
     @inline(__always) private func m(_ i: Int) -> Double { mags[i & (Self.ring - 1)] }
     @inline(__always) private func s(_ i: Int) -> Double { smooth[i & (Self.ring - 1)] }
@@ -89,14 +133,34 @@ public struct MultiphaseDetector: FallDetector {
         }
         n = t + 1
 
-        let c = t - (Self.postEnd - 1)   // the candidate whose decision is due now
-        guard c >= 0, t >= refractoryUntil, s(c) >= impact else { return nil }
+        if look != nil, let e = continueLook(now: t) { return e }
+        let c = t - (Self.postEnd - 1)   // the candidate whose fast decision is due now
+        guard c >= 0, t >= refractoryUntil, s(c) >= candidateFloor else { return nil }
         return judge(candidate: c, now: t)
+    }
+
+    /// Std of |a| over `range` (two-pass, population) and the sum of its vectors.
+    private func window(_ range: Range<Int>) -> (std: Double, x: Double, y: Double, z: Double) {
+        var sum = 0.0
+        var v = (x: 0.0, y: 0.0, z: 0.0)
+        for j in range {
+            let q = j & (Self.ring - 1)
+            v.x += xs[q]; v.y += ys[q]; v.z += zs[q]
+            sum += mags[q]
+        }
+        let count = Double(range.count)
+        let mean = sum / count
+        var variance = 0.0
+        for j in range {
+            let d = m(j) - mean
+            variance += d * d
+        }
+        return ((variance / count).squareRoot(), v.x, v.y, v.z)
     }
 
     private mutating func judge(candidate c: Int, now t: Int) -> FallSuspected? {
         let peak = s(c)
-        // Phase 1: a local maximum, strict on the left and not exceeded on the right.
+        // A local maximum, strict on the left and not exceeded on the right.
         for j in max(0, c - Self.peakHalfWindow)..<c where s(j) >= peak { return nil }
         for j in (c + 1)...(c + Self.peakHalfWindow) where s(j) > peak { return nil }
 
@@ -107,32 +171,112 @@ public struct MultiphaseDetector: FallDetector {
             let q = j & (Self.ring - 1)
             before.x += xs[q]; before.y += ys[q]; before.z += zs[q]
         }
-        var after = (x: 0.0, y: 0.0, z: 0.0)
-        var sum = 0.0
-        for j in (c + Self.postStart)..<(c + Self.postEnd) {
-            let q = j & (Self.ring - 1)
-            after.x += xs[q]; after.y += ys[q]; after.z += zs[q]
-            sum += mags[q]
-        }
-        let count = Double(Self.postEnd - Self.postStart)
-        let mean = sum / count
-        var variance = 0.0
-        for j in (c + Self.postStart)..<(c + Self.postEnd) {
-            let d = m(j) - mean
-            variance += d * d
-        }
-        let still = (variance / count).squareRoot()
-        let angle = angleDegrees(before, after)
+        let post = window((c + Self.postStart)..<(c + Self.postEnd))
+        let still = post.std
+        let angle = angleDegrees(before, (post.x, post.y, post.z))
 
-        // Phases 2 and 3.
+        // Hard impact: decided now.
+        let hard = peak >= impact
         let strong = peak >= strongImpact
-        let postureOK = angle >= postureChange || (strong && angle >= strongPostureChange)
-        guard postureOK, still <= stillness else { return nil }
-        refractoryUntil = t + refractorySamples
-        return event(candidate: c, now: t, peak: peak, strong: strong, angle: angle, still: still, pre: p0..<p1)
+        if hard, angle >= postureChange || (strong && angle >= strongPostureChange), still <= stillness {
+            refractoryUntil = t + refractorySamples
+            return event(describe(c, now: t, tier: strong ? "strong-impact" : "impact", angle: angle, still: still, pre: p0..<p1),
+                         now: t, look: nil)
+        }
+        // Otherwise a long look, if the wearer settled and the half seconds so far qualify.
+        guard peak >= softImpact, still <= stillness else { return nil }
+        // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
+        // someone who slumps from sitting may end only 30° from where they were.
+        let calm = window(p0..<p1).std <= calmActivity && calmPostureChange < lookPostureChange
+        var candidate = Look(impact: Impact(c: c, peak: peak, tier: "", angle: angle, still: still, rawPeak: 0,
+                                            impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
+                             before: before, minTilt: .infinity, maxBlockStd: 0,
+                             tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm)
+        var b = 0
+        while c + Self.postStart + (b + 1) * Self.block <= t + 1 {
+            guard check(block: b, of: &candidate) else { return nil }
+            b += 1
+        }
+        candidate.impact = describe(c, now: t, tier: hard ? "impact" : "soft-impact", angle: angle, still: still, pre: p0..<p1)
+        if c + lookSamples - 1 <= t {   // a look no longer than the fast decision
+            refractoryUntil = t + refractorySamples
+            return lookEvent(candidate, now: t)
+        }
+        look = candidate   // a later candidate replaces an open look: it moved, so that look would fail
+        return nil
     }
 
-    private func event(candidate c: Int, now t: Int, peak: Double, strong: Bool, angle: Double, still: Double, pre: Range<Int>) -> FallSuspected {
+    /// Checks half second `b` of a look (samples [c+40+20b, c+60+20b)); false when it fails.
+    private func check(block b: Int, of l: inout Look) -> Bool {
+        let start = l.c + Self.postStart + b * Self.block
+        let w = window(start..<(start + Self.block))
+        let tilt = angleDegrees(l.before, (w.x, w.y, w.z))
+        guard tilt >= l.tiltNeeded else { return false }
+        if b >= Self.lookSettleBlocks {
+            guard w.std <= lookStillness else { return false }
+            l.maxBlockStd = max(l.maxBlockStd, w.std)
+        }
+        l.minTilt = min(l.minTilt, tilt)
+        return true
+    }
+
+    /// Advances the open look by one sample; fires when it completes.
+    private mutating func continueLook(now t: Int) -> FallSuspected? {
+        guard var l = look else { return nil }
+        let offset = t + 1 - (l.c + Self.postStart)
+        guard offset > 0, offset % Self.block == 0 else { return nil }
+        guard t >= refractoryUntil, check(block: offset / Self.block - 1, of: &l) else {
+            look = nil
+            return nil
+        }
+        if t >= l.c + lookSamples - 1 {
+            look = nil
+            refractoryUntil = t + refractorySamples
+            return lookEvent(l, now: t)
+        }
+        look = l
+        return nil
+    }
+
+    private func lookEvent(_ l: Look, now t: Int) -> FallSuspected {
+        event(l.impact, now: t, look: l)
+    }
+
+    /// The decision still due at this point of the stream, if any: an open long look, or a
+    /// confirmed candidate (the largest smoothed |a| within ±1 s, so at least 1 s old) whose
+    /// fast decision has not come yet and whose settling window so far is quiet enough.
+    /// A peak less than 1 s old is not yet known to be an impact, so nothing is due for it.
+    public var openDecision: OpenDecision? {
+        if let l = look {
+            return OpenDecision(impactTime: time(l.c), dueTime: dueTime(l.c + lookSamples - 1), rule: "long-look")
+        }
+        let last = n - 1
+        // Oldest first: the candidate the fast decision reaches next.
+        let first = max(Self.preEnd + 1, last - (Self.postEnd - 2))
+        guard last - Self.peakHalfWindow >= first else { return nil }
+        for c in first...(last - Self.peakHalfWindow) {
+            let peak = s(c)
+            guard peak >= candidateFloor else { continue }
+            var isPeak = true
+            for j in max(0, c - Self.peakHalfWindow)..<c where s(j) >= peak { isPeak = false; break }
+            if isPeak {
+                for j in (c + 1)...(c + Self.peakHalfWindow) where s(j) > peak { isPeak = false; break }
+            }
+            guard isPeak else { continue }
+            let settled = c + Self.postStart
+            if last - settled + 1 >= 2, window(settled..<(last + 1)).std > stillness { continue }
+            let due = c + (peak >= impact ? Self.postEnd - 1 : lookSamples - 1)
+            return OpenDecision(impactTime: time(c), dueTime: dueTime(due), rule: peak >= impact ? "fast" : "long-look")
+        }
+        return nil
+    }
+
+    private func time(_ i: Int) -> Double { times[i & (Self.ring - 1)] }
+    /// Stream time of a future sample index, extrapolated at 40 Hz from the newest sample.
+    private func dueTime(_ i: Int) -> Double { time(n - 1) + Double(i - (n - 1)) / detectorRate }
+
+    /// The informational measurements of an impact at `c` (all its samples are still buffered).
+    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, pre: Range<Int>) -> Impact {
         var freeFall = Double.infinity
         for j in max(0, c - Self.peakHalfWindow)...c { freeFall = min(freeFall, s(j)) }
         // The smoothed peak ends its 125 ms window; the impact itself is the largest raw |a| in it.
@@ -146,26 +290,47 @@ public struct MultiphaseDetector: FallDetector {
         let preMean = preSum / Double(pre.count)
         var preVar = 0.0
         for j in pre { preVar += (m(j) - preMean) * (m(j) - preMean) }
-        let preActivity = (preVar / Double(pre.count)).squareRoot()
+        // Descent velocity (after Bourke et al., J Biomech 2010, on |a| so it needs no axis):
+        // |a| minus its pre-impact mean, integrated over the second before the impact; the most
+        // negative value, in m/s. Reported, not decided on (see tools/detector-research/FINDINGS.md).
+        var v = 0.0, vMin = 0.0
+        for j in max(0, c - Self.peakHalfWindow)...c {
+            v += (m(j) - preMean) * Self.gravity / detectorRate
+            vMin = min(vMin, v)
+        }
+        return Impact(c: c, peak: s(c), tier: tier, angle: angle, still: still, rawPeak: rawPeak,
+                      impactTime: time(rawPeakIndex), freeFall: freeFall,
+                      preActivity: (preVar / Double(pre.count)).squareRoot(), descent: vMin)
+    }
 
+    private func event(_ i: Impact, now t: Int, look l: Look?) -> FallSuspected {
         var phases: [String] = []
-        if freeFall < Self.freeFallBelow { phases.append("free-fall") }
-        phases.append(strong ? "strong-impact" : "impact")
+        if i.freeFall < Self.freeFallBelow { phases.append("free-fall") }
+        phases.append(i.tier)
         phases.append("posture-change")
         phases.append("stillness")
+        var features = [
+            DetectionFeature("impact", i.peak, "g"),
+            DetectionFeature("peak", i.rawPeak, "g"),
+            DetectionFeature("posture-change", i.angle, "deg"),
+            DetectionFeature("stillness", i.still, "g"),
+        ]
+        if let l {
+            if l.calm && l.minTilt < lookPostureChange { phases.append("calm-start") }   // it was needed
+            phases.append("long-look")
+            features.append(DetectionFeature("look", Double(t - i.c + 1) / detectorRate, "s"))
+            features.append(DetectionFeature("look-posture-change", l.minTilt, "deg"))
+            features.append(DetectionFeature("look-stillness", l.maxBlockStd, "g"))
+        }
+        features.append(DetectionFeature("free-fall-min", i.freeFall, "g"))
+        features.append(DetectionFeature("pre-impact-activity", i.preActivity, "g"))
+        features.append(DetectionFeature("descent-velocity", i.descent, "m/s"))
         return FallSuspected(
             detector: Self.name,
-            impactTime: times[rawPeakIndex & (Self.ring - 1)],
-            decisionTime: times[t & (Self.ring - 1)],
-            peak: rawPeak,
+            impactTime: i.impactTime,
+            decisionTime: time(t),
+            peak: i.rawPeak,
             phases: phases,
-            features: [
-                DetectionFeature("impact", peak, "g"),
-                DetectionFeature("peak", rawPeak, "g"),
-                DetectionFeature("posture-change", angle, "deg"),
-                DetectionFeature("stillness", still, "g"),
-                DetectionFeature("free-fall-min", freeFall, "g"),
-                DetectionFeature("pre-impact-activity", preActivity, "g"),
-            ])
+            features: features)
     }
 }

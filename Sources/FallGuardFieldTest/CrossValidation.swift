@@ -15,20 +15,28 @@ public struct CrossValidation: Sendable {
         public var trainingSensitivity: Double?
         public var trainingSpecificity: Double?
         public var heldOut: Counts
+        /// The held-out counts of the focus codes alone (e.g. F10, F13).
+        public var heldOutFocus: Counts
     }
 
+    /// Trial counts; trials too short to judge are counted apart, not in falls or adls.
     public struct Counts: Sendable, Equatable {
-        public var falls = 0, detected = 0, adls = 0, alarmed = 0
+        public var falls = 0, detected = 0, adls = 0, alarmed = 0, tooShort = 0
+        public init(falls: Int = 0, detected: Int = 0, adls: Int = 0, alarmed: Int = 0, tooShort: Int = 0) {
+            (self.falls, self.detected, self.adls, self.alarmed, self.tooShort) = (falls, detected, adls, alarmed, tooShort)
+        }
         public var sensitivity: Double? { falls == 0 ? nil : 100 * Double(detected) / Double(falls) }
         public var specificity: Double? { adls == 0 ? nil : 100 * Double(adls - alarmed) / Double(adls) }
         public var accuracy: Double? {
             falls + adls == 0 ? nil : 100 * Double(detected + adls - alarmed) / Double(falls + adls)
         }
-        static func + (a: Counts, b: Counts) -> Counts {
-            Counts(falls: a.falls + b.falls, detected: a.detected + b.detected, adls: a.adls + b.adls, alarmed: a.alarmed + b.alarmed)
+        public static func + (a: Counts, b: Counts) -> Counts {
+            Counts(falls: a.falls + b.falls, detected: a.detected + b.detected, adls: a.adls + b.adls,
+                   alarmed: a.alarmed + b.alarmed, tooShort: a.tooShort + b.tooShort)
         }
-        static func - (a: Counts, b: Counts) -> Counts {
-            Counts(falls: a.falls - b.falls, detected: a.detected - b.detected, adls: a.adls - b.adls, alarmed: a.alarmed - b.alarmed)
+        public static func - (a: Counts, b: Counts) -> Counts {
+            Counts(falls: a.falls - b.falls, detected: a.detected - b.detected, adls: a.adls - b.adls,
+                   alarmed: a.alarmed - b.alarmed, tooShort: a.tooShort - b.tooShort)
         }
     }
 
@@ -41,6 +49,17 @@ public struct CrossValidation: Sendable {
     /// What the same rule chooses on all subjects (the setting to ship), and its (fitted) counts.
     public var chosenOnAll: Point
     public var chosenOnAllCounts: Counts
+    /// The codes counted in ``Fold/heldOutFocus``.
+    public var focusCodes: [String]
+
+    /// Pooled held-out counts per population (folds are subjects, so each subject's held-out
+    /// trials go to its population), and the same for the focus codes.
+    public func byPopulation(_ populations: Populations) -> [(population: String, subjects: Int, heldOut: Counts, focus: Counts)] {
+        populations.names(for: folds.map(\.subject)).map { name in
+            let fs = folds.filter { populations.name(of: $0.subject) == name }
+            return (name, fs.count, fs.map(\.heldOut).reduce(Counts(), +), fs.map(\.heldOutFocus).reduce(Counts(), +))
+        }
+    }
 
     /// Builds the grid from `key=v1,v2,…` specifications (cartesian product).
     public static func grid(_ specs: [String]) throws(DetectorSettingError) -> [Point] {
@@ -58,8 +77,9 @@ public struct CrossValidation: Sendable {
     /// Runs the cross-validation. `recordings[i]` belongs to `dataset.trials[i]`.
     public static func run(
         dataset: Dataset, recordings: [Recording], detector: String, base: [String], grid: [Point],
-        minimumTrainingSensitivity: Double = 99.5, threads: Int = 2
+        minimumTrainingSensitivity: Double = 99.5, focusCodes: [String] = [], threads: Int = 2
     ) throws(DetectorSettingError) -> CrossValidation {
+        let focus = Set(focusCodes)
         let configurations = try grid.map { p throws(DetectorSettingError) in
             try DetectorConfiguration(name: detector, assignments: base + p.assignments)
         }
@@ -68,9 +88,10 @@ public struct CrossValidation: Sendable {
         let trialSubject = dataset.trials.map { subjectIndex[$0.label.subject]! }
         let trials = dataset.trials
 
-        // counts[point][subject]
-        let counts: [[Counts]] = parallelMap(configurations.count, threads: threads, state: ()) { _, g in
+        // both[point] = (all trials, focus-code trials) per subject
+        let both: [([Counts], [Counts])] = parallelMap(configurations.count, threads: threads, state: ()) { _, g in
             var perSubject = Array(repeating: Counts(), count: subjects.count)
+            var focusSubject = perSubject
             for (i, rec) in recordings.enumerated() {
                 var d = configurations[g].makeDetector()
                 var alarmed = false
@@ -79,17 +100,26 @@ public struct CrossValidation: Sendable {
                     break
                 }
                 let k = trialSubject[i]
-                switch trials[i].label.kind {
-                case .fall:
-                    perSubject[k].falls += 1
-                    if alarmed { perSubject[k].detected += 1 }
-                case .adl:
-                    perSubject[k].adls += 1
-                    if alarmed { perSubject[k].alarmed += 1 }
+                var c = Counts()
+                if !alarmed, Evaluator.undecided(d, kind: trials[i].label.kind, recording: rec,
+                                                 referenceImpact: peakMagnitudeTime(rec.samples) ?? 0) != nil {
+                    c.tooShort = 1
+                } else {
+                    switch trials[i].label.kind {
+                    case .fall:
+                        c.falls = 1
+                        if alarmed { c.detected = 1 }
+                    case .adl:
+                        c.adls = 1
+                        if alarmed { c.alarmed = 1 }
+                    }
                 }
+                perSubject[k] = perSubject[k] + c
+                if focus.contains(trials[i].label.code) { focusSubject[k] = focusSubject[k] + c }
             }
-            return perSubject
+            return (perSubject, focusSubject)
         }
+        let counts = both.map(\.0)   // counts[point][subject]
         let totals = counts.map { $0.reduce(Counts(), +) }
 
         func choose(_ training: (Int) -> Counts) -> Int {
@@ -114,12 +144,12 @@ public struct CrossValidation: Sendable {
             let held = counts[g][k]
             pooled = pooled + held
             folds.append(Fold(subject: subject, chosen: grid[g], trainingSensitivity: training.sensitivity,
-                              trainingSpecificity: training.specificity, heldOut: held))
+                              trainingSpecificity: training.specificity, heldOut: held, heldOutFocus: both[g].1[k]))
         }
         let all = choose { totals[$0] }
         return CrossValidation(
             detector: detector, points: grid, minimumTrainingSensitivity: minimumTrainingSensitivity,
-            folds: folds, heldOut: pooled, chosenOnAll: grid[all], chosenOnAllCounts: totals[all])
+            folds: folds, heldOut: pooled, chosenOnAll: grid[all], chosenOnAllCounts: totals[all], focusCodes: focusCodes)
     }
 }
 

@@ -9,15 +9,22 @@ public struct TrialOutcome: Sendable {
     public var detections: [FallSuspected]
     /// Time of the largest magnitude: the reference impact for fall trials.
     public var referenceImpact: Double
+    /// Set when the recording ended, with nothing detected, while the detector still had a
+    /// decision due (e.g. a long look after a soft impact): the trial is too short to judge and
+    /// is counted apart, neither detected nor missed.
+    public var undecided: OpenDecision?
 
-    public init(trial: LabelledTrial, duration: Double, detections: [FallSuspected], referenceImpact: Double) {
+    public init(trial: LabelledTrial, duration: Double, detections: [FallSuspected], referenceImpact: Double,
+                undecided: OpenDecision? = nil) {
         self.trial = trial
         self.duration = duration
         self.detections = detections
         self.referenceImpact = referenceImpact
+        self.undecided = detections.isEmpty ? undecided : nil
     }
 
     public var alarmed: Bool { !detections.isEmpty }
+    public var tooShort: Bool { undecided != nil }
     /// For a detected fall: seconds from the reference impact to the first decision.
     public var delay: Double? {
         guard trial.label.kind == .fall, let first = detections.first else { return nil }
@@ -45,6 +52,90 @@ public struct Evaluation: Sendable {
             .sorted { $0.key < $1.key }
             .map { ($0.key, Scores($0.value)) }
     }
+
+    /// Per population, in the order the populations are defined; only populations with trials.
+    public func byPopulation(_ populations: Populations) -> [(population: String, scores: Scores)] {
+        let groups = Dictionary(grouping: outcomes) { populations.name(of: $0.trial.label.subject) }
+        return populations.names(for: outcomes.map(\.trial.label.subject)).compactMap { name in
+            groups[name].map { (name, Scores($0)) }
+        }
+    }
+
+    /// Per population, only the trials whose codes are in `codes` (e.g. the falls closest to an
+    /// older person's: F10, F13).
+    public func byPopulation(_ populations: Populations, codes: Set<String>) -> [(population: String, scores: Scores)] {
+        Evaluation(detector: detector, outcomes: outcomes.filter { codes.contains($0.trial.label.code) }, skipped: [])
+            .byPopulation(populations)
+    }
+}
+
+/// Named groups of subjects for reporting, e.g. `young` = `SA*` and `older` = `SE*`.
+///
+/// Each rule is a name and subject patterns: a pattern is a subject id, or a prefix followed by
+/// `*`. The first rule that matches names a subject. Without rules (or for a subject no rule
+/// matches) a subject belongs to the population of its id without the trailing digits: `SA07`
+/// to `SA`, `SE03` to `SE`.
+public struct Populations: Sendable, Equatable {
+    public struct Rule: Sendable, Equatable {
+        public var name: String
+        public var patterns: [String]
+        public init(name: String, patterns: [String]) {
+            self.name = name
+            self.patterns = patterns
+        }
+    }
+    public var rules: [Rule]
+
+    public init(rules: [Rule] = []) { self.rules = rules }
+
+    public enum ParseError: Error, Equatable, CustomStringConvertible {
+        case malformed(line: Int, text: String)
+        public var description: String {
+            switch self {
+            case let .malformed(line, text):
+                return "line \(line): '\(text)' is not of the form NAME PATTERN... (e.g. older SE*)"
+            }
+        }
+    }
+
+    /// `name=pattern,pattern` (as `--population` takes it).
+    public static func rule(_ spec: String) -> Rule? {
+        guard let eq = spec.firstIndex(of: "=") else { return nil }
+        let name = String(spec[..<eq])
+        let patterns = spec[spec.index(after: eq)...].split(separator: ",").map(String.init)
+        guard !name.isEmpty, !patterns.isEmpty, !patterns.contains(where: \.isEmpty) else { return nil }
+        return Rule(name: name, patterns: patterns)
+    }
+
+    /// A subjects file: one population per line, `NAME PATTERN...`, blank lines and `#` comments ignored.
+    public static func parse(_ text: String) throws(ParseError) -> Populations {
+        var rules: [Rule] = []
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "," }).map(String.init)
+            guard !words.isEmpty else { continue }
+            guard words.count >= 2 else { throw .malformed(line: i + 1, text: String(raw)) }
+            rules.append(Rule(name: words[0], patterns: Array(words.dropFirst())))
+        }
+        return Populations(rules: rules)
+    }
+
+    public func name(of subject: String) -> String {
+        for r in rules where r.patterns.contains(where: { Self.matches(subject, $0) }) { return r.name }
+        let stem = subject.reversed().drop(while: { $0 >= "0" && $0 <= "9" }).reversed()
+        return stem.isEmpty ? subject : String(stem)
+    }
+
+    /// The populations of these subjects: the rules' names in their order, then the others sorted.
+    public func names(for subjects: [String]) -> [String] {
+        let present = Set(subjects.map(name(of:)))
+        let ruled = rules.map(\.name).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        return ruled.filter(present.contains) + present.subtracting(ruled).sorted()
+    }
+
+    static func matches(_ subject: String, _ pattern: String) -> Bool {
+        pattern.hasSuffix("*") ? subject.hasPrefix(pattern.dropLast()) : subject == pattern
+    }
 }
 
 /// Trial-level figures for a set of outcomes.
@@ -55,6 +146,9 @@ public struct Scores: Sendable, Equatable {
     public var alarmedADLs = 0
     /// Every detection in ADL trials (a trial may have more than one).
     public var falseAlarms = 0
+    /// Trials that ended while a decision was still due; not in the counts above.
+    public var tooShortFalls = 0
+    public var tooShortADLs = 0
     public var adlHours = 0.0
     /// Fall trials whose first detection is more than 3 s away from the reference impact.
     public var fallsDetectedOffImpact = 0
@@ -63,6 +157,10 @@ public struct Scores: Sendable, Equatable {
 
     public init(_ outcomes: [TrialOutcome]) {
         for o in outcomes {
+            if o.tooShort {
+                if o.trial.label.kind == .fall { tooShortFalls += 1 } else { tooShortADLs += 1 }
+                continue
+            }
             switch o.trial.label.kind {
             case .fall:
                 falls += 1
@@ -80,6 +178,8 @@ public struct Scores: Sendable, Equatable {
         }
         delays.sort()
     }
+
+    public var tooShort: Int { tooShortFalls + tooShortADLs }
 
     /// Percent of fall trials detected (nil without fall trials).
     public var sensitivity: Double? { falls == 0 ? nil : 100 * Double(detectedFalls) / Double(falls) }
@@ -133,9 +233,26 @@ public enum Evaluator {
     public static func outcome(of trial: LabelledTrial, recording: Recording, configuration: DetectorConfiguration) -> TrialOutcome {
         var detector = configuration.makeDetector()
         let detections = detectFalls(in: recording.samples, using: &detector)
+        let reference = peakMagnitudeTime(recording.samples) ?? 0
         return TrialOutcome(
-            trial: trial, duration: recording.duration, detections: detections,
-            referenceImpact: peakMagnitudeTime(recording.samples) ?? 0)
+            trial: trial, duration: recording.duration, detections: detections, referenceImpact: reference,
+            undecided: undecided(detector, kind: trial.label.kind, recording: recording, referenceImpact: reference))
+    }
+
+    /// Seconds a detector needs after the largest acceleration before it can tell that it was
+    /// an impact: the multiphase detector's ±1 s local maximum of the 125 ms mean.
+    public static let impactConfirmation = 1.125
+
+    /// Why a trial that ended without a detection cannot be judged, if it cannot: the detector
+    /// still had a decision due, or (a fall trial) the recording ends less than
+    /// ``impactConfirmation`` after its largest acceleration, before any detector could know
+    /// there was an impact.
+    public static func undecided(_ detector: any FallDetector, kind: TrialLabel.Kind, recording: Recording,
+                                 referenceImpact: Double) -> OpenDecision? {
+        if let open = detector.openDecision { return open }
+        guard kind == .fall, let last = recording.samples.last?.time,
+              last - referenceImpact < impactConfirmation else { return nil }
+        return OpenDecision(impactTime: referenceImpact, dueTime: referenceImpact + impactConfirmation, rule: "impact-at-end")
     }
 }
 

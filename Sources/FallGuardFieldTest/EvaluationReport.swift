@@ -15,6 +15,31 @@ public struct EvaluationSummary: Codable, Sendable {
         public var trials: Int
         public var alarms: Int
         public var rate: Double
+        /// Trials of this code too short to judge (not in `trials`).
+        public var too_short: Int
+    }
+    /// Figures for one population (or for its trials of the focus codes).
+    public struct PopulationRow: Codable, Sendable {
+        public var population: String
+        public var subjects: Int
+        public var falls: Int
+        public var detected_falls: Int
+        public var sensitivity: Double?
+        public var adls: Int
+        public var alarmed_adls: Int
+        public var specificity: Double?
+        public var too_short: Int
+    }
+    /// A trial that ended while a decision was still due.
+    public struct TooShort: Codable, Sendable {
+        public var path: String
+        public var code: String
+        public var subject: String
+        public var kind: String
+        public var rule: String
+        public var impact_s: Double
+        public var due_s: Double
+        public var duration_s: Double
     }
     public struct Skipped: Codable, Sendable {
         public var path: String
@@ -31,6 +56,7 @@ public struct EvaluationSummary: Codable, Sendable {
         public var first_impact_s: Double?
         public var reference_impact_s: Double
         public var reason: String?
+        public var too_short: Bool
     }
 
     public var detector: String
@@ -48,12 +74,22 @@ public struct EvaluationSummary: Codable, Sendable {
     public var adl_hours: Double
     public var false_alarms_per_hour: Double?
     public var falls_detected_off_impact: Int
+    /// Trials that ended while a decision was still due (not in falls/adls above), and which.
+    public var too_short: Int
+    public var too_short_falls: Int
+    public var too_short_adls: Int
+    public var too_short_trials: [TooShort]
     public var delay_s: Delay
     public var by_code: [CodeRow]
+    public var by_population: [PopulationRow]
+    /// The codes of `focus_by_population` (e.g. F10, F13), empty when none was asked for.
+    public var focus_codes: [String]
+    public var focus_by_population: [PopulationRow]
     public var skipped: [Skipped]
     public var trials: [Trial]?
 
-    public init(_ e: Evaluation, configuration: DetectorConfiguration, dataset: String, includeTrials: Bool) {
+    public init(_ e: Evaluation, configuration: DetectorConfiguration, dataset: String, includeTrials: Bool,
+                populations: Populations = Populations(), focusCodes: [String] = []) {
         let s = e.scores
         detector = configuration.name
         settings = configuration.settings.values
@@ -70,22 +106,44 @@ public struct EvaluationSummary: Codable, Sendable {
         adl_hours = s.adlHours
         false_alarms_per_hour = s.falseAlarmsPerHour
         falls_detected_off_impact = s.fallsDetectedOffImpact
+        too_short = s.tooShort
+        too_short_falls = s.tooShortFalls
+        too_short_adls = s.tooShortADLs
+        too_short_trials = e.outcomes.compactMap { o in
+            o.undecided.map { u in
+                TooShort(path: o.trial.path, code: o.trial.label.code, subject: o.trial.label.subject,
+                         kind: o.trial.label.kind.rawValue, rule: u.rule, impact_s: u.impactTime, due_s: u.dueTime,
+                         duration_s: o.duration)
+            }
+        }
+        func rows(_ groups: [(population: String, scores: Scores)], _ outcomes: [TrialOutcome]) -> [PopulationRow] {
+            groups.map { name, p in
+                let subjects = Set(outcomes.filter { populations.name(of: $0.trial.label.subject) == name }.map(\.trial.label.subject))
+                return PopulationRow(population: name, subjects: subjects.count, falls: p.falls, detected_falls: p.detectedFalls,
+                                     sensitivity: p.sensitivity, adls: p.adls, alarmed_adls: p.alarmedADLs,
+                                     specificity: p.specificity, too_short: p.tooShort)
+            }
+        }
+        by_population = rows(e.byPopulation(populations), e.outcomes)
+        focus_codes = focusCodes
+        focus_by_population = focusCodes.isEmpty ? [] : rows(e.byPopulation(populations, codes: Set(focusCodes)), e.outcomes)
         delay_s = Delay(median: s.delayQuantile(0.5), p95: s.delayQuantile(0.95), max: s.delays.last)
         by_code = e.byCode.map { code, cs in
-            let isFall = cs.falls > 0
+            let isFall = cs.falls + cs.tooShortFalls > 0
             let trials = isFall ? cs.falls : cs.adls
             let alarms = isFall ? cs.detectedFalls : cs.alarmedADLs
             return CodeRow(code: code, kind: isFall ? "fall" : "adl",
                            description: ActivityCodes.descriptions[code] ?? "",
                            trials: trials, alarms: alarms,
-                           rate: trials == 0 ? 0 : 100 * Double(alarms) / Double(trials))
+                           rate: trials == 0 ? 0 : 100 * Double(alarms) / Double(trials),
+                           too_short: cs.tooShort)
         }
         skipped = e.skipped.map { Skipped(path: $0.path, line: $0.line, reason: $0.reason) }
         trials = includeTrials ? e.outcomes.map { o in
             Trial(path: o.trial.path, code: o.trial.label.code, subject: o.trial.label.subject,
                   kind: o.trial.label.kind.rawValue, detections: o.detections.count,
                   first_decision_s: o.detections.first?.decisionTime, first_impact_s: o.detections.first?.impactTime,
-                  reference_impact_s: o.referenceImpact, reason: o.detections.first?.reason)
+                  reference_impact_s: o.referenceImpact, reason: o.detections.first?.reason, too_short: o.tooShort)
         } : nil
     }
 
@@ -110,14 +168,41 @@ public struct EvaluationSummary: Codable, Sendable {
         if falls_detected_off_impact > 0 {
             out += "Off impact    \(falls_detected_off_impact) fall trials first detected more than 3 s from the impact peak\n"
         }
-        out += "\nCode  Activity                                  Trials  Alarms    Rate\n"
+        if too_short > 0 {
+            out += "Too short     \(too_short) trials (\(too_short_falls) falls, \(too_short_adls) ADLs) ended while a decision was still due; not scored above (listed below)\n"
+        }
+        if by_population.count > 1 || !focus_by_population.isEmpty {
+            out += "\nPopulation        Subjects  Falls  Detected  Sensitivity    ADLs  Alarms  Specificity  Too short\n"
+            func line(_ label: String, _ r: PopulationRow) -> String {
+                label.padding(toLength: 18, withPad: " ", startingAt: 0)
+                    + String(format: "%8d  %5d  %8d  ", r.subjects, r.falls, r.detected_falls) + pct(r.sensitivity)
+                    + String(format: "    %4d  %6d  ", r.adls, r.alarmed_adls) + pct(r.specificity)
+                    + String(format: "  %9d\n", r.too_short)
+            }
+            for r in by_population { out += line(r.population, r) }
+            let focus = focus_codes.joined(separator: "+")
+            for r in focus_by_population { out += line("\(r.population) \(focus)", r) }
+        }
+        // Codes as written in the file names; the column is as wide as the longest.
+        let codeWidth = max(4, by_code.map(\.code.count).max() ?? 0)
+        out += "\n" + "Code".padding(toLength: codeWidth + 2, withPad: " ", startingAt: 0)
+            + "Activity                                  Trials  Alarms    Rate\n"
         for r in by_code {
             let d = r.description.count > 40 ? String(r.description.prefix(39)) + "…" : r.description
             let note = r.kind == "fall"
                 ? (r.alarms < r.trials ? "  \(r.trials - r.alarms) missed" : "")
                 : (r.alarms > 0 ? "  \(r.alarms) false" : "")
-            out += r.code + "   " + d.padding(toLength: 40, withPad: " ", startingAt: 0)
-                + String(format: "  %6d  %6d  %5.1f %%", r.trials, r.alarms, r.rate) + note + "\n"
+            let short = r.too_short > 0 ? "  \(r.too_short) too short" : ""
+            out += r.code.padding(toLength: codeWidth + 2, withPad: " ", startingAt: 0)
+                + d.padding(toLength: 40, withPad: " ", startingAt: 0)
+                + String(format: "  %6d  %6d  %5.1f %%", r.trials, r.alarms, r.rate) + note + short + "\n"
+        }
+        if !too_short_trials.isEmpty {
+            out += "\nToo short to judge (\(too_short_trials.count)): the recording ended before the decision was due\n"
+            for t in too_short_trials {
+                out += "  \(t.path): \(t.kind), \(t.rule) for the impact at \(String(format: "%.2f", t.impact_s)) s due at "
+                    + "\(String(format: "%.2f", t.due_s)) s, recording ends at \(String(format: "%.2f", t.duration_s)) s\n"
+            }
         }
         if !skipped.isEmpty {
             out += "\nSkipped \(skipped.count) unreadable files:\n"

@@ -1,17 +1,29 @@
 import ArgumentParser
 import FallGuardCore
 import FallGuardFieldTest
+import Foundation
 
 struct EvaluateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evaluate",
         abstract: "Score a detector on a labelled dataset: sensitivity, specificity, false alarms per hour, delay.",
         discussion: """
-            DIR is a folder tree of recordings named <CODE>_<SUBJECT>_R<TRIAL>.csv, where CODE starts \
-            with F for a fall trial (it must be detected) or D for an activity of daily living (it must \
-            not raise an alarm), as in the SisFall dataset. Scores are per trial: a fall trial counts \
-            as detected if the detector fires at least once; an ADL trial counts as a false alarm if it \
-            fires at all. Delay is measured from the largest acceleration in a fall trial to the decision.
+            DIR is a folder tree of recordings named <CODE>_<SUBJECT>_R<TRIAL>.csv: the subject and \
+            the trial are the last two fields and CODE is everything before them (underscores allowed). \
+            CODE starts with F for a fall trial (it must be detected) or D for an activity of daily \
+            living (it must not raise an alarm), followed by letters or digits: F05_SA01_R04.csv \
+            (SisFall), FforwardFall_S16_R03.csv, DSitting_GettingUpOnAChair_S01_R01.csv. Scores are per \
+            trial: a fall trial counts as detected if the detector fires at least once; an ADL trial \
+            counts as a false alarm if it fires at all. Delay is measured from the largest acceleration \
+            in a fall trial to the decision.
+
+            A trial that ends while the detector still has a decision due (e.g. the long look after a \
+            soft impact) is too short to judge: it is listed and counted apart (too_short in the JSON), \
+            neither detected nor missed.
+
+            Populations: results are also given per population, by default the subject id without its \
+            trailing digits (SA01 -> SA, SE03 -> SE); --population older=SE* or --subjects FILE name \
+            them. --focus F10,F13 adds rows for those codes alone in every population.
 
             Exit status: 0 on success, 65 when a file is malformed (its path, line and reason are \
             printed) unless --skip-bad, 66 when DIR is missing or holds no labelled trials, 64 on bad options.
@@ -31,11 +43,14 @@ struct EvaluateCommand: ParsableCommand {
     @Flag(help: "Skip files that cannot be read and list them in the report, instead of stopping.")
     var skipBad = false
 
+    @OptionGroup var populationOptions: PopulationOptions
+
     @Option(help: "Worker threads (default: one per core).")
     var threads: Int = defaultThreads()
 
     func run() throws {
         let configuration = try detectorOptions.configuration()
+        let populations = try populationOptions.populations()
         let dataset = try scanDataset(directory)
         let evaluation: Evaluation
         do {
@@ -48,8 +63,48 @@ struct EvaluateCommand: ParsableCommand {
             printError("\(directory): none of the \(dataset.trials.count) trials could be read")
             throw ExitStatus.dataError
         }
-        let summary = EvaluationSummary(evaluation, configuration: configuration, dataset: directory, includeTrials: trials)
+        let summary = EvaluationSummary(evaluation, configuration: configuration, dataset: directory, includeTrials: trials,
+                                        populations: populations, focusCodes: populationOptions.focusCodes)
         print(json ? summary.json() : summary.text(), terminator: json ? "\n" : "")
+    }
+}
+
+/// How `evaluate` and `cross-validate` group subjects into populations for their reports.
+struct PopulationOptions: ParsableArguments {
+    @Option(name: .customLong("population"), help: ArgumentHelp(
+        "A named population: subject ids or prefixes ending in *, e.g. older=SE* (repeatable; the first match names a subject).",
+        valueName: "name=pattern,…"))
+    var population: [String] = []
+
+    @Option(name: .customLong("subjects"), help: ArgumentHelp(
+        "A subjects file: one population per line, NAME PATTERN… (e.g. `older SE*`), # comments.", valueName: "file"))
+    var subjectsFile: String?
+
+    @Option(name: .customLong("focus"), help: ArgumentHelp(
+        "Activity codes reported on their own per population, e.g. F10,F13.", valueName: "code,…"))
+    var focus: String?
+
+    var focusCodes: [String] { focus.map { $0.split(separator: ",").map(String.init) } ?? [] }
+
+    func populations() throws -> Populations {
+        var rules: [Populations.Rule] = []
+        if let path = subjectsFile {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ValidationError("--subjects \(path): cannot read the file")
+            }
+            do {
+                rules += try Populations.parse(text).rules
+            } catch {
+                throw ValidationError("--subjects \(path): \(error.description)")
+            }
+        }
+        for spec in population {
+            guard let r = Populations.rule(spec) else {
+                throw ValidationError("--population '\(spec)' is not of the form name=pattern,… (e.g. older=SE*)")
+            }
+            rules.append(r)
+        }
+        return Populations(rules: rules)
     }
 }
 

@@ -56,6 +56,10 @@ struct ReplayCommand: ParsableCommand {
             }
         }
         print(count == 0 ? "No fall detected." : "\(count) detection\(count == 1 ? "" : "s").")
+        if let open = detector.openDecision {
+            print("The recording ended while a decision was still due (\(open.rule) for the impact at "
+                  + "\(String(format1: open.impactTime)) s, due at \(String(format1: open.dueTime)) s): too short to judge it.")
+        }
     }
 }
 

@@ -30,6 +30,122 @@ import FallGuardTestSupport
         #expect(!d.phases.isEmpty && !d.features.isEmpty && !d.reason.isEmpty)
     }
 
+    @Test func aHardFallIsDecidedWithinThreeSeconds() throws {
+        var rng = SplitMix(seed: 4)
+        // A 4.5 g raw peak: its 125 ms mean is about 2.5 g, a hard impact but not a strong one.
+        let (samples, impact) = Synthetic.fall(peak: 4.5, rng: &rng)
+        let d = try #require(try detections("multiphase", samples).first)
+        #expect(d.decisionTime - impact <= 3, "hard falls keep the fast decision: \(d.decisionTime - impact) s")
+        #expect(d.phases == ["free-fall", "impact", "posture-change", "stillness"], "\(d.phases)")
+    }
+
+    // The long look after a soft impact (issue 15).
+
+    @Test func aSoftSlumpIsDetectedAfterTheLongLook() throws {
+        var rng = SplitMix(seed: 31)
+        let (samples, impact) = Synthetic.slump(peak: 1.5, tilt: 80, still: 10, rng: &rng)
+        #expect(try detections("multiphase", samples, ["impact=1.65", "soft-impact=16"]).isEmpty,
+                "the detector before issue 15 misses a 1.5 g slump")
+        let found = try detections("multiphase", samples)
+        #expect(found.count == 1)
+        let d = try #require(found.first)
+        #expect(d.phases == ["soft-impact", "posture-change", "stillness", "long-look"], "\(d.phases)")
+        let delay = d.decisionTime - impact
+        #expect(delay >= 5.5 && delay <= 6.5, "decided when the 6 s look ends, not at \(delay) s")
+        #expect(abs(d.impactTime - impact) <= 0.15)
+        let look = try #require(d.features.first { $0.name == "look-posture-change" })
+        #expect(look.value > 70 && look.value < 90, "the slump tilted the trunk by 80°: \(look.value)")
+        #expect(d.reason.contains("look-stillness="))
+    }
+
+    @Test(arguments: [35.0, 40.0, 60.0])
+    func aSlumpOfOnlyAFewDegreesMoreThanTheLookPostureIsDetected(tilt: Double) throws {
+        var rng = SplitMix(seed: 33)
+        let samples = Synthetic.slump(peak: 1.45, tilt: tilt + 2, still: 8, rng: &rng).samples
+        #expect(try detections("multiphase", samples).count == 1, "tilt \(tilt + 2)°")
+        #expect(try detections("multiphase", samples, ["look-posture-change=\(tilt + 5)", "calm-posture-change=\(tilt + 5)"]).isEmpty)
+    }
+
+    @Test func afterACalmStartAThirtyTwoDegreeSlumpIsEnough() throws {
+        var rng = SplitMix(seed: 45)
+        // Sitting quietly, then slumping forward by only 32°: less than look-posture-change (35°).
+        let calm = Synthetic.slump(peak: 1.5, tilt: 32, still: 8, rng: &rng).samples
+        let d = try #require(try detections("multiphase", calm).first)
+        #expect(d.phases == ["soft-impact", "posture-change", "stillness", "calm-start", "long-look"], "\(d.phases)")
+        #expect(try detections("multiphase", calm, ["calm-activity=0"]).isEmpty, "without the calm start 32° is too little")
+        // The same slump after fidgeting (std |a| well above 0.1 g before it) needs the full 35°.
+        let busy = Synthetic.slump(peak: 1.5, tilt: 32, still: 8, fidget: 0.3, rng: &rng).samples
+        #expect(try detections("multiphase", busy).isEmpty)
+        let busier = Synthetic.slump(peak: 1.5, tilt: 38, still: 8, fidget: 0.3, rng: &rng).samples
+        #expect(try detections("multiphase", busier).first?.phases.contains("calm-start") == false)
+    }
+
+    @Test func aSoftImpactFollowedByGettingUpIsNotAFall() throws {
+        var rng = SplitMix(seed: 35)
+        // Sitting down hard on a low chair and leaning forward, then getting up 3 s later.
+        let samples = Synthetic.slump(peak: 1.5, tilt: 60, still: 4, moving: 5, rng: &rng).samples
+        #expect(try detections("multiphase", samples).isEmpty)
+        #expect(try detections("multiphase", samples, ["look=3.5"]).count == 1, "a 3.5 s look would have fired")
+    }
+
+    @Test func aSoftImpactBelowTheSoftThresholdOpensNoLook() throws {
+        var rng = SplitMix(seed: 37)
+        let samples = Synthetic.slump(peak: 1.3, tilt: 80, still: 10, rng: &rng).samples
+        #expect(try detections("multiphase", samples).isEmpty)
+        #expect(try detections("multiphase", samples, ["soft-impact=1.25"]).count == 1)
+    }
+
+    @Test func theLongLookDoesNotDependOnTheMounting() throws {
+        var rng = SplitMix(seed: 39)
+        let (samples, _) = Synthetic.slump(peak: 1.5, tilt: 70, still: 9, rng: &rng)
+        let upright = try detections("multiphase", samples)
+        #expect(upright.count == 1)
+        for (axis, deg) in [((1.0, 0.0, 0.0), 90.0), ((0.3, 0.8, -0.5), 137.0), ((0.0, 0.0, 1.0), 180.0)] {
+            let r = try detections("multiphase", Synthetic.rotated(samples, axis: axis, degrees: deg))
+            #expect(r.count == 1)
+            #expect(abs((r.first?.decisionTime ?? 0) - (upright.first?.decisionTime ?? 1)) < 1e-9)
+        }
+    }
+
+    @Test func aRecordingThatEndsDuringTheLookLeavesTheDecisionOpen() throws {
+        var rng = SplitMix(seed: 41)
+        let (samples, impact) = Synthetic.slump(peak: 1.5, tilt: 80, still: 3, rng: &rng)   // ends 3.1 s after
+        var d = try DetectorConfiguration().makeDetector()
+        #expect(detectFalls(in: samples, using: &d).isEmpty)
+        let open = try #require(d.openDecision)
+        #expect(open.rule == "long-look")
+        #expect(abs(open.impactTime - impact) <= 0.15)
+        #expect(open.dueTime > samples.last!.time && abs(open.dueTime - impact - 6) < 0.2, "due \(open.dueTime)")
+        // Fed the rest of the stillness, the same detector decides.
+        let rest = Synthetic.slump(peak: 1.5, tilt: 80, still: 10, rng: &rng).samples.filter { $0.time > samples.last!.time + 1e-9 }
+        #expect(detectFalls(in: rest, using: &d).count == 1)
+        #expect(d.openDecision == nil)
+    }
+
+    @Test func aRecordingThatEndsBeforeTheFastDecisionLeavesItOpen() throws {
+        var rng = SplitMix(seed: 43)
+        let (all, impact) = Synthetic.fall(peak: 4, lying: 10, rng: &rng)
+        let cut = Array(all.prefix { $0.time < impact + 1.5 })
+        var d = try DetectorConfiguration().makeDetector()
+        #expect(detectFalls(in: cut, using: &d).isEmpty)
+        let open = try #require(d.openDecision)
+        #expect(open.rule == "fast" && abs(open.dueTime - impact - 2.5) < 0.2)
+        // Standing still has nothing open; nor has a recording whose impact was already judged.
+        var quiet = try DetectorConfiguration().makeDetector()
+        _ = detectFalls(in: Synthetic.standing(from: 0, seconds: 20, rng: &rng), using: &quiet)
+        #expect(quiet.openDecision == nil)
+        var judged = try DetectorConfiguration().makeDetector()
+        #expect(detectFalls(in: all, using: &judged).count == 1)
+        #expect(judged.openDecision == nil)
+        // A peak less than 1 s old is not yet known to be a peak: nothing is due.
+        var early = try DetectorConfiguration().makeDetector()
+        _ = detectFalls(in: Array(all.prefix { $0.time < impact + 0.5 }), using: &early)
+        #expect(early.openDecision == nil)
+        var sumAbs = try DetectorConfiguration(name: "sum-abs").makeDetector()
+        _ = detectFalls(in: cut, using: &sumAbs)
+        #expect(sumAbs.openDecision == nil, "threshold rules decide at once")
+    }
+
     @Test func multiphaseExplainsItsDecision() throws {
         var rng = SplitMix(seed: 5)
         let d = try #require(try detections("multiphase", Synthetic.fall(rng: &rng).samples).first)

@@ -72,4 +72,20 @@ import FallGuardTestSupport
             #expect(TrialLabel(fileName: bad) == nil, "\(bad)")
         }
     }
+
+    /// Issue 15: codes as people write them. Subject and trial are the last two fields; the code
+    /// is everything before them, underscores included, F or D followed by letters or digits.
+    @Test func readsCodesAsPeopleWriteThem() {
+        let f = TrialLabel(fileName: "FforwardFall_S16_R03.csv")
+        #expect(f?.kind == .fall && f?.code == "FforwardFall" && f?.subject == "S16" && f?.trial == 3)
+        let d = TrialLabel(fileName: "DSitting_GettingUpOnAChair_S01_R01.csv")
+        #expect(d?.kind == .adl && d?.code == "DSitting_GettingUpOnAChair" && d?.subject == "S01" && d?.trial == 1)
+        #expect(TrialLabel(fileName: "DAplausing_S01_R01.csv")?.code == "DAplausing")
+        #expect(TrialLabel(fileName: "F1stairs_home_R12.csv")?.subject == "home")
+        #expect(TrialLabel(fileName: "D_a_b_S2_R2.csv") == nil, "the code's first field is F or D followed by something")
+        for bad in ["Fall__S01_R01.csv", "FforwardFall_S16_R.csv", "FforwardFall_S-16_R03.csv", "Walk_S01_R01.csv",
+                    "FforwardFall__R03.csv", "Fförward_S16_R03.csv", "_FforwardFall_S16_R03.csv", "FforwardFall_S16_R3a.csv"] {
+            #expect(TrialLabel(fileName: bad) == nil, "\(bad)")
+        }
+    }
 }

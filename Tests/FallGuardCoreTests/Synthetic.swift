@@ -44,5 +44,47 @@ enum Synthetic {
         return (s, impact)
     }
 
+    /// An older person's soft fall: sitting still (trunk 20° back), a slow slump of 0.75 s that
+    /// tips the trunk by `tilt` degrees while |a| dips to 0.85 g, a soft impact whose 125 ms mean
+    /// of |a| is `peak` g, then `still` seconds without moving and (optionally) `moving` seconds
+    /// of getting up again (a 1.2 g swing at 1.5 Hz). Returns the samples and the impact time.
+    /// `fidget` g of 2 Hz movement while sitting (0: sitting quietly, a calm start).
+    static func slump(peak: Double = 1.5, tilt: Double = 80, still: Double = 10, moving: Double = 0, fidget: Double = 0,
+                      rng: inout SplitMix) -> (samples: [AccelerationSample], impact: Double) {
+        func gravity(_ deg: Double) -> (Double, Double, Double) {
+            let r = (20 + deg) * .pi / 180
+            return (0, -cos(r), sin(r))
+        }
+        var s: [AccelerationSample] = []
+        var t = 0.0
+        func add(_ v: (Double, Double, Double), scale: Double) {
+            s.append(AccelerationSample(time: t, x: scale * v.0 + noise(&rng), y: scale * v.1 + noise(&rng), z: scale * v.2 + noise(&rng)))
+            t += 0.025
+        }
+        for i in 0..<240 { add(gravity(0), scale: 1 + fidget * sin(2 * .pi * 2 * Double(i) / 40)) }   // 6 s sitting
+        for i in 0..<30 { add(gravity(tilt * Double(i) / 30), scale: 0.85) } // the slump
+        let impact = t
+        for _ in 0..<5 { add(gravity(tilt), scale: peak) }                  // soft impact
+        for _ in 0..<Int(still * 40) { add(gravity(tilt), scale: 1) }       // lying or slumped, still
+        for i in 0..<Int(moving * 40) {                                     // getting up
+            let phase = sin(2 * .pi * 1.5 * Double(i) / 40)
+            add(gravity(tilt * (1 - min(1, Double(i) / 40))), scale: 1 + 0.2 * phase)
+        }
+        return (s, impact)
+    }
+
+    /// The samples rotated by `degrees` about the axis (x, y, z): a different mounting.
+    static func rotated(_ samples: [AccelerationSample], axis: (Double, Double, Double), degrees: Double) -> [AccelerationSample] {
+        let n = (axis.0 * axis.0 + axis.1 * axis.1 + axis.2 * axis.2).squareRoot()
+        let (ux, uy, uz) = (axis.0 / n, axis.1 / n, axis.2 / n)
+        let c = cos(degrees * .pi / 180), s = sin(degrees * .pi / 180)
+        return samples.map { p in
+            let d = ux * p.x + uy * p.y + uz * p.z
+            let cx = uy * p.z - uz * p.y, cy = uz * p.x - ux * p.z, cz = ux * p.y - uy * p.x
+            return AccelerationSample(time: p.time, x: p.x * c + cx * s + ux * d * (1 - c),
+                                      y: p.y * c + cy * s + uy * d * (1 - c), z: p.z * c + cz * s + uz * d * (1 - c))
+        }
+    }
+
     static func noise(_ rng: inout SplitMix) -> Double { (rng.unit() - 0.5) * 0.02 }
 }
