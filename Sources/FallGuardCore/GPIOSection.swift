@@ -6,6 +6,7 @@
 /// ```yaml
 /// gpio:
 ///   enabled: true            # false: the console stands in (no-hardware bench, development)
+///   library: auto            # auto: libgpiod.so.3 (2.x) if present, else libgpiod.so.2 (1.6); v1, v2
 ///   chip: gpiochip0          # name, label (pinctrl-bcm2711) or path (/dev/gpiochip0)
 ///   consumer: fallguard      # the label gpioinfo shows on our lines
 ///   buzzer:
@@ -22,6 +23,8 @@ public struct GPIOSection: ConfigSection, Equatable {
     /// false: no GPIO at all; the buzzer and LED are shown on the console and the keyboard is
     /// the button (when there is a terminal).
     public var enabled: Bool = true
+    /// Which libgpiod the lines go through (opened at run time, not linked).
+    public var library: Library = .auto
     public var chip: String
     public var consumer: String
     public var buzzer: Buzzer
@@ -36,6 +39,17 @@ public struct GPIOSection: ConfigSection, Equatable {
         self.buzzer = buzzer
         self.button = button
         self.led = led
+    }
+
+    /// The libgpiod C API: both are opened with dlopen, so one build runs on Debian 12 /
+    /// Raspberry Pi OS bookworm (1.6) and Debian 13 / trixie (2.x).
+    public enum Library: String, Sendable, Equatable, Codable, CaseIterable {
+        /// `libgpiod.so.3` (2.x) when the system has it, else `libgpiod.so.2` (1.6).
+        case auto
+        /// libgpiod 1.6 (`libgpiod.so.2`, uAPI v1), only.
+        case v1
+        /// libgpiod 2.x (`libgpiod.so.3`, uAPI v2), only.
+        case v2
     }
 
     /// How the buzzer makes sound.
@@ -130,12 +144,13 @@ public struct GPIOSection: ConfigSection, Equatable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case enabled, chip, consumer, buzzer, button, led }
+    enum CodingKeys: String, CodingKey { case enabled, library, chip, consumer, buzzer, button, led }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = GPIOSection()
         enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled) ?? d.enabled
+        library = try c.decodeIfPresent(Library.self, forKey: .library) ?? d.library
         chip = try c.decodeIfPresent(String.self, forKey: .chip) ?? d.chip
         consumer = try c.decodeIfPresent(String.self, forKey: .consumer) ?? d.consumer
         buzzer = try c.decodeIfPresent(Buzzer.self, forKey: .buzzer) ?? d.buzzer

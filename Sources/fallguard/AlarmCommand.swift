@@ -75,6 +75,7 @@ struct AlarmCommand: ParsableCommand {
         case "gpio":
             do {
                 let g = try GPIOAlarmParts(gpio: gpioSection, settings: settings)
+                if let l = g.library { Logger(label: "fallguard.gpio").info("gpio: \(l)") }
                 g.button.onError = { printError("\($0) (the button no longer works)") }
                 g.buzzer.onError = { printError($0.description) }
                 parts = (g.buzzer, g.led, g.button)
@@ -188,6 +189,8 @@ struct AlarmOptions: ParsableArguments {
 
 /// The `gpio` section as options.
 struct GPIOOptions: ParsableArguments {
+    @Option(help: "libgpiod: auto (libgpiod.so.3 if present, else libgpiod.so.2), v1 (1.6) or v2 (2.x).")
+    var gpioLibrary = "auto"
     @Option(help: "GPIO chip: name, label or /dev path.")
     var chip = "gpiochip0"
     @Option(help: "Buzzer line (name or offset).")
@@ -213,10 +216,13 @@ struct GPIOOptions: ParsableArguments {
         guard let bias = GPIOSection.Bias(rawValue: buttonBias) else {
             throw ValidationError("--button-bias: pull-up, pull-down, disable or as-is")
         }
-        return GPIOSection(chip: chip,
+        guard let library = GPIOSection.Library(rawValue: gpioLibrary) else { throw ValidationError("--gpio-library: auto, v1 or v2") }
+        var section = GPIOSection(chip: chip,
                            buzzer: .init(line: buzzerLine, type: passive ? .passive : .active, toneHz: toneHz,
                                          pwmChip: pwmChip, pwmChannel: pwmChannel),
                            button: .init(line: buttonLine, bias: bias, activeLow: !activeHighButton),
                            led: ledLine.map { GPIOSection.LED(line: $0) })
+        section.library = library
+        return section
     }
 }

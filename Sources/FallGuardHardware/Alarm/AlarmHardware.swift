@@ -8,8 +8,13 @@ public struct GPIOAlarmParts: Sendable {
     public let buzzer: PatternPlayer
     public let led: PatternPlayer?
     public let button: AbortButton
+    /// The libgpiod in use (nil with a test double).
+    public let library: GPIOLibraryInfo?
 
-    public init(gpio: GPIOSection, settings: AlarmSection, backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) {
+    /// `backend` nil: the libgpiod `gpio.library` chooses (``GPIOLibrary/load(_:)``).
+    public init(gpio: GPIOSection, settings: AlarmSection, backend: (any GPIOBackend)? = nil) throws(GPIOError) {
+        let backend = if let backend { backend } else { try GPIOLibrary.load(gpio.library) }
+        library = backend.library
         let chip = try backend.openChip(gpio.chip)
         let buzzerLine = try chip.requestOutput(line: gpio.buzzer.line, consumer: gpio.consumer,
                                                 activeLow: gpio.buzzer.activeLow, initiallyActive: false)
@@ -17,7 +22,8 @@ public struct GPIOAlarmParts: Sendable {
             try chip.requestOutput(line: l.line, consumer: gpio.consumer, activeLow: l.activeLow, initiallyActive: false)
         }
         let buttonLine = try chip.requestEdges(line: gpio.button.line, consumer: gpio.consumer,
-                                               bias: gpio.button.bias, activeLow: gpio.button.activeLow)
+                                               bias: gpio.button.bias, activeLow: gpio.button.activeLow,
+                                               debounceMicroseconds: UInt32(clamping: settings.debounceMs * 1000))
         let output: any LevelOutput
         switch (gpio.buzzer.type, gpio.buzzer.pwmChip) {
         case (.active, _): output = LineOutput(buzzerLine)

@@ -11,11 +11,15 @@ public protocol ButtonSource: AnyObject, Sendable {
 
 /// The abort button on a GPIO line with both-edge events: edges with their kernel timestamps
 /// go through ``ButtonDebouncer``, on a dedicated thread that polls the event descriptor and
-/// a wake-up pipe.
+/// a wake-up pipe. When the kernel debounces the line (libgpiod 2.x, uAPI v2), its edges come
+/// the debounce period after the level settled and are stamped then: the debouncer only
+/// classifies presses, and an edge counts from its stamp less that period, so a press is
+/// timed at the edge that began it, as with the software debounce.
 public final class AbortButton: ButtonSource, @unchecked Sendable {
     // @unchecked: `line` and `debouncer` are touched only by the button thread after start.
     private var line: (any GPIOEdgeLine)?
     private var debouncer: ButtonDebouncer
+    private let kernelDebounce: Int64
     private let poller = PollingThread()
     private var isStarted = false
     /// Called when reading the line fails (the thread ends). Set before ``start(_:)``.
@@ -27,7 +31,10 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
     public init(line: any GPIOEdgeLine, settings: AlarmSection) throws(GPIOError) {
         self.line = line
         let pressedNow = try line.read()
-        debouncer = settings.buttonDebouncer(initiallyPressed: pressedNow, at: monotonicNanoseconds())
+        kernelDebounce = Int64(line.kernelDebounceMicroseconds) * 1000
+        let software = settings.buttonDebouncer(initiallyPressed: pressedNow, at: monotonicNanoseconds())
+        debouncer = kernelDebounce == 0 ? software
+            : ButtonDebouncer(debounce: 0, longPress: software.longPress, initiallyPressed: pressedNow, at: monotonicNanoseconds())
     }
 
     public func start(_ handler: @escaping @Sendable (ButtonEvent) -> Void) {
@@ -58,7 +65,7 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
                 do {
                     for e in try line.readEdges() {
                         onRawEdge?(e)
-                        events += debouncer.edge(pressed: e.active, at: e.timestampNanoseconds)
+                        events += debouncer.edge(pressed: e.active, at: e.timestampNanoseconds - kernelDebounce)
                     }
                 } catch {
                     onError?(error)

@@ -27,6 +27,8 @@ final class Daemon: @unchecked Sendable {
     let loop: SampleLoop
     let alarm: AlarmController
     let display: ConsoleAlarmDisplay?
+    /// `libgpiod 2.1.3 (libgpiod.so.3, uAPI v2)`; nil without GPIO.
+    let gpioLibrary: String?
     let notifiers: Notifiers
     let systemd: SystemdNotifier?
     let metrics = DaemonMetrics()
@@ -64,6 +66,8 @@ final class Daemon: @unchecked Sendable {
             do {
                 let parts = try GPIOAlarmParts(gpio: configuration.gpio, settings: configuration.alarm)
                 (buzzer, led, button) = (parts.buzzer, parts.led, parts.button)
+                gpioLibrary = parts.library?.description
+                logger.notice("gpio: \(parts.library?.description ?? "unknown library") (gpio.library: \(configuration.gpio.library.rawValue)), chip \(configuration.gpio.chip)")
             } catch {
                 throw DaemonStartError(description: error.description, status: 69)
             }
@@ -71,6 +75,7 @@ final class Daemon: @unchecked Sendable {
         } else {
             let d = ConsoleAlarmDisplay(settings: configuration.alarm)
             display = d
+            gpioLibrary = nil
             let keys = ConsoleButton(longPress: configuration.alarm.longPress)
             if !keys.isAvailable { logger.notice("standard input is not a terminal: no console button") }
             (buzzer, led, button) = (PatternPlayer(name: "buzzer", output: d.buzzer), PatternPlayer(name: "led", output: d.led), keys)
@@ -250,7 +255,7 @@ final class Daemon: @unchecked Sendable {
                       problems: sensor.problems.map(\.rawValue), samples: loop.rawSamples.load(ordering: .relaxed),
                       overruns: sensor.overruns)
             },
-            lastIncident: notifiers.lastIncident, outbox: outbox, configuration: configuration.label)
+            lastIncident: notifiers.lastIncident, outbox: outbox, configuration: configuration.label, gpio: gpioLibrary)
         do { try status.write(to: configuration.stateDirectory) } catch {
             logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")
         }
