@@ -145,7 +145,10 @@ struct LibGPIOD2BarTests {
     @Test func withoutLibgpiod3TheV2ChoiceStopsWithAnErrorNamingIt() throws {
         // The emulator's environment without the unpacked 2.x: on a system with libgpiod.so.3
         // installed (Debian 13) there is nothing to test.
-        if (try? LibGPIOD2.load()) != nil { try Test.cancel("libgpiod.so.3 is installed system-wide here") }
+        if (try? LibGPIOD2.load()) != nil {
+            Issue.record("not tested: libgpiod.so.3 is installed system-wide here", severity: .warning)
+            try Test.cancel("libgpiod.so.3 is installed system-wide here")
+        }
         let run = try GPIOEmulatorRun(["gpio", "--library", "v2", "--output", "GPIO18"], library: .v1)
         #expect(run.wait() == 69)
         #expect(run.stderr.contains("gpio: libgpiod.so.3 (libgpiod 2.x) cannot be loaded"), "\(run.stderr)")
