@@ -92,6 +92,23 @@ struct GPIOEndToEndTests {
         #expect(abs((r["duration_ms"] as? Double ?? 0) - 2300) < 100)
     }
 
+    /// Released 50 ms before the long-press time with a 100 ms debounce: short, and never "held"
+    /// (with the kernel's debounce the release is reported 100 ms late, after the long-press time
+    /// has passed in real time: the button's clock runs the period behind to wait for it).
+    @Test(arguments: GPIOLib.allCases)
+    func releasedJustBeforeTheLongPressTimeIsAShortPress(lib: GPIOLib) throws {
+        let run = try GPIOEmulatorRun(["gpio", "--library", lib.rawValue, "--button", "GPIO17", "--debounce-ms", "100", "--duration", "3.5"],
+                                      library: lib)
+        try #require(run.waitFor("ready") != nil, "\(run.stderr)")
+        #expect(try run.ctl("hold 17 1950").hasPrefix("ok"))
+        #expect(run.wait() == 0)
+        let kinds = run.events.compactMap { $0["event"] as? String }.filter { ["pressed", "held", "released"].contains($0) }
+        #expect(kinds == ["pressed", "released"], "\(run.stdout)")
+        let r = try #require(run.events.first { $0["event"] as? String == "released" })
+        #expect(r["press"] as? String == "short")
+        #expect(abs((r["duration_ms"] as? Double ?? 0) - 1950) < 20, "\(r)")
+    }
+
     @Test(arguments: GPIOLib.allCases)
     func theBuzzerPatternIsReadBackFromTheKernelSideWithItsTimes(lib: GPIOLib) throws {
         let run = try GPIOEmulatorRun(["gpio", "--library", lib.rawValue, "--output", "GPIO18", "--output", "GPIO27", "--pattern", "50/150x3+400", "--duration", "2.5"], library: lib)

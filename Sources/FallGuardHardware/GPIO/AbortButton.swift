@@ -13,8 +13,9 @@ public protocol ButtonSource: AnyObject, Sendable {
 /// go through ``ButtonDebouncer``, on a dedicated thread that polls the event descriptor and
 /// a wake-up pipe. When the kernel debounces the line (libgpiod 2.x, uAPI v2), its edges come
 /// the debounce period after the level settled and are stamped then: the debouncer only
-/// classifies presses, and an edge counts from its stamp less that period, so a press is
-/// timed at the edge that began it, as with the software debounce.
+/// classifies presses, on a clock running that period behind (an edge counts from its stamp
+/// less the period), so a press is timed at the edge that began it, as with the software
+/// debounce, and a release just before the long-press time is seen before that time passes.
 public final class AbortButton: ButtonSource, @unchecked Sendable {
     // @unchecked: `line` and `debouncer` are touched only by the button thread after start.
     private var line: (any GPIOEdgeLine)?
@@ -34,7 +35,8 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
         kernelDebounce = Int64(line.kernelDebounceMicroseconds) * 1000
         let software = settings.buttonDebouncer(initiallyPressed: pressedNow, at: monotonicNanoseconds())
         debouncer = kernelDebounce == 0 ? software
-            : ButtonDebouncer(debounce: 0, longPress: software.longPress, initiallyPressed: pressedNow, at: monotonicNanoseconds())
+            : ButtonDebouncer(debounce: 0, longPress: software.longPress, initiallyPressed: pressedNow,
+                              at: monotonicNanoseconds() - kernelDebounce)
     }
 
     public func start(_ handler: @escaping @Sendable (ButtonEvent) -> Void) {
@@ -52,10 +54,12 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
         guard let line else { return }
         var fds = [pollfd(fd: line.fileDescriptor, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: poller.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+        // The debouncer's clock: the kernel's debounce period behind (0 without).
+        func now() -> Int64 { monotonicNanoseconds() - kernelDebounce }
         while true {
             var timeout: Int32 = -1
             if let d = debouncer.nextDeadline {
-                timeout = Int32(clamping: max(0, (d - monotonicNanoseconds() + 999_999) / 1_000_000))
+                timeout = Int32(clamping: max(0, (d - now() + 999_999) / 1_000_000))
             }
             let n = poll(&fds, 2, timeout)
             if n < 0, errno == EINTR { continue }
@@ -72,7 +76,7 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
                     return
                 }
             }
-            events += debouncer.advance(to: monotonicNanoseconds())
+            events += debouncer.advance(to: now())
             events.forEach(handler)
         }
     }
