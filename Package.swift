@@ -47,11 +47,9 @@ let package = Package(
             pkgConfig: "libiio",
             providers: [.apt(["libiio-dev"])]
         ),
-        .systemLibrary(
-            name: "CLibGPIOD",
-            pkgConfig: "libgpiod",
-            providers: [.apt(["libgpiod-dev"])]
-        ),
+        // libgpiod's C API declared in shim.h, the library opened with dlopen at run time:
+        // libgpiod.so.3 (2.x) or libgpiod.so.2 (1.6), whichever the system has. No -dev package.
+        .systemLibrary(name: "CLibGPIOD"),
         .systemLibrary(
             name: "CLibMosquitto",
             pkgConfig: "libmosquitto",

@@ -82,6 +82,7 @@ sed 's/^/    /' "$work/info" | grep -E 'Package|Version|Architecture|Depends|Rec
 check "control: package fallguard 0.0.0+check" bash -c "grep -q '^ Package: fallguard$' '$work/info' && grep -q '^ Version: 0.0.0+check$' '$work/info'"
 check "control: depends on udev and systemd" grep -qE '^ Depends: .*udev, systemd' "$work/info"
 check "control: recommends libcurl (the e-mail channel opens it with dlopen)" grep -qE '^ Recommends: libcurl4' "$work/info"
+check "control: depends on libgpiod3 or libgpiod2 (opened with dlopen, either API)" grep -qE '^ Depends: .*libgpiod3 \| libgpiod2' "$work/info"
 for f in ./usr/bin/fallguard ./usr/lib/systemd/system/fallguard.service ./usr/lib/udev/rules.d/99-fallguard.rules \
          ./etc/fallguard/config.yaml ./usr/lib/fallguard/fallguard-setup ./usr/share/doc/fallguard/fallguard.example.yaml \
          ./usr/share/doc/fallguard/raspberry-pi.md ./usr/share/fallguard/overlays/fallguard-adxl345.dtbo \

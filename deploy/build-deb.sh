@@ -51,6 +51,10 @@ for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }'); do
     fi
 done
 
+# libgpiod is opened with dlopen too (Sources/CLibGPIOD/shim.h): 2.x (libgpiod3, Debian 13 /
+# trixie) or 1.6 (libgpiod2, Debian 12 / bookworm), so one package serves both.
+depends="$depends, libgpiod3 | libgpiod2"
+
 # libcurl is opened with dlopen when an e-mail channel is configured (Sources/CLibCurl/shim.h),
 # so it is not among the NEEDED libraries: recommended, as optional features are.
 recommends="$(dpkg -S '*/libcurl.so.4' 2>/dev/null | grep -v '^diversion' | head -1 | cut -d: -f1)" || true

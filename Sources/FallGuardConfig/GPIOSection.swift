@@ -7,6 +7,7 @@ import FallGuardHardware
 /// ```yaml
 /// gpio:
 ///   enabled: true            # false: the console stands in (no-hardware bench, development)
+///   library: auto            # auto: libgpiod.so.3 (2.x) if present, else libgpiod.so.2 (1.6); v1, v2
 ///   chip: gpiochip0          # name, label (pinctrl-bcm2711) or path (/dev/gpiochip0)
 ///   consumer: fallguard      # the label gpioinfo shows on our lines
 ///   buzzer:
@@ -23,10 +24,13 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     /// false: no GPIO at all; the buzzer and LED are shown on the console and the keyboard is
     /// the button (when there is a terminal).
     public var enabled: Bool
+    /// Which libgpiod the lines go through (opened at run time, not linked).
+    public var library: GPIOLibraryChoice
     public var wiring: GPIOWiring
 
-    public init(enabled: Bool, wiring: GPIOWiring) {
+    public init(enabled: Bool, library: GPIOLibraryChoice = .auto, wiring: GPIOWiring) {
         self.enabled = enabled
+        self.library = library
         self.wiring = wiring
     }
 
@@ -34,7 +38,7 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     public init() { self = Self.defaults }
 
     /// Every key's default.
-    public static let defaults = GPIOSection(enabled: true, wiring: GPIOWiring(
+    public static let defaults = GPIOSection(enabled: true, library: .auto, wiring: GPIOWiring(
         chip: "gpiochip0", consumer: "fallguard",
         buzzer: BuzzerWiring(line: "GPIO18", kind: .active, toneHz: 2000, pwmChip: nil, pwmChannel: 0, activeLow: false),
         button: ButtonWiring(line: "GPIO17", bias: .pullUp, activeLow: true),
@@ -55,12 +59,19 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     /// The word for `bias`.
     public static func word(for bias: LineBias) -> String { biases.first { $0.bias == bias }?.word ?? "" }
 
-    enum CodingKeys: String, CodingKey { case enabled, chip, consumer, buzzer, button, led }
+    enum CodingKeys: String, CodingKey { case enabled, library, chip, consumer, buzzer, button, led }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = Self.defaults
         enabled = try c.value(.enabled, default: d.enabled)
+        let word = try c.value(.library, default: d.library.rawValue)
+        guard let choice = GPIOLibraryChoice(rawValue: word) else {
+            let all = GPIOLibraryChoice.allCases.map(\.rawValue)
+            throw DecodingError.dataCorruptedError(forKey: .library, in: c, debugDescription:
+                "expected one of \(all.joined(separator: ", ")), found '\(word)'" + (KeySuggestion.closest(to: word, in: all).map { " (did you mean '\($0)'?)" } ?? ""))
+        }
+        library = choice
         wiring = GPIOWiring(chip: try c.value(.chip, default: d.wiring.chip),
                             consumer: try c.value(.consumer, default: d.wiring.consumer),
                             buzzer: try c.section(BuzzerWiring.self, forKey: .buzzer) ?? d.wiring.buzzer,
@@ -71,6 +82,7 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(enabled, forKey: .enabled)
+        try c.encode(library.rawValue, forKey: .library)
         try c.encode(wiring.chip, forKey: .chip)
         try c.encode(wiring.consumer, forKey: .consumer)
         try c.encode(section: wiring.buzzer, forKey: .buzzer)

@@ -19,18 +19,24 @@ public struct AlarmOutputs: Sendable {
     public let button: (any ButtonSource)?
     /// The console's status line, when the console stands in for the hardware.
     public let display: ConsoleAlarmDisplay?
+    /// The libgpiod the lines go through (nil on the console or with a test double).
+    public var library: GPIOLibraryInfo? = nil
 
     /// Requests the lines (GPIO) or sets up the console. Throws ``GPIOError`` naming the chip
     /// and line that is missing or busy; nothing sounds before every part is there.
-    /// `backend` is the GPIO library (tests pass an in-memory chip).
-    public static func make(_ kind: Kind, gpio: GPIOWiring, button timings: ButtonTimings, patterns: AlarmPatterns,
-                            logger: Logger, backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) -> AlarmOutputs {
+    /// The lines go through the libgpiod `library` chooses (``GPIOLibrary/load(_:)``), or
+    /// through `backend` (tests pass an in-memory chip).
+    public static func make(_ kind: Kind, gpio: GPIOWiring, library: GPIOLibraryChoice = .auto, button timings: ButtonTimings,
+                            patterns: AlarmPatterns, logger: Logger,
+                            backend: (any GPIOBackend)? = nil) throws(GPIOError) -> AlarmOutputs {
         switch kind {
         case .gpio:
+            let backend = if let backend { backend } else { try GPIOLibrary.load(library) }
             let parts = try GPIOAlarmParts(gpio: gpio, button: timings, backend: backend)
+            if let l = parts.library { logger.notice("gpio: \(l) (gpio.library: \(library.rawValue)), chip \(gpio.chip)") }
             parts.button.onError = { logger.error("\($0) (the button no longer works)") }
             parts.buzzer.onError = { logger.error("\($0.description)") }
-            return AlarmOutputs(buzzer: parts.buzzer, led: parts.led, button: parts.button, display: nil)
+            return AlarmOutputs(buzzer: parts.buzzer, led: parts.led, button: parts.button, display: nil, library: parts.library)
         case .console:
             let display = ConsoleAlarmDisplay(patterns: patterns)
             let keys = ConsoleButton(longPress: timings.longPress)

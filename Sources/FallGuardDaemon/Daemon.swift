@@ -98,7 +98,8 @@ public final class Daemon: Sendable {
         } else {
             do {
                 self.outputs = try AlarmOutputs.make(configuration.gpio.enabled ? .gpio : .console,
-                                                     gpio: configuration.gpio.wiring, button: configuration.alarm.buttonTimings,
+                                                     gpio: configuration.gpio.wiring, library: configuration.gpio.library,
+                                                     button: configuration.alarm.buttonTimings,
                                                      patterns: configuration.alarm.patterns, logger: logger)
             } catch {
                 throw DaemonStartError(description: error.description, status: 69)
@@ -310,7 +311,8 @@ public final class Daemon: Sendable {
                 .init(device: "\($0.id) (\($0.name))", uri: $0.uri, mode: $0.mode.rawValue, rate: $0.samplingFrequency ?? 0,
                       problems: sensor.problems.map(\.rawValue), samples: total, overruns: sensor.overruns)
             },
-            lastIncident: notifiers.lastIncident, outbox: outbox, configuration: configuration.label)
+            lastIncident: notifiers.lastIncident, outbox: outbox, configuration: configuration.label,
+            gpio: outputs.library?.description)
         do { try file.write(to: configuration.stateDirectory) } catch {
             logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")
         }

@@ -52,6 +52,9 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var outbox: Outbox?
     /// Path of the configuration in use, or "embedded demo".
     public var configuration: String
+    /// The libgpiod the buzzer, LED and button go through, e.g. `libgpiod 2.1.3 (libgpiod.so.3,
+    /// uAPI v2)`; nil without GPIO (console) or from an older daemon.
+    public var gpio: String?
 
     public static func path(in stateDirectory: String) -> String { stateDirectory + "/status.json" }
 

@@ -4,7 +4,9 @@ import FallGuardCore
 /// The retained Home Assistant MQTT discovery configs of one bridge: a `binary_sensor` "Fall"
 /// (on while an alert is out), a `sensor` "State", a `sensor` "Last incident" (with the
 /// incident's JSON as attributes) and a `button` "Acknowledge". All share one `device` block
-/// and the bridge's availability topic; unique ids start with the node id.
+/// and the bridge's availability topic; unique ids start with the node id. Each suggests its
+/// entity id with `default_entity_id` (`binary_sensor.fallguard_hall_fall`), which replaced
+/// `object_id` in Home Assistant 2025.10 (`object_id` is ignored from 2026.4).
 public struct HomeAssistantDiscovery: Sendable {
     public let topics: MQTTTopics
 
@@ -39,7 +41,7 @@ public struct HomeAssistantDiscovery: Sendable {
         return entities.map { e in
             var fields = e.fields
             fields.uniqueID = "\(topics.nodeID)_\(e.object)"
-            fields.objectID = "\(topics.nodeID)_\(e.object)"
+            fields.defaultEntityID = "\(e.component).\(Self.slug("\(topics.nodeID)_\(e.object)"))"
             fields.availabilityTopic = topics.availability
             fields.device = DeviceBlock(identifiers: [topics.nodeID], name: "FallGuard \(topics.device)")
             return Config(topic: topics.discoveryConfig(component: e.component, object: e.object),
@@ -59,7 +61,7 @@ public struct HomeAssistantDiscovery: Sendable {
         var payloadPress: String?
         var icon: String?
         var uniqueID = ""
-        var objectID = ""
+        var defaultEntityID = ""
         var availabilityTopic = ""
         var payloadAvailable = MQTTAvailability.online
         var payloadNotAvailable = MQTTAvailability.offline
@@ -70,7 +72,7 @@ public struct HomeAssistantDiscovery: Sendable {
             case name, options, icon, qos, device
             case deviceClass = "device_class", stateTopic = "state_topic", valueTemplate = "value_template"
             case jsonAttributesTopic = "json_attributes_topic", commandTopic = "command_topic"
-            case payloadPress = "payload_press", uniqueID = "unique_id", objectID = "object_id"
+            case payloadPress = "payload_press", uniqueID = "unique_id", defaultEntityID = "default_entity_id"
             case availabilityTopic = "availability_topic", payloadAvailable = "payload_available"
             case payloadNotAvailable = "payload_not_available"
         }
@@ -81,6 +83,19 @@ public struct HomeAssistantDiscovery: Sendable {
         var name: String
         var manufacturer = "FallGuard"
         var model = "Fall-detection sensor bridge"
+    }
+
+    /// An entity id's object part as Home Assistant writes it: lower-case letters, digits and
+    /// single underscores (`fallguard_flat-3` → `fallguard_flat_3`).
+    static func slug(_ text: String) -> String {
+        var out = ""
+        for c in text.lowercased().unicodeScalars {
+            let keep = ("a"..."z").contains(c) || ("0"..."9").contains(c)
+            if keep { out.unicodeScalars.append(c) } else if !out.hasSuffix("_") { out += "_" }
+        }
+        while out.hasSuffix("_") { out.removeLast() }
+        while out.hasPrefix("_") { out.removeFirst() }
+        return out
     }
 
     /// Sorted keys, unescaped slashes. JSONEncoder, not JSONSerialization: the latter sorts keys

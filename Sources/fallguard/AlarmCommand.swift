@@ -74,7 +74,7 @@ struct AlarmCommand: ParsableCommand {
         guard let kind = AlarmOutputs.Kind(rawValue: buzzer) else { throw ValidationError("--buzzer: console, gpio or none") }
         let parts: AlarmOutputs
         do {
-            parts = try AlarmOutputs.make(kind, gpio: gpioSection.wiring, button: settings.buttonTimings,
+            parts = try AlarmOutputs.make(kind, gpio: gpioSection.wiring, library: gpioSection.library, button: settings.buttonTimings,
                                           patterns: settings.patterns, logger: Logger(label: "fallguard.alarm"))
         } catch {
             printError(error.description)
@@ -182,6 +182,8 @@ struct AlarmOptions: ParsableArguments {
 struct GPIOOptions: ParsableArguments {
     private static let wiring = GPIOSection.defaults.wiring
 
+    @Option(help: "libgpiod: auto (libgpiod.so.3 if present, else libgpiod.so.2), v1 (1.6) or v2 (2.x).")
+    var gpioLibrary = GPIOSection.defaults.library.rawValue
     @Option(help: "GPIO chip: name, label or /dev path.")
     var chip = Self.wiring.chip
     @Option(help: "Buzzer line (name or offset).")
@@ -207,7 +209,9 @@ struct GPIOOptions: ParsableArguments {
         guard let bias = GPIOSection.bias(buttonBias) else {
             throw ValidationError("--button-bias: pull-up, pull-down, disable or as-is")
         }
+        guard let library = GPIOLibraryChoice(rawValue: gpioLibrary) else { throw ValidationError("--gpio-library: auto, v1 or v2") }
         var s = GPIOSection.defaults
+        s.library = library
         s.wiring.chip = chip
         s.wiring.buzzer = BuzzerWiring(line: buzzerLine, kind: passive ? .passive : .active, toneHz: toneHz,
                                        pwmChip: pwmChip, pwmChannel: pwmChannel, activeLow: Self.wiring.buzzer.activeLow)

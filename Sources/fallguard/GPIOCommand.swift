@@ -11,6 +11,8 @@ struct GPIOCommand: ParsableCommand {
         commandName: "gpio",
         abstract: "Bring-up of the buzzer, LED and button lines through libgpiod: request, play, watch.",
         discussion: """
+            The first JSON line names the libgpiod in use ({"event":"library","library":"libgpiod",\
+            "version":"2.1.3","api":"v2","soname":"libgpiod.so.3"}). \
             Requests each line given (a missing or busy line stops with an error naming chip and \
             line, exit status 69), prints one JSON line per requested line, plays --pattern on the \
             outputs and prints every debounced --button event (pressed, held, released with its \
@@ -19,6 +21,9 @@ struct GPIOCommand: ParsableCommand {
             Patterns: a sound name (countdown, countdown-final, alert-active, help-requested, \
             sensor-fault, acknowledge) or ON/OFF[xCOUNT][+PAUSE] in ms, e.g. 200/800 or 50/150x3+9400.
             """)
+
+    @Option(help: "libgpiod: auto (libgpiod.so.3 if present, else libgpiod.so.2), v1 (1.6) or v2 (2.x).")
+    var library = "auto"
 
     @Option(help: "Chip: name (gpiochip0), label (pinctrl-bcm2711), path (/dev/gpiochip0) or number.")
     var chip = GPIOSection.defaults.wiring.chip
@@ -52,6 +57,7 @@ struct GPIOCommand: ParsableCommand {
 
     func run() throws {
         guard let bias = GPIOSection.bias(bias) else { throw ValidationError("--bias: pull-up, pull-down, disable or as-is") }
+        guard let library = GPIOLibraryChoice(rawValue: library) else { throw ValidationError("--library: auto, v1 or v2") }
         let timings = ButtonTimings(debounceMs: debounceMs, longPress: longPress)
         let played = try pattern.map { try parsePattern($0, patterns: AlarmSection.defaults.patterns) }
         let consumer = GPIOSection.defaults.wiring.consumer
@@ -60,7 +66,9 @@ struct GPIOCommand: ParsableCommand {
         var players: [PatternPlayer] = []
         var abort: AbortButton?
         do {
-            let gpio = try LibGPIOD1().openChip(chip)
+            let backend = try GPIOLibrary.load(library)
+            if let info = backend.library { emit("{\"event\":\"library\",\(info.jsonMembers)}") }
+            let gpio = try backend.openChip(chip)
             for line in outputs {
                 let l = try gpio.requestOutput(line: line, consumer: consumer, activeLow: false, initiallyActive: false)
                 emit(#"{"event":"requested","direction":"output","line":\#(quoted(l.description))}"#)
@@ -68,8 +76,9 @@ struct GPIOCommand: ParsableCommand {
                 players.append(PatternPlayer(name: "out\(players.count)", output: output))
             }
             if let button {
-                let l = try gpio.requestEdges(line: button, consumer: consumer, bias: bias, activeLow: !activeHighButton)
-                emit(#"{"event":"requested","direction":"input","line":\#(quoted(l.description)),"pressed":\#(try l.read())}"#)
+                let l = try gpio.requestEdges(line: button, consumer: consumer, bias: bias, activeLow: !activeHighButton,
+                                              debounceMicroseconds: UInt32(clamping: max(0, debounceMs) * 1000))
+                emit(#"{"event":"requested","direction":"input","line":\#(quoted(l.description)),"pressed":\#(try l.read()),"kernel_debounce_us":\#(l.kernelDebounceMicroseconds)}"#)
                 abort = try AbortButton(line: l, timings: timings)
             }
         } catch {

@@ -86,7 +86,10 @@ struct CheckConfigCommand: ParsableCommand {
         let (c, found) = DaemonConfiguration.load(path: config)
         var diagnostics = found
         if !noHardware, c.gpio.enabled, !diagnostics.contains(where: \.isError) {
-            do { _ = try GPIOAlarmParts(gpio: c.gpio.wiring, button: c.alarm.buttonTimings) } catch {
+            do {
+                _ = try AlarmOutputs.make(.gpio, gpio: c.gpio.wiring, library: c.gpio.library, button: c.alarm.buttonTimings,
+                                          patterns: c.alarm.patterns, logger: Logger(label: "fallguard.check-config"))
+            } catch {
                 diagnostics.append(ConfigDiagnostic(file: config, line: nil, problem: .init(["gpio"], error.description)))
             }
         }

@@ -71,6 +71,7 @@ struct StatusCommand: ParsableCommand {
             lines.append("outbox: \(o.pending) pending, \(o.sent) sent, \(o.failed) failed"
                 + (o.oldestPendingAge.map { String(format: ", oldest pending %.0f s", $0) } ?? ""))
         }
+        lines.append("gpio: \(s.gpio ?? "none (console)")")
         lines.append("configuration: \(s.configuration); status updated \(s.updated)")
         return lines.joined(separator: "\n")
     }

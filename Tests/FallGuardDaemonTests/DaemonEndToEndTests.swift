@@ -34,11 +34,11 @@ struct DaemonEndToEndTests {
         }
     }
 
-    func config(_ broker: Broker, state: String) throws -> String {
+    func config(_ broker: Broker, state: String, lib: GPIOLib) throws -> String {
         let path = state + ".yaml"
         try """
             sensor: {uri: "local:", mode: buffered}
-            gpio: {chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
+            gpio: {library: \(lib.rawValue), chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
             alarm: {countdown: 5, final-phase: 2}
             state: {directory: "\(state)"}
             metrics: {enabled: false}
@@ -50,21 +50,28 @@ struct DaemonEndToEndTests {
         return path
     }
 
-    func daemon(_ broker: Broker, seconds: Int) throws -> (GPIOEmulatorRun, String) {
+    func daemon(_ broker: Broker, seconds: Int, lib: GPIOLib) throws -> (GPIOEmulatorRun, String) {
         let state = NSTemporaryDirectory() + "fg-e2e-state-\(UUID().uuidString.prefix(8))"
         let dir = NSTemporaryDirectory() + "fg-e2e-rec-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let fall = try shortFallRecording(in: dir)
-        let run = try GPIOEmulatorRun(["run", "--config", try config(broker, state: state), "--duration", "\(seconds)"],
+        let run = try GPIOEmulatorRun(["run", "--config", try config(broker, state: state, lib: lib), "--duration", "\(seconds)"],
                                       wrapper: [Emulator.root + "/tools/iio-emulator/iio-emu", "--model", "mpu6050",
-                                                "--recording", fall, "--"])
+                                                "--recording", fall, "--"], library: lib)
         return (run, state)
     }
 
-    @Test func aFallSoundsTheBuzzerAndAShortPressAbortsItNothingIsSent() async throws {
+    @Test(arguments: GPIOLib.allCases)
+    func aFallSoundsTheBuzzerAndAShortPressAbortsItNothingIsSent(lib: GPIOLib) async throws {
         let broker = try await Broker()
-        let (run, state) = try daemon(broker, seconds: 14)
+        let (run, state) = try daemon(broker, seconds: 14, lib: lib)
         #expect(run.waitForLog("monitoring:", timeout: 20), "\(run.stderr)")
+        // The start-up log and the status name the library.
+        let named = lib == .v2 ? "gpio: libgpiod 2." : "gpio: libgpiod 1.6"
+        #expect(run.stderr.contains(named) && run.stderr.contains("(gpio.library: \(lib.rawValue))"), "\(run.stderr)")
+        usleep(1_500_000)
+        let status = try String(contentsOfFile: state + "/status.json", encoding: .utf8)
+        #expect(status.contains(#""gpio" : "libgpiod \#(lib == .v2 ? "2." : "1.6")"#), "\(status)")
         #expect(run.waitForLog("fall suspected", timeout: 20), "\(run.stderr)")
         usleep(1_500_000)
         #expect(try run.ctl("hold 17 200").hasPrefix("ok"))
@@ -79,9 +86,10 @@ struct DaemonEndToEndTests {
         #expect(!mqtt.contains("fallguard/e2e/alert "), "no alert after an abort: \(mqtt)")
     }
 
-    @Test func anUnabortedFallIsDeliveredOverMQTT() async throws {
+    @Test(arguments: GPIOLib.allCases)
+    func anUnabortedFallIsDeliveredOverMQTT(lib: GPIOLib) async throws {
         let broker = try await Broker()
-        let (run, state) = try daemon(broker, seconds: 18)
+        let (run, state) = try daemon(broker, seconds: 18, lib: lib)
         #expect(run.waitForLog("fall suspected", timeout: 20), "\(run.stderr)")
         #expect(run.wait() == 0, "\(run.stderr)")
         let mqtt = broker.messages()

@@ -11,17 +11,19 @@ import FallGuardTestSupport
 @Suite(.serialized, .enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
 struct AlarmEndToEndTests {
     /// Starts the alarm in the emulator; `FALL` in `extra` stands for the short fall recording.
-    func alarm(_ extra: [String], duration: Double) throws -> (GPIOEmulatorRun, String) {
+    func alarm(_ extra: [String], duration: Double, lib: GPIOLib) throws -> (GPIOEmulatorRun, String) {
         let dir = NSTemporaryDirectory() + "fg-alarm-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let fall = try shortFallRecording(in: dir)
-        let run = try GPIOEmulatorRun(["alarm", "--buzzer", "gpio", "--led-line", "GPIO27", "--countdown", "5", "--final-phase", "2",
-                                       "--state", dir + "/state", "--duration", "\(duration)"] + extra.map { $0 == "FALL" ? fall : $0 })
+        let run = try GPIOEmulatorRun(["alarm", "--buzzer", "gpio", "--gpio-library", lib.rawValue, "--led-line", "GPIO27", "--countdown", "5", "--final-phase", "2",
+                                       "--state", dir + "/state", "--duration", "\(duration)"] + extra.map { $0 == "FALL" ? fall : $0 },
+                                      library: lib)
         return (run, dir)
     }
 
-    @Test func aFallSoundsTheBuzzerAndAShortPressAbortsTheCountdown() throws {
-        let (run, dir) = try alarm(["--recording", "FALL"], duration: 12)
+    @Test(arguments: GPIOLib.allCases)
+    func aFallSoundsTheBuzzerAndAShortPressAbortsTheCountdown(lib: GPIOLib) throws {
+        let (run, dir) = try alarm(["--recording", "FALL"], duration: 12, lib: lib)
         try #require(run.waitFor("ready") != nil, "\(run.stderr)")
         let fall = try #require(run.waitFor("fall-suspected", timeout: 20), "\(run.stdout)\n\(run.stderr)")
         let fallNs = try #require(fall.ns("t_ns"))
@@ -41,8 +43,9 @@ struct AlarmEndToEndTests {
         #expect((log[1]["fall"] as? [String: Any])?["detector"] as? String == "multiphase")
     }
 
-    @Test func anUnabortedFallAlertReachesTheSinkAtExpiry() throws {
-        let (run, dir) = try alarm(["--recording", "FALL"], duration: 14)
+    @Test(arguments: GPIOLib.allCases)
+    func anUnabortedFallAlertReachesTheSinkAtExpiry(lib: GPIOLib) throws {
+        let (run, dir) = try alarm(["--recording", "FALL"], duration: 14, lib: lib)
         let fall = try #require(run.waitFor("fall-suspected", timeout: 20), "\(run.stderr)")
         let alert = try #require(run.waitFor("alert", timeout: 10), "\(run.stdout)")
         #expect(run.wait() == 0, "\(run.stderr)")
@@ -57,8 +60,9 @@ struct AlarmEndToEndTests {
         #expect(try run.levels(offset: 18).contains { $0.t > alertNs && $0.value == 1 })
     }
 
-    @Test func aPressWithNoIncidentIsIgnoredAndLogged() throws {
-        let (run, dir) = try alarm([], duration: 2)
+    @Test(arguments: GPIOLib.allCases)
+    func aPressWithNoIncidentIsIgnoredAndLogged(lib: GPIOLib) throws {
+        let (run, dir) = try alarm([], duration: 2, lib: lib)
         try #require(run.waitFor("ready") != nil, "\(run.stderr)")
         #expect(try run.ctl("hold 17 150").hasPrefix("ok"))
         #expect(run.wait() == 0, "\(run.stderr)")

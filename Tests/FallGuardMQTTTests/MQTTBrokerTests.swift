@@ -93,16 +93,20 @@ struct MQTTBrokerTests {
         #expect(lines.contains("fallguard/flat-3/state 1 1 alert-out"))
         let incident = try #require(lines.first { $0.hasPrefix("fallguard/flat-3/incident") })
         #expect(incident.contains(#""incident":"FG-2""#) && incident.contains(#""kind":"fall""#) && incident.contains("1970-01-01T00:00:00Z"))
-        var uniqueIDs: Set<String> = []
+        var uniqueIDs: Set<String> = [], entityIDs: Set<String> = []
         for line in lines where line.hasPrefix("homeassistant/") {
             let parts = line.split(separator: " ", maxSplits: 3)
             let config = try #require(try JSONSerialization.jsonObject(with: Data(parts[3].utf8)) as? [String: Any])
             uniqueIDs.insert(try #require(config["unique_id"] as? String))
+            entityIDs.insert(try #require(config["default_entity_id"] as? String))
+            #expect(config["object_id"] == nil, "object_id is deprecated since Home Assistant 2025.10")
             #expect(config["availability_topic"] as? String == "fallguard/flat-3/availability")
             let device = try #require(config["device"] as? [String: Any])
             #expect(device["identifiers"] as? [String] == ["fallguard_flat-3"])
         }
         #expect(uniqueIDs == ["fallguard_flat-3_fall", "fallguard_flat-3_state", "fallguard_flat-3_last_incident", "fallguard_flat-3_acknowledge"])
+        #expect(entityIDs == ["binary_sensor.fallguard_flat_3_fall", "sensor.fallguard_flat_3_state",
+                              "sensor.fallguard_flat_3_last_incident", "button.fallguard_flat_3_acknowledge"])
     }
 
     @Test func brokerPublishesTheLastWillWhenTheBridgeIsKilled() async throws {

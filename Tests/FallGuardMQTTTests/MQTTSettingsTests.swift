@@ -39,6 +39,12 @@ import FallGuardTestSupport
         #expect(objects[3]["command_topic"] as? String == "fallguard/hall/ack")
         #expect(objects[3]["payload_press"] as? String == HomeAssistantDiscovery.buttonPayload)
         #expect(Set(objects.compactMap { $0["unique_id"] as? String }).count == 4)
+        // Home Assistant 2025.10+: default_entity_id (domain included), no deprecated object_id.
+        #expect(objects.map { $0["default_entity_id"] as? String } == [
+            "binary_sensor.fallguard_hall_fall", "sensor.fallguard_hall_state",
+            "sensor.fallguard_hall_last_incident", "button.fallguard_hall_acknowledge",
+        ])
+        #expect(objects.allSatisfy { $0["object_id"] == nil })
     }
 
     @Test func acknowledgementPayloads() throws {

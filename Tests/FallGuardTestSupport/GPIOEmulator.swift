@@ -1,5 +1,53 @@
+import FallGuardHardware
 import Foundation
 import Testing
+
+/// The libgpiod a GPIO end-to-end test runs `fallguard` on: every such test runs once with each.
+/// v1 is libgpiod 1.6 (`libgpiod.so.2`, Debian 12's `libgpiod2`); v2 is libgpiod 2.x
+/// (`libgpiod.so.3`): the system's (Debian 13), else the bookworm-backports copy that
+/// tools/setup-debian unpacks into $FALLGUARD_LIBGPIOD2_DIR (default
+/// /var/cache/fallguard/libgpiod2), put on fallguard's LD_LIBRARY_PATH.
+public enum GPIOLib: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case v1, v2
+
+    public var testDescription: String { self == .v1 ? "libgpiod 1.6" : "libgpiod 2.x" }
+
+    public static let copy = ProcessInfo.processInfo.environment["FALLGUARD_LIBGPIOD2_DIR"] ?? "/var/cache/fallguard/libgpiod2"
+
+    /// Where libgpiod.so.3 comes from when the system has none; nil: the system's.
+    public static let v2Directory: String? = {
+        if (try? LibGPIOD2.load()) != nil { return nil }
+        return FileManager.default.fileExists(atPath: copy + "/lib/libgpiod.so.3") ? copy + "/lib" : nil
+    }()
+
+    /// Why this library cannot be tested here, or nil.
+    public var unavailable: String? {
+        switch self {
+        case .v1:
+            return (try? LibGPIOD1.load()) == nil ? "libgpiod.so.2 (libgpiod 1.6, Debian package libgpiod2) is not installed" : nil
+        case .v2:
+            if (try? LibGPIOD2.load()) != nil || Self.v2Directory != nil { return nil }
+            return "libgpiod.so.3 (libgpiod 2.x) is neither installed nor unpacked in \(Self.copy)/lib: run tools/setup-debian"
+        }
+    }
+
+    /// Cancels the running test case when the library is missing, with a warning giving the
+    /// reason (the console does not show a cancellation's comment).
+    public func require() throws {
+        guard let why = unavailable else { return }
+        Issue.record(Comment(rawValue: "\(testDescription) not tested: \(why)"), severity: .warning)
+        try Test.cancel(Comment(rawValue: why))
+    }
+
+    /// fallguard's environment: LD_LIBRARY_PATH to the unpacked 2.x for v2.
+    public var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        if self == .v2, let dir = Self.v2Directory {
+            env["LD_LIBRARY_PATH"] = dir + (env["LD_LIBRARY_PATH"].map { ":" + $0 } ?? "")
+        }
+        return env
+    }
+}
 
 /// Runs `fallguard` inside the project's GPIO emulator (tools/gpio-emulator/gpio-emu), so the
 /// real libgpiod 1.6 drives emulated lines; the test presses the button through the control
@@ -27,8 +75,9 @@ public final class GPIOEmulatorRun: @unchecked Sendable {
     private var readers: [Thread] = []
 
     /// Starts `fallguard ARGS` under `gpio-emu CHIP_ARGS` (and `WRAPPER -- ` before fallguard,
-    /// e.g. the IIO emulator).
-    public init(_ arguments: [String], emulator: [String] = [], wrapper: [String] = []) throws {
+    /// e.g. the IIO emulator), with `library` loadable (the arguments force it where needed).
+    public init(_ arguments: [String], emulator: [String] = [], wrapper: [String] = [], library: GPIOLib = .v1) throws {
+        try library.require()
         dir = NSTemporaryDirectory() + "fg-gpio-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         control = dir + "/ctl.sock"
@@ -40,6 +89,7 @@ public final class GPIOEmulatorRun: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
+        process.environment = library.environment
         try process.run()
         for (pipe, isOut) in [(out, true), (err, false)] {
             let t = Thread { [self] in

@@ -2,9 +2,9 @@
 /*
  * fakegpio.c - LD_PRELOAD half of the FallGuard GPIO kernel emulator.
  *
- * Lets the unmodified libgpiod 1.6.x (and anything else speaking the GPIO
- * character-device uAPI v1 of <linux/gpio.h>) run on a kernel without GPIO
- * support.  The "kernel" side is gpio_kernel.py, one server process per set
+ * Lets the unmodified libgpiod 1.6.x and 2.x (and anything else speaking the
+ * GPIO character-device uAPI v1 or v2 of <linux/gpio.h>) run on a kernel
+ * without GPIO support.  The "kernel" side is gpio_kernel.py, one server process per set
  * of emulated chips; this library only forwards requests to it.
  *
  * Design (see README.md for the long version):
@@ -14,7 +14,8 @@
  *    The server-side end is bound to an abstract address "\0fakegpio:..." so
  *    that getpeername() recognises any of our descriptors in any process,
  *    after dup(), fork() or exec(), without per-process bookkeeping.
- *  - Line handles and event requests are socketpairs made the same way, so a
+ *  - Line handles, event requests (v1) and line requests (v2) are socketpairs
+ *    made the same way, so a
  *    close() of the last reference (or process death) is seen by the server
  *    as EOF and releases the lines exactly when the kernel would.
  *  - Every ioctl is sent as one fixed-size message over the object's own
@@ -49,7 +50,7 @@
 #define FG_EXPORT __attribute__((visibility("default")))
 
 #define FG_MAGIC 0x49504746u /* "FGPI" little-endian */
-#define FG_MSG_SIZE 512
+#define FG_MSG_SIZE 1024 /* holds struct gpio_v2_line_request (592 bytes) */
 #define FG_PAYLOAD_MAX (FG_MSG_SIZE - 32)
 #define FG_ABSTRACT_PREFIX "fakegpio:"
 
@@ -64,6 +65,12 @@ enum fg_op {
 	FG_OP_SET_CONFIG = 8,
 	FG_OP_WATCH = 9,
 	FG_OP_UNWATCH = 10,
+	FG_OP_V2_LINEINFO = 11,
+	FG_OP_V2_WATCH = 12,
+	FG_OP_V2_GET_LINE = 13,
+	FG_OP_V2_SET_CONFIG = 14,
+	FG_OP_V2_GET_VALUES = 15,
+	FG_OP_V2_SET_VALUES = 16,
 	FG_OP_UNKNOWN = 99,
 };
 
@@ -94,6 +101,16 @@ _Static_assert(sizeof(struct gpiohandle_config) == 84, "gpiohandle_config");
 _Static_assert(sizeof(struct gpiohandle_data) == 64, "gpiohandle_data");
 _Static_assert(sizeof(struct gpioevent_request) == 48, "gpioevent_request");
 _Static_assert(sizeof(struct gpioevent_data) == 16, "gpioevent_data");
+_Static_assert(sizeof(struct gpio_v2_line_attribute) == 16, "gpio_v2_line_attribute");
+_Static_assert(sizeof(struct gpio_v2_line_config_attribute) == 24, "gpio_v2_line_config_attribute");
+_Static_assert(sizeof(struct gpio_v2_line_config) == 272, "gpio_v2_line_config");
+_Static_assert(sizeof(struct gpio_v2_line_request) == 592, "gpio_v2_line_request");
+_Static_assert(offsetof(struct gpio_v2_line_request, fd) == 588, "gpio_v2_line_request.fd");
+_Static_assert(sizeof(struct gpio_v2_line_info) == 256, "gpio_v2_line_info");
+_Static_assert(sizeof(struct gpio_v2_line_info_changed) == 288, "gpio_v2_line_info_changed");
+_Static_assert(sizeof(struct gpio_v2_line_event) == 48, "gpio_v2_line_event");
+_Static_assert(sizeof(struct gpio_v2_line_values) == 16, "gpio_v2_line_values");
+_Static_assert(sizeof(struct gpio_v2_line_request) <= FG_PAYLOAD_MAX, "payload");
 
 typedef int (*open_fn)(const char *, int, ...);
 typedef int (*openat_fn)(int, const char *, int, ...);
@@ -244,7 +261,7 @@ static int make_object_pair(char kind, unsigned int maj, unsigned int min,
 
 /*
  * Is fd one of ours?  Returns the kind character ('c' chip, 'h' handle,
- * 'e' event) or 0.
+ * 'e' event, 'r' v2 line request) or 0.
  */
 static char fd_kind(int fd, unsigned int *maj, unsigned int *min)
 {
@@ -271,7 +288,7 @@ static char fd_kind(int fd, unsigned int *maj, unsigned int *min)
 	if (strncmp(name, FG_ABSTRACT_PREFIX, plen) != 0)
 		return 0;
 	kind = name[plen];
-	if (kind != 'c' && kind != 'h' && kind != 'e')
+	if (kind != 'c' && kind != 'h' && kind != 'e' && kind != 'r')
 		return 0;
 	if (sscanf(name + plen + 1, ":%u:%u:", &a, &b) != 2)
 		return 0;
@@ -629,6 +646,24 @@ static int classify(unsigned long cmd, size_t *size)
 	case GPIO_GET_LINEINFO_UNWATCH_IOCTL:
 		*size = sizeof(__u32);
 		return FG_OP_UNWATCH;
+	case GPIO_V2_GET_LINEINFO_IOCTL:
+		*size = sizeof(struct gpio_v2_line_info);
+		return FG_OP_V2_LINEINFO;
+	case GPIO_V2_GET_LINEINFO_WATCH_IOCTL:
+		*size = sizeof(struct gpio_v2_line_info);
+		return FG_OP_V2_WATCH;
+	case GPIO_V2_GET_LINE_IOCTL:
+		*size = sizeof(struct gpio_v2_line_request);
+		return FG_OP_V2_GET_LINE;
+	case GPIO_V2_LINE_SET_CONFIG_IOCTL:
+		*size = sizeof(struct gpio_v2_line_config);
+		return FG_OP_V2_SET_CONFIG;
+	case GPIO_V2_LINE_GET_VALUES_IOCTL:
+		*size = sizeof(struct gpio_v2_line_values);
+		return FG_OP_V2_GET_VALUES;
+	case GPIO_V2_LINE_SET_VALUES_IOCTL:
+		*size = sizeof(struct gpio_v2_line_values);
+		return FG_OP_V2_SET_VALUES;
 	default:
 		*size = 0;
 		return FG_OP_UNKNOWN;
@@ -659,7 +694,9 @@ static int fake_ioctl(int fd, unsigned long cmd, void *arg)
 		return -2;
 
 	memset(&msg, 0, sizeof(msg));
-	op = classify(cmd, &size);
+	/* The kernel takes the command as an unsigned int: libgpiod 2.x passes it
+	 * through an int, so the upper half of cmd may hold a sign extension. */
+	op = classify((unsigned int)cmd, &size);
 	msg.op = (uint32_t)op;
 	msg.t_ns = t_ns;
 	msg.arg = (uint32_t)cmd;
@@ -672,10 +709,12 @@ static int fake_ioctl(int fd, unsigned long cmd, void *arg)
 		msg.len = (uint32_t)size;
 	}
 
-	if (kind == 'c' && (op == FG_OP_LINEHANDLE || op == FG_OP_LINEEVENT)) {
+	if (kind == 'c' && (op == FG_OP_LINEHANDLE || op == FG_OP_LINEEVENT ||
+			    op == FG_OP_V2_GET_LINE)) {
 		/* The new descriptor: anon inode fds are O_RDONLY | O_CLOEXEC. */
-		if (make_object_pair(op == FG_OP_LINEHANDLE ? 'h' : 'e', maj, min, 1, 0,
-				     newsv) < 0)
+		char nk = op == FG_OP_LINEHANDLE ? 'h' : op == FG_OP_LINEEVENT ? 'e' : 'r';
+
+		if (make_object_pair(nk, maj, min, 1, 0, newsv) < 0)
 			return -1;
 		extra = newsv[1];
 	}
@@ -707,6 +746,8 @@ static int fake_ioctl(int fd, unsigned long cmd, void *arg)
 		((struct gpiohandle_request *)arg)->fd = newsv[0];
 	else if (op == FG_OP_LINEEVENT && newsv[0] >= 0)
 		((struct gpioevent_request *)arg)->fd = newsv[0];
+	else if (op == FG_OP_V2_GET_LINE && newsv[0] >= 0)
+		((struct gpio_v2_line_request *)arg)->fd = newsv[0];
 	return 0;
 }
 

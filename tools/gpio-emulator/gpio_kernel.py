@@ -3,7 +3,7 @@
 """gpio_kernel.py - the "kernel" half of the FallGuard GPIO emulator.
 
 One process per set of emulated GPIO chips.  It owns the line state, answers
-the GPIO uAPI v1 requests forwarded by libfakegpio.so (the LD_PRELOAD half),
+the GPIO uAPI v1 and v2 requests forwarded by libfakegpio.so (the LD_PRELOAD half),
 delivers edge events and line-info-changed records, serves the line-oriented
 control socket used by tests, and appends output-level changes to a JSON-lines
 log.  Python 3 standard library only.
@@ -69,20 +69,64 @@ FMT_HANDLEDATA = "=64s"                   # 64
 FMT_EVENTREQ = "=III32si"                 # 48
 FMT_EVENTDATA = "=QI4x"                   # 16
 FMT_INFOCHANGED = "=II32s32sQI20x"        # 104
+
+# ---------------------------------------------------------------- uAPI v2 ---
+V2_USED = 1 << 0
+V2_ACTIVE_LOW = 1 << 1
+V2_INPUT = 1 << 2
+V2_OUTPUT = 1 << 3
+V2_EDGE_RISING = 1 << 4
+V2_EDGE_FALLING = 1 << 5
+V2_OPEN_DRAIN = 1 << 6
+V2_OPEN_SOURCE = 1 << 7
+V2_BIAS_PULL_UP = 1 << 8
+V2_BIAS_PULL_DOWN = 1 << 9
+V2_BIAS_DISABLED = 1 << 10
+V2_CLOCK_REALTIME = 1 << 11
+V2_CLOCK_HTE = 1 << 12
+V2_EDGE = V2_EDGE_RISING | V2_EDGE_FALLING
+V2_DIRECTION = V2_INPUT | V2_OUTPUT
+V2_DRIVE = V2_OPEN_DRAIN | V2_OPEN_SOURCE
+V2_BIAS = V2_BIAS_PULL_UP | V2_BIAS_PULL_DOWN | V2_BIAS_DISABLED
+V2_VALID = V2_ACTIVE_LOW | V2_EDGE | V2_CLOCK_REALTIME | V2_CLOCK_HTE | V2_DIRECTION | \
+    V2_DRIVE | V2_BIAS
+ATTR_FLAGS, ATTR_OUTPUT_VALUES, ATTR_DEBOUNCE = 1, 2, 3
+V2_LINES_MAX = 64
+V2_ATTRS_MAX = 10
+V2_EV_RISING, V2_EV_FALLING = 1, 2
+
+FMT_V2_ATTR = "=IIQ"                      # 16: id, padding, union {flags, values, debounce_period_us}
+FMT_V2_CFGATTR = "=IIQQ"                  # 24: attr + mask
+FMT_V2_CONFIG_HDR = "=QI5I"               # 32: flags, num_attrs, padding[5]; then attrs[10]
+V2_CONFIG_SIZE = 32 + V2_ATTRS_MAX * 24   # 272
+FMT_V2_REQ_HDR = "=64I32s"                # 288: offsets, consumer; then config
+FMT_V2_REQ_TAIL = "=II5Ii"                # 32: num_lines, event_buffer_size, padding[5], fd
+V2_REQUEST_SIZE = 288 + V2_CONFIG_SIZE + 32   # 592
+FMT_V2_INFO_HDR = "=32s32sIIQ"            # 80: name, consumer, offset, num_attrs, flags; attrs[10]; padding[4]
+V2_INFO_SIZE = 80 + V2_ATTRS_MAX * 16 + 16    # 256
+FMT_V2_CHANGED_TAIL = "=QI5I"             # 32: timestamp_ns, event_type, padding[5]
+FMT_V2_EVENT = "=QIIII24x"                # 48: timestamp_ns, id, offset, seqno, line_seqno
+FMT_V2_VALUES = "=QQ"                     # 16: bits, mask
+
 for _f, _n in ((FMT_CHIPINFO, 68), (FMT_LINEINFO, 72), (FMT_HANDLEREQ, 364),
                (FMT_HANDLECFG, 84), (FMT_HANDLEDATA, 64), (FMT_EVENTREQ, 48),
-               (FMT_EVENTDATA, 16), (FMT_INFOCHANGED, 104)):
+               (FMT_EVENTDATA, 16), (FMT_INFOCHANGED, 104), (FMT_V2_ATTR, 16),
+               (FMT_V2_CFGATTR, 24), (FMT_V2_CONFIG_HDR, 32), (FMT_V2_REQ_HDR, 288),
+               (FMT_V2_REQ_TAIL, 32), (FMT_V2_INFO_HDR, 80), (FMT_V2_CHANGED_TAIL, 32),
+               (FMT_V2_EVENT, 48), (FMT_V2_VALUES, 16)):
     assert struct.calcsize(_f) == _n, _f
 
 # ------------------------------------------------- preload wire protocol ---
 MAGIC = 0x49504746
-MSG_SIZE = 512
+MSG_SIZE = 1024
 MSG_HDR = "=IIQiIII"   # magic, op, t_ns, pid, len, arg, flags  (32 bytes)
 REPLY_HDR = "=iI24x"   # err, len, pad (32 bytes)
 assert struct.calcsize(MSG_HDR) == 32 and struct.calcsize(REPLY_HDR) == 32
 
 OP_OPEN, OP_CHIPINFO, OP_LINEINFO, OP_LINEHANDLE, OP_LINEEVENT = 1, 2, 3, 4, 5
 OP_GET_VALUES, OP_SET_VALUES, OP_SET_CONFIG, OP_WATCH, OP_UNWATCH = 6, 7, 8, 9, 10
+OP_V2_LINEINFO, OP_V2_WATCH, OP_V2_GET_LINE = 11, 12, 13
+OP_V2_SET_CONFIG, OP_V2_GET_VALUES, OP_V2_SET_VALUES = 14, 15, 16
 OP_UNKNOWN = 99
 
 # --------------------------------------------------------- board presets ---
@@ -169,6 +213,13 @@ class Line:
         self.input_only = False
         self.output_only = False
         self.waiters = []           # control-socket 'wait' commands
+        # uAPI v2 request state, valid while a v2 request holds the line
+        self.edge = 0               # EV_REQ_RISING | EV_REQ_FALLING bits
+        self.clock_realtime = False
+        self.debounce_us = 0        # the kernel's software debounce (pinctrl-bcm2835 has none in hardware)
+        self.deb_level = 0          # debounced physical level
+        self.deb_gen = 0            # invalidates pending debounce timers
+        self.line_seqno = 0
 
     def level(self):
         if self.drive is not None:
@@ -219,6 +270,50 @@ class Line:
         return struct.pack(FMT_LINEINFO, self.offset, self.flags(),
                            cbytes(self.name, 32), cbytes(self.consumer(), 32))
 
+    def edge_bits(self):
+        h = self.holder
+        if isinstance(h, Request) and h.kind == "event":
+            return h.eflags
+        if isinstance(h, Request) and h.kind == "line":
+            return self.edge
+        return 0
+
+    def flags_v2(self):
+        f = 0
+        if self.holder is not None:
+            f |= V2_USED
+        if self.active_low:
+            f |= V2_ACTIVE_LOW
+        f |= V2_OUTPUT if self.is_out else V2_INPUT
+        e = self.edge_bits()
+        if e & EV_REQ_RISING:
+            f |= V2_EDGE_RISING
+        if e & EV_REQ_FALLING:
+            f |= V2_EDGE_FALLING
+        if self.open_drain:
+            f |= V2_OPEN_DRAIN
+        if self.open_source:
+            f |= V2_OPEN_SOURCE
+        if self.bias == "pull-up":
+            f |= V2_BIAS_PULL_UP
+        elif self.bias == "pull-down":
+            f |= V2_BIAS_PULL_DOWN
+        elif self.bias == "disable":
+            f |= V2_BIAS_DISABLED
+        if self.clock_realtime:
+            f |= V2_CLOCK_REALTIME
+        return f
+
+    def lineinfo_v2(self):
+        attrs = b""
+        n = 0
+        if self.debounce_us:
+            attrs += struct.pack(FMT_V2_ATTR, ATTR_DEBOUNCE, 0, self.debounce_us)
+            n += 1
+        attrs += b"\0" * ((V2_ATTRS_MAX - n) * 16)
+        return struct.pack(FMT_V2_INFO_HDR, cbytes(self.name, 32), cbytes(self.consumer(), 32),
+                           self.offset, n, self.flags_v2()) + attrs + b"\0" * 16
+
 
 class Chip:
     def __init__(self, name, label, nlines, major, minor):
@@ -229,6 +324,7 @@ class Chip:
         self.lines = [Line(self, i, "", "none") for i in range(nlines)]
         self.conns = set()          # open chip descriptors (ChipConn)
         self.sysfs_dir = "/sys/bus/gpio/devices/" + name
+        self.sysdev_link = "/sys/dev/char/%d:%d" % (major, minor)
         self.node = "/dev/" + name
 
 
@@ -250,6 +346,7 @@ class ChipConn(Conn):
         self.chip = chip
         self.pid = pid
         self.watched = set()
+        self.watch_abi = 0          # 1 or 2 after the first watch; the other one is EPERM
 
 
 class Request(Conn):
@@ -265,6 +362,8 @@ class Request(Conn):
         self.dropped = 0
         self.delivered = 0
         self.armed = kind == "handle"   # the IRQ is requested after direction_input
+        self.seqno = 0                  # v2: request-wide event sequence number
+        self.fifo = EVENT_FIFO          # v2: event_buffer_size (kfifo, a power of two)
 
 
 class OpenConn(Conn):
@@ -384,6 +483,9 @@ class Server:
 
     def emit_edge(self, line, level, ts):
         req = line.holder
+        if isinstance(req, Request) and req.kind == "line":
+            self.edge_v2(req, line, level, ts)
+            return
         if not isinstance(req, Request) or req.kind != "event" or not req.eflags \
                 or not req.armed:
             return
@@ -404,15 +506,67 @@ class Server:
             req.dropped += 1
             self.debug("event FIFO is full - event dropped")
 
+    # -- uAPI v2 edges: edge_irq_thread() / debounce_work_func() of gpiolib-cdev.c
+    def edge_v2(self, req, line, level, ts):
+        if line.is_out or line.holder is not req:
+            return
+        if line.debounce_us:
+            # debounce_irq_handler(): (re)start the delayed work on every raw edge
+            line.deb_gen += 1
+            gen = line.deb_gen
+            self.add_timer(now_ns() + line.debounce_us * 1000,
+                           lambda: self.debounce_done(req, line, gen))
+            return
+        self.put_event_v2(req, line, level, ts)
+
+    def debounce_done(self, req, line, gen):
+        if gen != line.deb_gen or line.holder is not req or req.closed:
+            return
+        level = line.level()
+        if level == line.deb_level:
+            return                  # a glitch: no event
+        line.deb_level = level
+        self.put_event_v2(req, line, level, now_ns())
+
+    def put_event_v2(self, req, line, level, ts):
+        if not line.edge:
+            return
+        logical = level ^ (1 if line.active_low else 0)
+        if line.edge == EV_REQ_VALID:
+            ev = V2_EV_RISING if logical else V2_EV_FALLING
+        elif line.edge == EV_REQ_RISING:
+            if not logical:
+                return
+            ev = V2_EV_RISING
+        else:
+            if logical:
+                return
+            ev = V2_EV_FALLING
+        if line.clock_realtime:
+            ts = time.time_ns()
+        line.line_seqno += 1
+        req.seqno += 1
+        seqno = line.line_seqno if len(req.lines) == 1 else req.seqno
+        data = struct.pack(FMT_V2_EVENT, ts, ev, line.offset, seqno, line.line_seqno)
+        if self.push_record(req, data, req.fifo):
+            req.delivered += 1
+        else:
+            req.dropped += 1
+            self.debug("event FIFO is full - event dropped")
+
     def notify(self, line, event_type):
-        data = None
+        data = {}
         for cc in list(line.chip.conns):
             if line.offset in cc.watched:
-                if data is None:
-                    data = struct.pack(FMT_INFOCHANGED, line.offset, line.flags(),
-                                       cbytes(line.name, 32), cbytes(line.consumer(), 32),
-                                       now_ns(), event_type)
-                self.push_record(cc, data, WATCH_FIFO)
+                if cc.watch_abi not in data:
+                    if cc.watch_abi == 2:
+                        data[2] = line.lineinfo_v2() + struct.pack(
+                            FMT_V2_CHANGED_TAIL, now_ns(), event_type, 0, 0, 0, 0, 0)
+                    else:
+                        data[cc.watch_abi] = struct.pack(
+                            FMT_INFOCHANGED, line.offset, line.flags(), cbytes(line.name, 32),
+                            cbytes(line.consumer(), 32), now_ns(), event_type)
+                self.push_record(cc, data[cc.watch_abi], WATCH_FIFO)
 
     def apply_desc_flags(self, line, flags):
         line.active_low = bool(flags & REQ_ACTIVE_LOW)
@@ -483,6 +637,11 @@ class Server:
         line.open_drain = False
         line.open_source = False
         line.bias = None
+        line.edge = 0
+        line.clock_realtime = False
+        line.debounce_us = 0
+        line.deb_gen += 1
+        line.line_seqno = 0
         was_out = line.is_out
         if self.release_outputs == "input" and line.is_out:
             line.is_out = False
@@ -503,8 +662,10 @@ class Server:
                     rec["drive"] = "open-drain"
                 elif line.open_source:
                     rec["drive"] = "open-source"
-                if req.kind == "event":
-                    rec["edge"] = {1: "rising", 2: "falling", 3: "both"}.get(req.eflags, "none")
+                if req.kind in ("event", "line"):
+                    rec["edge"] = {1: "rising", 2: "falling", 3: "both"}.get(line.edge_bits(), "none")
+                if line.debounce_us:
+                    rec["debounce_us"] = line.debounce_us
                 rec["level"] = line.level()
             if collect is not None:
                 collect.append(rec)
@@ -547,9 +708,7 @@ class Server:
             offset = struct.unpack_from("=I", payload)[0]
             line = self.get_line(chip, offset)
             if op == OP_WATCH:
-                if offset in cc.watched:
-                    raise GpioError(errno.EBUSY)
-                cc.watched.add(offset)
+                self.watch(cc, offset, 1)
             self.holder_alive(line)
             return line.lineinfo()
         if op == OP_UNWATCH:
@@ -560,11 +719,32 @@ class Server:
                 raise GpioError(errno.EBUSY)
             cc.watched.discard(offset)
             return payload[:4]
+        if op in (OP_V2_LINEINFO, OP_V2_WATCH):
+            if any(payload[240:256]):        # gpio_v2_line_info.padding
+                raise GpioError(errno.EINVAL)
+            offset = struct.unpack_from("=I", payload, 64)[0]
+            line = self.get_line(chip, offset)
+            if op == OP_V2_WATCH:
+                self.watch(cc, offset, 2)
+            self.holder_alive(line)
+            return line.lineinfo_v2()
+        if op == OP_V2_GET_LINE:
+            return self.linereq_create(cc, t_ns, pid, payload, extra)
         if op == OP_LINEHANDLE:
             return self.linehandle_create(cc, t_ns, pid, payload, extra)
         if op == OP_LINEEVENT:
             return self.lineevent_create(cc, t_ns, pid, payload, extra)
         raise GpioError(errno.EINVAL)
+
+    @staticmethod
+    def watch(cc, offset, abi):
+        # lineinfo_ensure_abi_version(): one chip fd reads v1 or v2 records, not both
+        if cc.watch_abi and cc.watch_abi != abi:
+            raise GpioError(errno.EPERM)
+        if offset in cc.watched:
+            raise GpioError(errno.EBUSY)
+        cc.watch_abi = abi
+        cc.watched.add(offset)
 
     def linehandle_create(self, cc, t_ns, pid, payload, extra):
         fields = struct.unpack_from(FMT_HANDLEREQ, payload)
@@ -635,7 +815,186 @@ class Server:
         self.flush_log(recs)
         return payload[:48]
 
+    # -- uAPI v2: linereq_create() and the linereq_* ioctls of gpiolib-cdev.c
+    @staticmethod
+    def parse_config_v2(data):
+        flags, nattrs = struct.unpack_from(FMT_V2_CONFIG_HDR, data)[0:2]
+        padding = struct.unpack_from(FMT_V2_CONFIG_HDR, data)[2:]
+        if nattrs > V2_ATTRS_MAX or any(padding):
+            raise GpioError(errno.EINVAL)
+        attrs = []
+        for i in range(nattrs):
+            aid, apad, val, mask = struct.unpack_from(FMT_V2_CFGATTR, data, 32 + 24 * i)
+            if apad:
+                raise GpioError(errno.EINVAL)
+            attrs.append((aid, val, mask))
+        return flags, attrs
+
+    @staticmethod
+    def config_for_line(cfg, i):
+        """(flags, output value, debounce_us) of line i: the first attribute whose mask
+        names the line wins, else the config's flags (gpio_v2_line_config_flags() & co)."""
+        flags, attrs = cfg
+        f, value, deb = flags, 0, 0
+        for aid, val, mask in attrs:
+            if aid == ATTR_FLAGS and mask >> i & 1:
+                f = val
+                break
+        for aid, val, mask in attrs:
+            if aid == ATTR_OUTPUT_VALUES and mask >> i & 1:
+                value = val >> i & 1
+                break
+        for aid, val, mask in attrs:
+            if aid == ATTR_DEBOUNCE and mask >> i & 1:
+                deb = val & 0xFFFFFFFF
+                break
+        return f, value, deb
+
+    @staticmethod
+    def validate_flags_v2(flags, debounced):
+        if flags & ~V2_VALID:
+            raise GpioError(errno.EINVAL)
+        if flags & V2_CLOCK_HTE:
+            raise GpioError(errno.EOPNOTSUPP)     # no hardware timestamp engine (CONFIG_HTE)
+        if (flags & V2_INPUT) and (flags & V2_OUTPUT):
+            raise GpioError(errno.EINVAL)
+        if (flags & V2_EDGE) and not (flags & V2_INPUT):
+            raise GpioError(errno.EINVAL)
+        if (flags & V2_OPEN_DRAIN) and (flags & V2_OPEN_SOURCE):
+            raise GpioError(errno.EINVAL)
+        if (flags & V2_DRIVE) and not (flags & V2_OUTPUT):
+            raise GpioError(errno.EINVAL)
+        if (flags & V2_BIAS) and not (flags & V2_DIRECTION):
+            raise GpioError(errno.EINVAL)
+        if bin(flags & V2_BIAS).count("1") > 1:
+            raise GpioError(errno.EINVAL)
+        if debounced and not (flags & V2_INPUT):
+            raise GpioError(errno.EINVAL)
+
+    def validate_config_v2(self, cfg, nlines):
+        for i in range(nlines):
+            f, _v, deb = self.config_for_line(cfg, i)
+            self.validate_flags_v2(f, deb > 0)
+
+    @staticmethod
+    def v2_to_v1_flags(f):
+        v1 = 0
+        for a, b in ((V2_INPUT, REQ_INPUT), (V2_OUTPUT, REQ_OUTPUT), (V2_ACTIVE_LOW, REQ_ACTIVE_LOW),
+                     (V2_OPEN_DRAIN, REQ_OPEN_DRAIN), (V2_OPEN_SOURCE, REQ_OPEN_SOURCE),
+                     (V2_BIAS_PULL_UP, REQ_PULL_UP), (V2_BIAS_PULL_DOWN, REQ_PULL_DOWN),
+                     (V2_BIAS_DISABLED, REQ_BIAS_DISABLE)):
+            if f & a:
+                v1 |= b
+        return v1
+
+    def configure_line_v2(self, req, line, f, value, deb, t_ns, cause, pid):
+        self.apply_desc_flags(line, self.v2_to_v1_flags(f))
+        line.clock_realtime = bool(f & V2_CLOCK_REALTIME)
+        if f & V2_OUTPUT:
+            line.edge = 0
+            line.debounce_us = 0
+            line.deb_gen += 1
+            self.direction_output(line, value, t_ns, cause, pid)
+        elif f & V2_INPUT:
+            # edge_detector_setup(): no event for what the request itself changes
+            line.edge = 0
+            line.debounce_us = 0
+            self.direction_input(line, t_ns, cause, pid)
+            line.edge = (EV_REQ_RISING if f & V2_EDGE_RISING else 0) | \
+                (EV_REQ_FALLING if f & V2_EDGE_FALLING else 0)
+            if deb != line.debounce_us:
+                line.deb_gen += 1
+                line.deb_level = line.level()
+            line.debounce_us = deb
+
+    def linereq_create(self, cc, t_ns, pid, payload, extra):
+        offs = struct.unpack_from("=64I", payload)
+        label = struct.unpack_from("=32s", payload, 256)[0]
+        cfg = self.parse_config_v2(payload[288:288 + V2_CONFIG_SIZE])
+        nlines, bufsize = struct.unpack_from(FMT_V2_REQ_TAIL, payload, 288 + V2_CONFIG_SIZE)[0:2]
+        padding = struct.unpack_from(FMT_V2_REQ_TAIL, payload, 288 + V2_CONFIG_SIZE)[2:7]
+        if extra is None:
+            raise GpioError(errno.ENOMEM)
+        if nlines == 0 or nlines > V2_LINES_MAX or any(padding):
+            raise GpioError(errno.EINVAL)
+        self.validate_config_v2(cfg, nlines)
+        chip = cc.chip
+        consumer = cstr(label) or "?"
+        req = Request(extra, "line", chip, [], consumer, 0, 0, pid)
+        if bufsize == 0:
+            bufsize = nlines * 16
+        bufsize = min(bufsize, V2_LINES_MAX * 16)
+        req.fifo = 1 << (bufsize - 1).bit_length()      # kfifo_alloc rounds up
+        self.defer_log()
+        try:
+            for i in range(nlines):
+                line = self.get_line(chip, offs[i])
+                if self.holder_alive(line):
+                    raise GpioError(errno.EBUSY)
+                line.holder = req
+                req.lines.append(line)
+                f, value, deb = self.config_for_line(cfg, i)
+                self.configure_line_v2(req, line, f, value, deb, t_ns, "request", pid)
+                self.notify(line, LINE_CHANGED_REQUESTED)
+        except GpioError:
+            for line in req.lines:
+                self.free_line(line, t_ns, "request-failed")
+            self.flush_log()
+            raise
+        req.armed = True
+        self.register(req)
+        recs = []
+        self.log_request(req, t_ns, "request", recs)
+        self.flush_log(recs)
+        return payload[:V2_REQUEST_SIZE]
+
+    def op_request_v2(self, req, op, t_ns, pid, payload):
+        n = len(req.lines)
+        if op == OP_V2_GET_VALUES:
+            _bits, mask = struct.unpack_from(FMT_V2_VALUES, payload)
+            mask &= (1 << n) - 1
+            if not mask:
+                raise GpioError(errno.EINVAL)
+            bits = 0
+            for i, line in enumerate(req.lines):
+                if mask >> i & 1:
+                    lvl = line.deb_level if line.debounce_us else line.level()
+                    if lvl ^ (1 if line.active_low else 0):
+                        bits |= 1 << i
+            return struct.pack(FMT_V2_VALUES, bits, mask)
+        if op == OP_V2_SET_VALUES:
+            bits, mask = struct.unpack_from(FMT_V2_VALUES, payload)
+            mask &= (1 << n) - 1
+            if not mask:
+                raise GpioError(errno.EINVAL)
+            for i, line in enumerate(req.lines):
+                if mask >> i & 1 and not line.is_out:
+                    raise GpioError(errno.EPERM)
+            for i, line in enumerate(req.lines):
+                if mask >> i & 1:
+                    raw = (bits >> i & 1) ^ (1 if line.active_low else 0)
+                    self.set_output_raw(line, raw)
+                    self.update_level(line, t_ns, "set", pid)
+            return None
+        if op == OP_V2_SET_CONFIG:
+            cfg = self.parse_config_v2(payload[:V2_CONFIG_SIZE])
+            self.validate_config_v2(cfg, n)
+            self.defer_log()
+            try:
+                for i, line in enumerate(req.lines):
+                    f, value, deb = self.config_for_line(cfg, i)
+                    self.configure_line_v2(req, line, f, value, deb, t_ns, "config", pid)
+                    self.notify(line, LINE_CHANGED_CONFIG)
+            finally:
+                recs = []
+                self.log_request(req, t_ns, "config", recs)
+                self.flush_log(recs)
+            return None
+        raise GpioError(errno.EINVAL)
+
     def op_request(self, req, op, t_ns, pid, payload):
+        if req.kind == "line":
+            return self.op_request_v2(req, op, t_ns, pid, payload)
         if op == OP_GET_VALUES:
             vals = bytearray(64)
             if req.kind == "event":
@@ -754,7 +1113,7 @@ class Server:
                 out = self.op_open(conn, op, pid, arg, oflags, extra)
                 extra = None
             elif isinstance(conn, ChipConn):
-                if op in (OP_LINEHANDLE, OP_LINEEVENT):
+                if op in (OP_LINEHANDLE, OP_LINEEVENT, OP_V2_GET_LINE):
                     out = self.op_chip(conn, op, t_ns, pid, payload, extra)
                     extra = None      # now owned by the Request
                 else:
@@ -765,6 +1124,7 @@ class Server:
                 raise GpioError(errno.EINVAL)
         except GpioError as e:
             err = e.errno
+            self.debug("op %d (ioctl 0x%x) on %s: %s" % (op, arg, type(conn).__name__, os.strerror(err)))
         except Exception as e:  # never let one bad request kill the "kernel"
             sys.stderr.write("gpio-kernel: internal error on op %d: %r\n" % (op, e))
             err = errno.EIO
@@ -884,7 +1244,7 @@ class Server:
             kind, edge, pid = "none", "none", 0
         else:
             kind, pid = h.kind, h.pid
-            edge = {0: "none", 1: "rising", 2: "falling", 3: "both"}.get(h.eflags, "none")
+            edge = {0: "none", 1: "rising", 2: "falling", 3: "both"}.get(line.edge_bits(), "none")
         return ("chip=%s offset=%d name=%s level=%d requested=%d kind=%s direction=%s "
                 "consumer=%s active_low=%d bias=%s pull=%s source=%s edge=%s pid=%d" % (
                     line.chip.name, line.offset, line.name or "-", line.level(),
@@ -893,7 +1253,8 @@ class Server:
                     1 if line.active_low else 0, line.bias or "as-is", line.pull,
                     line.source(), edge, pid)) + (
                         " events=%d dropped=%d" % (h.delivered, h.dropped)
-                        if isinstance(h, Request) and h.kind == "event" else "")
+                        if isinstance(h, Request) and h.kind in ("event", "line") else "") + (
+                        " debounce_us=%d" % line.debounce_us if line.debounce_us else "")
 
     def control_command(self, cmd, done):
         words = cmd.split()
@@ -1216,6 +1577,16 @@ def create_nodes(chips):
             f.write("%d:%d\n" % (chip.major, chip.minor))
         with open(os.path.join(chip.sysfs_dir, "uevent"), "w") as f:
             f.write("MAJOR=%d\nMINOR=%d\nDEVNAME=%s\n" % (chip.major, chip.minor, chip.name))
+        # libgpiod 2.x (gpiod_check_gpiochip_device) wants realpath() of
+        # /sys/dev/char/MAJ:MIN/subsystem to be /sys/bus/gpio, as on a real kernel.
+        os.symlink("../../../../bus/gpio", os.path.join(chip.sysfs_dir, "subsystem"))
+        try:
+            os.makedirs("/sys/dev/char", exist_ok=True)
+            os.symlink("../../bus/gpio/devices/" + chip.name, chip.sysdev_link)
+        except OSError as e:
+            sys.stderr.write("gpio-kernel: cannot make %s (%s): libgpiod 2.x will not accept %s "
+                             "(run under tools/emu-ns, which mounts a private /sys/dev)\n"
+                             % (chip.sysdev_link, e.strerror, chip.node))
         os.mknod(chip.node, 0o660 | stat.S_IFCHR, os.makedev(chip.major, chip.minor))
         os.chmod(chip.node, 0o660)
 
@@ -1223,7 +1594,8 @@ def create_nodes(chips):
 def remove_nodes(chips):
     for chip in chips:
         for p in (chip.node, os.path.join(chip.sysfs_dir, "dev"),
-                  os.path.join(chip.sysfs_dir, "uevent")):
+                  os.path.join(chip.sysfs_dir, "uevent"), os.path.join(chip.sysfs_dir, "subsystem"),
+                  chip.sysdev_link):
             try:
                 os.unlink(p)
             except OSError:

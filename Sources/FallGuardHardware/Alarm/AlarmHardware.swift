@@ -9,8 +9,12 @@ public struct GPIOAlarmParts: Sendable {
     public let buzzer: PatternPlayer
     public let led: PatternPlayer?
     public let button: AbortButton
+    /// The libgpiod in use (nil with a test double).
+    public let library: GPIOLibraryInfo?
 
-    public init(gpio: GPIOWiring, button timings: ButtonTimings, backend: any GPIOBackend = LibGPIOD1()) throws(GPIOError) {
+    /// `backend`: the libgpiod ``GPIOLibrary/load(_:)`` chose, or a test double.
+    public init(gpio: GPIOWiring, button timings: ButtonTimings, backend: any GPIOBackend) throws(GPIOError) {
+        library = backend.library
         let chip = try backend.openChip(gpio.chip)
         let buzzerLine = try chip.requestOutput(line: gpio.buzzer.line, consumer: gpio.consumer,
                                                 activeLow: gpio.buzzer.activeLow, initiallyActive: false)
@@ -18,7 +22,8 @@ public struct GPIOAlarmParts: Sendable {
             try chip.requestOutput(line: l.line, consumer: gpio.consumer, activeLow: l.activeLow, initiallyActive: false)
         }
         let buttonLine = try chip.requestEdges(line: gpio.button.line, consumer: gpio.consumer,
-                                               bias: gpio.button.bias, activeLow: gpio.button.activeLow)
+                                               bias: gpio.button.bias, activeLow: gpio.button.activeLow,
+                                               debounceMicroseconds: UInt32(clamping: timings.debounceMs * 1000))
         let output: any LevelOutput
         switch (gpio.buzzer.kind, gpio.buzzer.pwmChip) {
         case (.active, _): output = LineOutput(buzzerLine)

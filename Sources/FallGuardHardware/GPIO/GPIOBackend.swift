@@ -20,8 +20,12 @@ public struct GPIOEdge: Sendable, Equatable {
 }
 
 /// The library behind the GPIO lines. ``LibGPIOD1`` speaks libgpiod 1.6 (Debian 12, Raspberry
-/// Pi OS bookworm); a libgpiod 2.x adapter implements the same three protocols.
+/// Pi OS bookworm), ``LibGPIOD2`` libgpiod 2.x (Debian 13, trixie); ``GPIOLibrary/load(_:)``
+/// picks one at run time.
 public protocol GPIOBackend: Sendable {
+    /// The library and its version (start-up log, `fallguard gpio`, `fallguard status`);
+    /// nil for test doubles.
+    var library: GPIOLibraryInfo? { get }
     /// Opens a chip by name (`gpiochip0`), label (`pinctrl-bcm2711`), path (`/dev/gpiochip0`)
     /// or number (`0`).
     func openChip(_ chip: String) throws(GPIOError) -> any GPIOChip
@@ -35,6 +39,21 @@ public protocol GPIOChip: AnyObject, Sendable {
     var description: String { get }
     func requestOutput(line: String, consumer: String, activeLow: Bool, initiallyActive: Bool) throws(GPIOError) -> any GPIOOutputLine
     func requestEdges(line: String, consumer: String, bias: LineBias, activeLow: Bool) throws(GPIOError) -> any GPIOEdgeLine
+    /// The same with a debounce the kernel applies where the API has one (uAPI v2); otherwise
+    /// (the default) the line is requested without, and the caller debounces in software.
+    func requestEdges(line: String, consumer: String, bias: LineBias, activeLow: Bool,
+                      debounceMicroseconds: UInt32) throws(GPIOError) -> any GPIOEdgeLine
+}
+
+extension GPIOBackend {
+    public var library: GPIOLibraryInfo? { nil }
+}
+
+extension GPIOChip {
+    public func requestEdges(line: String, consumer: String, bias: LineBias, activeLow: Bool,
+                             debounceMicroseconds: UInt32) throws(GPIOError) -> any GPIOEdgeLine {
+        try requestEdges(line: line, consumer: consumer, bias: bias, activeLow: activeLow)
+    }
 }
 
 /// A requested output line (buzzer, LED). Used from one thread at a time.
@@ -54,4 +73,11 @@ public protocol GPIOEdgeLine: AnyObject, Sendable {
     func read() throws(GPIOError) -> Bool
     /// The edges waiting (call when ``fileDescriptor`` is readable).
     func readEdges() throws(GPIOError) -> [GPIOEdge]
+    /// The debounce period the kernel applies to this line's edges (0: none, the caller
+    /// debounces). A debounced edge comes that long after the level settled, stamped then.
+    var kernelDebounceMicroseconds: UInt32 { get }
+}
+
+extension GPIOEdgeLine {
+    public var kernelDebounceMicroseconds: UInt32 { 0 }
 }

@@ -2,13 +2,39 @@ import CLibGPIOD
 import FallGuardCore
 import Foundation
 
+/// libgpiod 1.6 (`libgpiod.so.2`), opened once per process.
+let libgpiod1: Result<LoadedTable<fg_gpiod1_api>, GPIOError> = {
+    let soname = "libgpiod.so.2"
+    var problem: UnsafePointer<CChar>?
+    var missing: Int32 = 0
+    guard let t = fg_gpiod1_load(soname, &problem, &missing) else {
+        return .failure(loadFailure(soname, "libgpiod 1.x", problem, missingSymbol: missing != 0))
+    }
+    let version = String(cString: t.pointee.version_string()!)
+    return .success(LoadedTable(table: t, info: GPIOLibraryInfo(api: .v1, soname: soname, version: version)))
+}()
+
+/// The libgpiod 1.6 table; callers hold a backend, so it has loaded.
+var gpiod1: fg_gpiod1_api { (try! libgpiod1.get()).table.pointee }
+
 /// The libgpiod 1.6 adapter (uAPI v1).
 public struct LibGPIOD1: GPIOBackend {
+    /// Opens `libgpiod.so.2`; throws when it is missing or not the 1.x API.
+    public static func load() throws(GPIOError) -> LibGPIOD1 {
+        _ = try libgpiod1.get()
+        return LibGPIOD1()
+    }
+
+    /// Use ``load()`` to learn at once whether the library is there; with this, ``openChip(_:)``
+    /// throws instead.
     public init() {}
 
+    public var library: GPIOLibraryInfo? { try? libgpiod1.get().info }
+
     public func openChip(_ chip: String) throws(GPIOError) -> any GPIOChip {
+        _ = try libgpiod1.get()
         // gpiod_chip_open_lookup tries the string as a path, a name, a label and a number.
-        guard let handle = gpiod_chip_open_lookup(chip) else {
+        guard let handle = gpiod1.chip_open_lookup(chip) else {
             let why = errno == ENOENT ? "no such chip" : String(cString: strerror(errno))
             throw GPIOError("chip \"\(chip)\" not found (tried as name, label, /dev path and number: \(why))")
         }
@@ -25,40 +51,40 @@ final class LibGPIOD1Chip: GPIOChip, @unchecked Sendable {
 
     init(_ handle: OpaquePointer) {
         self.handle = handle
-        name = String(cString: gpiod_chip_name(handle))
-        label = String(cString: gpiod_chip_label(handle))
-        lineCount = gpiod_chip_num_lines(handle)
+        name = String(cString: gpiod1.chip_name(handle)!)
+        label = String(cString: gpiod1.chip_label(handle)!)
+        lineCount = gpiod1.chip_num_lines(handle)
     }
 
-    deinit { gpiod_chip_close(handle) }
+    deinit { gpiod1.chip_close(handle) }
 
     var description: String { "\(name) (\(label))" }
 
     /// The line by offset (all digits) or by name.
     func line(_ spec: String) throws(GPIOError) -> OpaquePointer {
         if let offset = UInt32(spec) {
-            guard offset < lineCount, let l = gpiod_chip_get_line(handle, offset) else {
+            guard offset < lineCount, let l = gpiod1.chip_get_line(handle, offset) else {
                 throw GPIOError("line \(spec) not found on chip \(description), which has \(lineCount) lines (0...\(Int(lineCount) - 1))")
             }
             return l
         }
-        guard let l = gpiod_chip_find_line(handle, spec) else {
+        guard let l = gpiod1.chip_find_line(handle, spec) else {
             throw GPIOError("line \"\(spec)\" not found on chip \(description)")
         }
         return l
     }
 
     func describe(_ line: OpaquePointer) -> String {
-        let offset = gpiod_line_offset(line)
-        let name = gpiod_line_name(line).map { " (\(String(cString: $0)))" } ?? ""
+        let offset = gpiod1.line_offset(line)
+        let name = gpiod1.line_name(line).map { " (\(String(cString: $0)))" } ?? ""
         return "line \(offset)\(name) on chip \(description)"
     }
 
     /// Why a request failed, naming the line and, when busy, who holds it.
     func requestError(_ line: OpaquePointer, as what: String, _ err: Int32) -> GPIOError {
         if err == EBUSY {
-            _ = gpiod_line_update(line)
-            let holder = gpiod_line_consumer(line).map { "used by \"\(String(cString: $0))\"" } ?? "used by another consumer"
+            _ = gpiod1.line_update(line)
+            let holder = gpiod1.line_consumer(line).map { "used by \"\(String(cString: $0))\"" } ?? "used by another consumer"
             return GPIOError("\(describe(line)) is busy: \(holder)")
         }
         return GPIOError("cannot request \(describe(line)) as \(what): \(String(cString: strerror(err)))")
@@ -66,8 +92,8 @@ final class LibGPIOD1Chip: GPIOChip, @unchecked Sendable {
 
     func requestOutput(line spec: String, consumer: String, activeLow: Bool, initiallyActive: Bool) throws(GPIOError) -> any GPIOOutputLine {
         let l = try line(spec)
-        let flags = activeLow ? Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) : 0
-        guard gpiod_line_request_output_flags(l, consumer, flags, initiallyActive ? 1 : 0) == 0 else {
+        let flags: Int32 = activeLow ? FG_GPIOD1_FLAG_ACTIVE_LOW : 0
+        guard gpiod1.line_request_output_flags(l, consumer, flags, initiallyActive ? 1 : 0) == 0 else {
             throw requestError(l, as: "output", errno)
         }
         return LibGPIOD1Output(chip: self, line: l, description: describe(l))
@@ -75,14 +101,14 @@ final class LibGPIOD1Chip: GPIOChip, @unchecked Sendable {
 
     func requestEdges(line spec: String, consumer: String, bias: LineBias, activeLow: Bool) throws(GPIOError) -> any GPIOEdgeLine {
         let l = try line(spec)
-        var flags: Int = activeLow ? GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW : 0
+        var flags: Int32 = activeLow ? FG_GPIOD1_FLAG_ACTIVE_LOW : 0
         switch bias {
-        case .pullUp: flags |= GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP
-        case .pullDown: flags |= GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN
-        case .disable: flags |= GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE
+        case .pullUp: flags |= FG_GPIOD1_FLAG_BIAS_PULL_UP
+        case .pullDown: flags |= FG_GPIOD1_FLAG_BIAS_PULL_DOWN
+        case .disable: flags |= FG_GPIOD1_FLAG_BIAS_DISABLE
         case .asIs: break
         }
-        guard gpiod_line_request_both_edges_events_flags(l, consumer, Int32(flags)) == 0 else {
+        guard gpiod1.line_request_both_edges_events_flags(l, consumer, flags) == 0 else {
             throw requestError(l, as: "input with edge events", errno)
         }
         return LibGPIOD1EdgeLine(chip: self, line: l, description: describe(l))
@@ -101,10 +127,10 @@ final class LibGPIOD1Output: GPIOOutputLine, @unchecked Sendable {
         self.description = description
     }
 
-    deinit { gpiod_line_release(line) }
+    deinit { gpiod1.line_release(line) }
 
     func set(_ active: Bool) throws(GPIOError) {
-        guard gpiod_line_set_value(line, active ? 1 : 0) == 0 else {
+        guard gpiod1.line_set_value(line, active ? 1 : 0) == 0 else {
             throw GPIOError("cannot set \(description): \(String(cString: strerror(errno)))")
         }
     }
@@ -121,23 +147,23 @@ final class LibGPIOD1EdgeLine: GPIOEdgeLine, @unchecked Sendable {
         self.chip = chip
         self.line = line
         self.description = description
-        fileDescriptor = gpiod_line_event_get_fd(line)
+        fileDescriptor = gpiod1.line_event_get_fd(line)
     }
 
-    deinit { gpiod_line_release(line) }
+    deinit { gpiod1.line_release(line) }
 
     func read() throws(GPIOError) -> Bool {
-        let v = gpiod_line_get_value(line)
+        let v = gpiod1.line_get_value(line)
         guard v >= 0 else { throw GPIOError("cannot read \(description): \(String(cString: strerror(errno)))") }
         return v == 1
     }
 
     func readEdges() throws(GPIOError) -> [GPIOEdge] {
-        var events = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
-        let n = events.withUnsafeMutableBufferPointer { gpiod_line_event_read_multiple(line, $0.baseAddress, 16) }
+        var events = [fg_gpiod1_line_event](repeating: fg_gpiod1_line_event(), count: 16)
+        let n = events.withUnsafeMutableBufferPointer { gpiod1.line_event_read_multiple(line, $0.baseAddress, 16) }
         guard n >= 0 else { throw GPIOError("cannot read events of \(description): \(String(cString: strerror(errno)))") }
         return events.prefix(Int(n)).map { e in
-            GPIOEdge(active: e.event_type == Int32(GPIOD_LINE_EVENT_RISING_EDGE),
+            GPIOEdge(active: e.event_type == FG_GPIOD1_EVENT_RISING_EDGE,
                      timestampNanoseconds: Int64(e.ts.tv_sec) * 1_000_000_000 + Int64(e.ts.tv_nsec))
         }
     }
