@@ -12,10 +12,7 @@ public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
     public var problem: ConfigProblem
 
     public init(file: String, line: Int?, column: Int? = nil, problem: ConfigProblem) {
-        self.file = file
-        self.line = line
-        self.column = column
-        self.problem = problem
+        (self.file, self.line, self.column, self.problem) = (file, line, column, problem)
     }
 
     public var isError: Bool { problem.severity == .error }

@@ -11,9 +11,7 @@ public struct ConfigProblem: Error, Sendable, Equatable, CustomStringConvertible
     public var severity: Severity
 
     public init(_ keyPath: [String], _ message: String, severity: Severity = .error) {
-        self.keyPath = keyPath
-        self.message = message
-        self.severity = severity
+        (self.keyPath, self.message, self.severity) = (keyPath, message, severity)
     }
 
     /// `channels.sms.account-sid`

@@ -29,9 +29,7 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     public var wiring: GPIOWiring
 
     public init(enabled: Bool, library: GPIOLibraryChoice = .auto, wiring: GPIOWiring) {
-        self.enabled = enabled
-        self.library = library
-        self.wiring = wiring
+        (self.enabled, self.library, self.wiring) = (enabled, library, wiring)
     }
 
     /// What an empty section gives.

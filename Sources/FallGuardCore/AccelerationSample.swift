@@ -9,12 +9,7 @@ public struct AccelerationSample: Sendable, Equatable {
     public var z: Double
 
     @inlinable
-    public init(time: Double, x: Double, y: Double, z: Double) {
-        self.time = time
-        self.x = x
-        self.y = y
-        self.z = z
-    }
+    public init(time: Double, x: Double, y: Double, z: Double) { (self.time, self.x, self.y, self.z) = (time, x, y, z) }
 
     /// Euclidean norm of the acceleration vector, in g.
     @inlinable

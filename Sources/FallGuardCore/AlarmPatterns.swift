@@ -4,8 +4,7 @@ public struct AlarmPatterns: Sendable, Equatable {
     public var led: [StatusIndicator: OnOffPattern]
 
     public init(sounds: [AlarmSound: OnOffPattern], led: [StatusIndicator: OnOffPattern]) {
-        self.sounds = sounds
-        self.led = led
+        (self.sounds, self.led) = (sounds, led)
     }
 
     /// The buzzer's pattern for `sound` (off when none is given).
@@ -23,10 +22,7 @@ public struct ButtonTimings: Sendable, Equatable {
     /// Seconds held for a long press (a help request).
     public var longPress: Double
 
-    public init(debounceMs: Int, longPress: Double) {
-        self.debounceMs = debounceMs
-        self.longPress = longPress
-    }
+    public init(debounceMs: Int, longPress: Double) { (self.debounceMs, self.longPress) = (debounceMs, longPress) }
 
     /// A debouncer with these timings, in nanoseconds.
     public func debouncer(initiallyPressed: Bool = false, at t: Int64 = 0) -> ButtonDebouncer {

@@ -73,10 +73,7 @@ public struct IncidentNumbering: Sendable, Equatable {
     public var incidents: Int
     public var faults: Int
 
-    public init(incidents: Int = 0, faults: Int = 0) {
-        self.incidents = incidents
-        self.faults = faults
-    }
+    public init(incidents: Int = 0, faults: Int = 0) { (self.incidents, self.faults) = (incidents, faults) }
 
     /// Takes the larger numbers of `id` when it is `<prefix>-<n>` or `<prefix>-fault-<n>`.
     public mutating func include(_ id: String, prefix: String) {

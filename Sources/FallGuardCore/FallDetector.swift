@@ -25,9 +25,7 @@ public struct OpenDecision: Sendable, Equatable {
     public var rule: String
 
     public init(impactTime: Double, dueTime: Double, rule: String) {
-        self.impactTime = impactTime
-        self.dueTime = dueTime
-        self.rule = rule
+        (self.impactTime, self.dueTime, self.rule) = (impactTime, dueTime, rule)
     }
 }
 
@@ -37,11 +35,7 @@ public struct DetectionFeature: Sendable, Equatable, Codable {
     public var value: Double
     public var unit: String
 
-    public init(_ name: String, _ value: Double, _ unit: String) {
-        self.name = name
-        self.value = value
-        self.unit = unit
-    }
+    public init(_ name: String, _ value: Double, _ unit: String) { (self.name, self.value, self.unit) = (name, value, unit) }
 }
 
 /// A suspected fall, with everything a field tester needs to see why the detector fired.
@@ -98,11 +92,7 @@ public struct DetectorParameter: Sendable, Equatable {
     public var help: String
 
     public init(_ key: String, _ defaultValue: Double, _ range: ClosedRange<Double>, _ unit: String, _ help: String) {
-        self.key = key
-        self.defaultValue = defaultValue
-        self.range = range
-        self.unit = unit
-        self.help = help
+        (self.key, self.defaultValue, self.range, self.unit, self.help) = (key, defaultValue, range, unit, help)
     }
 }
 

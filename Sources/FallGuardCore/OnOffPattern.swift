@@ -15,10 +15,7 @@ public struct OnOffPattern: Sendable, Equatable, CustomStringConvertible {
     public var pauseMs: Int
 
     public init(onMs: Int, offMs: Int = 0, count: Int = 1, pauseMs: Int = 0) {
-        self.onMs = onMs
-        self.offMs = offMs
-        self.count = count
-        self.pauseMs = pauseMs
+        (self.onMs, self.offMs, self.count, self.pauseMs) = (onMs, offMs, count, pauseMs)
     }
 
     /// Always off.

@@ -6,10 +6,7 @@ public struct Recording: Sendable, Equatable {
     /// True when the file carried its own `t_s` column.
     public var hasTimes: Bool
 
-    public init(samples: [AccelerationSample], hasTimes: Bool) {
-        self.samples = samples
-        self.hasTimes = hasTimes
-    }
+    public init(samples: [AccelerationSample], hasTimes: Bool) { (self.samples, self.hasTimes) = (samples, hasTimes) }
 
     /// Seconds covered: from the first sample to one period past the last.
     public var duration: Double {
@@ -43,10 +40,7 @@ public struct RecordingFormatError: Error, Equatable, CustomStringConvertible {
     public var line: Int
     public var reason: String
 
-    public init(line: Int, reason: String) {
-        self.line = line
-        self.reason = reason
-    }
+    public init(line: Int, reason: String) { (self.line, self.reason) = (line, reason) }
 
     public var description: String { "line \(line): \(reason)" }
 }

@@ -11,9 +11,7 @@ public struct SensorFault: Sendable, Equatable, Codable, CustomStringConvertible
     public var detail: String
 
     public init(_ problem: SensorProblem, device: String, detail: String = "") {
-        self.problem = problem
-        self.device = device
-        self.detail = detail
+        (self.problem, self.device, self.detail) = (problem, device, detail)
     }
 
     /// `iio:device0 (adxl345): io-error (EIO)`.

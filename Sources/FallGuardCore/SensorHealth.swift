@@ -24,10 +24,7 @@ public struct SensorHealthChange: Sendable, Equatable {
     public var detail: String
 
     public init(problem: SensorProblem, isFault: Bool, time: Double, detail: String) {
-        self.problem = problem
-        self.isFault = isFault
-        self.time = time
-        self.detail = detail
+        (self.problem, self.isFault, self.time, self.detail) = (problem, isFault, time, detail)
     }
 }
 

@@ -16,10 +16,7 @@ public struct DaemonStartError: Error, CustomStringConvertible {
     public var description: String
     public var status: Int32
 
-    public init(description: String, status: Int32) {
-        self.description = description
-        self.status = status
-    }
+    public init(description: String, status: Int32) { (self.description, self.status) = (description, status) }
 }
 
 /// Where this run of the program began, for figures that must not include what ran before

@@ -97,10 +97,7 @@ private final class MessageSource {
     var offset = 0
     let cancelled: ManagedAtomic<Bool>
 
-    init(bytes: [UInt8], cancelled: ManagedAtomic<Bool>) {
-        self.bytes = bytes
-        self.cancelled = cancelled
-    }
+    init(bytes: [UInt8], cancelled: ManagedAtomic<Bool>) { (self.bytes, self.cancelled) = (bytes, cancelled) }
 
     func read(into buffer: UnsafeMutablePointer<CChar>, max: Int) -> Int {
         let n = min(max, bytes.count - offset)

@@ -6,10 +6,7 @@ public struct LabelledTrial: Sendable, Hashable {
     public var path: String
     public var label: TrialLabel
 
-    public init(path: String, label: TrialLabel) {
-        self.path = path
-        self.label = label
-    }
+    public init(path: String, label: TrialLabel) { (self.path, self.label) = (path, label) }
 }
 
 /// A folder tree of `<CODE>_<SUBJECT>_R<TRIAL>.csv` recordings (`F…` falls, `D…` ADLs).

@@ -39,9 +39,7 @@ public struct Evaluation: Sendable {
     public var skipped: [RecordingFileError]
 
     public init(detector: String, outcomes: [TrialOutcome], skipped: [RecordingFileError]) {
-        self.detector = detector
-        self.outcomes = outcomes
-        self.skipped = skipped
+        (self.detector, self.outcomes, self.skipped) = (detector, outcomes, skipped)
     }
 
     public var scores: Scores { Scores(outcomes) }
@@ -79,10 +77,7 @@ public struct Populations: Sendable, Equatable {
     public struct Rule: Sendable, Equatable {
         public var name: String
         public var patterns: [String]
-        public init(name: String, patterns: [String]) {
-            self.name = name
-            self.patterns = patterns
-        }
+        public init(name: String, patterns: [String]) { (self.name, self.patterns) = (name, patterns) }
     }
     public var rules: [Rule]
 

@@ -11,11 +11,7 @@ public struct RecordingFileError: Error, Equatable, CustomStringConvertible {
     public var line: Int?
     public var reason: String
 
-    public init(path: String, line: Int? = nil, reason: String) {
-        self.path = path
-        self.line = line
-        self.reason = reason
-    }
+    public init(path: String, line: Int? = nil, reason: String) { (self.path, self.line, self.reason) = (path, line, reason) }
 
     /// `path:line: reason`, the form editors and CI logs understand.
     public var description: String {

@@ -11,10 +11,7 @@ public struct MQTTAcknowledgement: Sendable, Equatable {
     /// Who acknowledged when the payload does not say.
     public static let defaultBy = "mqtt"
 
-    public init(incident: String?, by: String) {
-        self.incident = incident
-        self.by = by
-    }
+    public init(incident: String?, by: String) { (self.incident, self.by) = (incident, by) }
 
     /// Parses a payload; throws a message saying what is wrong with it.
     public init(payload: [UInt8]) throws(MQTTAcknowledgementError) {
@@ -71,10 +68,6 @@ public struct MQTTLastIncident: Sendable, Codable, Equatable {
     }
 
     public init(incident: String, kind: String, severity: String, at: String, acknowledgedBy: String? = nil) {
-        self.incident = incident
-        self.kind = kind
-        self.severity = severity
-        self.at = at
-        self.acknowledgedBy = acknowledgedBy
+        (self.incident, self.kind, self.severity, self.at, self.acknowledgedBy) = (incident, kind, severity, at, acknowledgedBy)
     }
 }

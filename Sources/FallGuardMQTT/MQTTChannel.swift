@@ -100,10 +100,7 @@ private final class BridgeSession: Sendable {
     private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, alerted: String?)>((nil, nil, nil))
 
     init(topics: MQTTTopics, discovery: Bool, onAcknowledgement: @escaping AcknowledgementHandler, logger: Logger) {
-        self.topics = topics
-        self.discovery = discovery
-        self.onAcknowledgement = onAcknowledgement
-        self.logger = logger
+        (self.topics, self.discovery, self.onAcknowledgement, self.logger) = (topics, discovery, onAcknowledgement, logger)
     }
 
     func set(state: AlarmStatus, _ client: MosquittoClient) {

@@ -6,9 +6,7 @@ public struct MQTTTopics: Sendable, Equatable {
     public let discoveryPrefix: String
 
     public init(prefix: String, device: String, discoveryPrefix: String = "homeassistant") {
-        self.prefix = prefix
-        self.device = device
-        self.discoveryPrefix = discoveryPrefix
+        (self.prefix, self.device, self.discoveryPrefix) = (prefix, device, discoveryPrefix)
     }
 
     public init(_ settings: MQTTChannelSettings) {

@@ -4,10 +4,7 @@ public struct Acknowledgement: Sendable, Equatable {
     /// Who, as the channel names them (a contact's name, "Home Assistant").
     public var by: String
 
-    public init(incident: String, by: String) {
-        self.incident = incident
-        self.by = by
-    }
+    public init(incident: String, by: String) { (self.incident, self.by) = (incident, by) }
 }
 
 /// Where every channel that receives acknowledgements (MQTT today) hands them on, created

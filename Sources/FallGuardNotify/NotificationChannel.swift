@@ -12,9 +12,7 @@ public struct Recipient: Sendable, Codable, Equatable, Hashable {
     public var email: String?
 
     public init(name: String, phone: String? = nil, email: String? = nil) {
-        self.name = name
-        self.phone = phone
-        self.email = email
+        (self.name, self.phone, self.email) = (name, phone, email)
     }
 }
 
@@ -26,10 +24,7 @@ public struct RenderedMessage: Sendable, Codable, Equatable {
     /// The full text: an SMS body, what a call speaks, an e-mail body.
     public var body: String
 
-    public init(subject: String, body: String) {
-        self.subject = subject
-        self.body = body
-    }
+    public init(subject: String, body: String) { (self.subject, self.body) = (subject, body) }
 }
 
 /// Who is being watched over, as the messages name them.
@@ -38,10 +33,7 @@ public struct Wearer: Sendable, Codable, Equatable {
     /// Free text, e.g. "Flat 3, 12 Mill Lane; key safe code with Anna".
     public var location: String
 
-    public init(name: String, location: String = "") {
-        self.name = name
-        self.location = location
-    }
+    public init(name: String, location: String = "") { (self.name, self.location) = (name, location) }
 
     private enum CodingKeys: String, CodingKey { case name, location }
 
@@ -87,9 +79,7 @@ public struct Delivery: Sendable, Codable, Equatable {
     public var payload: AlertPayload
 
     public init(channel: String, recipient: Recipient?, payload: AlertPayload) {
-        self.channel = channel
-        self.recipient = recipient
-        self.payload = payload
+        (self.channel, self.recipient, self.payload) = (channel, recipient, payload)
     }
 
     public var idempotencyKey: String { payload.idempotencyKey }
@@ -101,10 +91,7 @@ public struct DeliveryReceipt: Sendable, Codable, Equatable {
     public var providerID: String?
     public var detail: String
 
-    public init(providerID: String? = nil, detail: String) {
-        self.providerID = providerID
-        self.detail = detail
-    }
+    public init(providerID: String? = nil, detail: String) { (self.providerID, self.detail) = (providerID, detail) }
 }
 
 /// Why a delivery did not go out. Transient failures are retried with backoff until the

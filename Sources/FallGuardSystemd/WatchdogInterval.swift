@@ -34,10 +34,7 @@ public final class WatchdogPinger: Sendable {
     public let interval: WatchdogInterval
     private let lastPing = ManagedAtomic<Int64>(Int64.min)
 
-    public init(notifier: SystemdNotifier, interval: WatchdogInterval) {
-        self.notifier = notifier
-        self.interval = interval
-    }
+    public init(notifier: SystemdNotifier, interval: WatchdogInterval) { (self.notifier, self.interval) = (notifier, interval) }
 
     /// The pinger systemd asked for, or nil when the unit has no watchdog or no notify socket.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(SystemdNotifyError) -> WatchdogPinger? {

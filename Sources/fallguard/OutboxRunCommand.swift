@@ -81,11 +81,7 @@ final class AlertProducer: @unchecked Sendable {
     private(set) var error: (any Error)?
 
     init(outbox: Outbox, count: Int, intervalMs: Double, countdownMs: Double = 0, logPath: String?) {
-        self.outbox = outbox
-        self.count = count
-        self.intervalMs = intervalMs
-        self.countdownMs = countdownMs
-        self.logPath = logPath
+        (self.outbox, self.count, self.intervalMs, self.countdownMs, self.logPath) = (outbox, count, intervalMs, countdownMs, logPath)
     }
 
     var finished: Bool { lock.withLock { done } }

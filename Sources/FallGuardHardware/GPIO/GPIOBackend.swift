@@ -14,8 +14,7 @@ public struct GPIOEdge: Sendable, Equatable {
     public var active: Bool
     public var timestampNanoseconds: Int64
     public init(active: Bool, timestampNanoseconds: Int64) {
-        self.active = active
-        self.timestampNanoseconds = timestampNanoseconds
+        (self.active, self.timestampNanoseconds) = (active, timestampNanoseconds)
     }
 }
 

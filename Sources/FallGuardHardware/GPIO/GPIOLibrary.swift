@@ -13,9 +13,7 @@ public struct GPIOLibraryInfo: Sendable, Equatable, CustomStringConvertible {
     public var version: String
 
     public init(api: GPIOLibraryChoice, soname: String, version: String) {
-        self.api = api
-        self.soname = soname
-        self.version = version
+        (self.api, self.soname, self.version) = (api, soname, version)
     }
 
     /// `libgpiod 2.1.3 (libgpiod.so.3, uAPI v2)`

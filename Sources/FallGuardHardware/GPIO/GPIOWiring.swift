@@ -11,11 +11,7 @@ public struct GPIOWiring: Sendable, Equatable {
     public var led: LEDWiring?
 
     public init(chip: String, consumer: String, buzzer: BuzzerWiring, button: ButtonWiring, led: LEDWiring?) {
-        self.chip = chip
-        self.consumer = consumer
-        self.buzzer = buzzer
-        self.button = button
-        self.led = led
+        (self.chip, self.consumer, self.buzzer, self.button, self.led) = (chip, consumer, buzzer, button, led)
     }
 }
 
@@ -63,9 +59,7 @@ public struct ButtonWiring: Sendable, Equatable {
     public var activeLow: Bool
 
     public init(line: String, bias: LineBias, activeLow: Bool) {
-        self.line = line
-        self.bias = bias
-        self.activeLow = activeLow
+        (self.line, self.bias, self.activeLow) = (line, bias, activeLow)
     }
 }
 
@@ -75,8 +69,5 @@ public struct LEDWiring: Sendable, Equatable {
     public var line: String
     public var activeLow: Bool
 
-    public init(line: String, activeLow: Bool) {
-        self.line = line
-        self.activeLow = activeLow
-    }
+    public init(line: String, activeLow: Bool) { (self.line, self.activeLow) = (line, activeLow) }
 }

@@ -122,9 +122,7 @@ final class LibGPIOD1Output: GPIOOutputLine, @unchecked Sendable {
     let description: String
 
     init(chip: LibGPIOD1Chip, line: OpaquePointer, description: String) {
-        self.chip = chip
-        self.line = line
-        self.description = description
+        (self.chip, self.line, self.description) = (chip, line, description)
     }
 
     deinit { gpiod1.line_release(line) }

@@ -198,10 +198,7 @@ final class LibGPIOD2Output: GPIOOutputLine, @unchecked Sendable {
     let description: String
 
     init(chip: LibGPIOD2Chip, request: OpaquePointer, offset: UInt32, description: String) {
-        self.chip = chip
-        self.request = request
-        self.offset = offset
-        self.description = description
+        (self.chip, self.request, self.offset, self.description) = (chip, request, offset, description)
     }
 
     deinit { gpiod2.line_request_release(request) }

@@ -11,10 +11,7 @@ public struct ExecChannel: NotificationChannel {
     public let name: String
     let options: ExecOptions
 
-    public init(name: String, options: ExecOptions) {
-        self.name = name
-        self.options = options
-    }
+    public init(name: String, options: ExecOptions) { (self.name, self.options) = (name, options) }
 
     /// The absolute path of `program`: itself when it contains a `/`, else the first match on PATH.
     public static func resolve(_ program: String) -> String? {

@@ -17,10 +17,7 @@ public struct TwilioChannel: NotificationChannel {
     let client: HTTPClient
 
     public init(name: String, account: TwilioAccount, mode: Mode, client: HTTPClient) {
-        self.name = name
-        self.account = account
-        self.mode = mode
-        self.client = client
+        (self.name, self.account, self.mode, self.client) = (name, account, mode, client)
     }
 
     /// The resource URL for this mode.

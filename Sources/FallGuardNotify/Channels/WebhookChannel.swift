@@ -11,9 +11,7 @@ public struct WebhookChannel: NotificationChannel {
     let client: HTTPClient
 
     public init(name: String, options: WebhookOptions, client: HTTPClient) {
-        self.name = name
-        self.options = options
-        self.client = client
+        (self.name, self.options, self.client) = (name, options, client)
     }
 
     /// The payload as the webhook sends it: JSON with sorted keys.

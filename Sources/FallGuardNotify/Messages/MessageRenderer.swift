@@ -11,10 +11,7 @@ public struct MessageRenderer: Sendable {
     public var timeZone: TimeZone?
 
     public init(templates: MessageTemplates, wearer: Wearer, device: String, timeZone: TimeZone? = nil) {
-        self.templates = templates
-        self.wearer = wearer
-        self.device = device
-        self.timeZone = timeZone
+        (self.templates, self.wearer, self.device, self.timeZone) = (templates, wearer, device, timeZone)
     }
 
     /// The subject and body for `alert` at wall-clock `date`; `test` marks both as a test.

@@ -33,10 +33,7 @@ public struct MessageTemplates: Sendable, Equatable {
     /// reason first, then the location.
     public var smsLimit: Int
 
-    public init(bodies: [AlertKind: String] = [:], smsLimit: Int = 306) {
-        self.bodies = bodies
-        self.smsLimit = smsLimit
-    }
+    public init(bodies: [AlertKind: String] = [:], smsLimit: Int = 306) { (self.bodies, self.smsLimit) = (bodies, smsLimit) }
 
     /// The names between braces in `text`.
     public static func placeholderNames(in text: String) -> [String] {

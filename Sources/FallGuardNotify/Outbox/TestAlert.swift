@@ -8,8 +8,7 @@ public struct TestAlert: Sendable {
     public var allContacts: Bool
 
     public init(settings: NotificationSettings, allContacts: Bool = false) {
-        self.settings = settings
-        self.allContacts = allContacts
+        (self.settings, self.allContacts) = (settings, allContacts)
     }
 
     /// One delivery per channel in `channels` and recipient, each with its own idempotency key.

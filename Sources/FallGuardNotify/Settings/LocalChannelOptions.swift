@@ -7,10 +7,7 @@ public struct ExecOptions: ChannelOptions, Equatable {
     public var timeout: Double
     public var addressing: ChannelAddressing { .broadcast }
 
-    public init(command: [String], timeout: Double = 30) {
-        self.command = command
-        self.timeout = timeout
-    }
+    public init(command: [String], timeout: Double = 30) { (self.command, self.timeout) = (command, timeout) }
 
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
         ExecChannel(name: name, options: self)

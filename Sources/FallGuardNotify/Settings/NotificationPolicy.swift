@@ -18,11 +18,7 @@ public struct AlertRoute: Sendable, Equatable {
 
     public init(primary: [String], others: [String] = [], broadcast: [String] = [], escalate: Bool = false,
                 deadline: Double = 3600) {
-        self.primary = primary
-        self.others = others
-        self.broadcast = broadcast
-        self.escalate = escalate
-        self.deadline = deadline
+        (self.primary, self.others, self.broadcast, self.escalate, self.deadline) = (primary, others, broadcast, escalate, deadline)
     }
 
     /// As in the iOS thesis: the primary contact gets an SMS and a voice call, the others an SMS;
@@ -45,9 +41,7 @@ public struct RetrySettings: Sendable, Equatable {
     public var jitter: Double
 
     public init(initial: Double = 1, max: Double = 60, jitter: Double = 0.5) {
-        self.initial = initial
-        self.max = max
-        self.jitter = jitter
+        (self.initial, self.max, self.jitter) = (initial, max, jitter)
     }
 
     /// The wait after `attempts` failed attempts (1 for the first failure); `random` is in 0…1.

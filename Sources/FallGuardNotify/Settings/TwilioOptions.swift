@@ -11,11 +11,7 @@ public struct TwilioAccount: Sendable, Equatable {
 
     public init(accountSID: String, authToken: String, from: String,
                 baseURL: String = "https://api.twilio.com", timeout: Double = 15) {
-        self.accountSID = accountSID
-        self.authToken = authToken
-        self.from = from
-        self.baseURL = baseURL
-        self.timeout = timeout
+        (self.accountSID, self.authToken, self.from, self.baseURL, self.timeout) = (accountSID, authToken, from, baseURL, timeout)
     }
 }
 
@@ -41,9 +37,7 @@ public struct TwilioCallOptions: ChannelOptions, Equatable {
     public var addressing: ChannelAddressing { .phone }
 
     public init(account: TwilioAccount, repeatCount: Int = 3, language: String = "en-GB") {
-        self.account = account
-        self.repeatCount = repeatCount
-        self.language = language
+        (self.account, self.repeatCount, self.language) = (account, repeatCount, language)
     }
 
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {

@@ -20,11 +20,7 @@ public struct WebhookOptions: ChannelOptions, Equatable {
     public var addressing: ChannelAddressing { .broadcast }
 
     public init(url: String, secret: String = "", headers: [String: String] = [:], body: Body = .json, timeout: Double = 10) {
-        self.url = url
-        self.secret = secret
-        self.headers = headers
-        self.body = body
-        self.timeout = timeout
+        (self.url, self.secret, self.headers, self.body, self.timeout) = (url, secret, headers, body, timeout)
     }
 
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
