@@ -8,6 +8,8 @@
 # Usage: bench/install-check.sh [--binary PATH]   (default: the debug build, built if missing;
 #        a release build is what ships, but any fallguard executable shows the packaging)
 set -euo pipefail
+# The files made below get the modes a fresh shell gives them, whatever the caller's umask.
+umask 022
 here="$(cd "$(dirname "$0")/.." && pwd)"
 binary=""
 [ "${1:-}" = --binary ] && binary="$2"

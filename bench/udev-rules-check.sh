@@ -11,6 +11,8 @@
 # header chip gets /dev/fallguard/gpiochip; other IIO devices are left alone.
 # Usage: bench/udev-rules-check.sh        (root; exit 0 pass, 1 fail, 77 cannot run here)
 set -euo pipefail
+# The files made below get the modes a fresh shell gives them, whatever the caller's umask.
+umask 022
 here="$(cd "$(dirname "$0")/.." && pwd)"
 rules="$here/udev/99-fallguard.rules"
 

@@ -34,7 +34,8 @@ import Testing
     /// Runs a daemon on a new in-memory chip until its countdown starts, then `body`.
     static func withDaemonInCountdown(_ body: (Daemon, InMemoryGPIO, TempDirectory) async throws -> Void) async throws {
         let dir = TempDirectory("daemon")
-        umask(0o022)   // as a shell would have it
+        umask(0o022)   // as a shell would have it; the daemon sets 077 for the whole process
+        defer { umask(0o022) }
         let gpio = InMemoryGPIO()
         let daemon = try Self.daemon(in: dir, gpio: gpio)
         let run = Task { try await daemon.run(duration: 30) }
