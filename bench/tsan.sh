@@ -15,7 +15,9 @@ TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
     swift test --sanitize=thread --scratch-path .build-tsan --no-parallel --filter "$FILTER" >"$LOG" 2>&1 || status=$?
 reports=$(grep -c "WARNING: ThreadSanitizer" "$LOG" || true)
 tests=$(grep -Eo "Test run with [0-9]+ tests? (in [0-9]+ suites? )?(passed|failed)[^.]*" "$LOG" | tail -1 || true)
-grep -A30 "WARNING: ThreadSanitizer" "$LOG" | head -200 || true
+# Each report's first frame, counted: where the races are.
+awk '/WARNING: ThreadSanitizer/{w=1; next} w && /#0 /{print; w=0}' "$LOG" | sed 's/ (.*//' | sort | uniq -c | sort -rn || true
+grep -m3 -A30 "WARNING: ThreadSanitizer" "$LOG" || true
 echo "swift test --sanitize=thread --filter '$FILTER': ${tests:-no summary line} (exit ${status:-0})"
 echo "ThreadSanitizer reports: $reports (bar 0): $([ "$reports" = 0 ] && echo MET || echo NOT MET)"
 [ "$reports" = 0 ] && [ "${status:-0}" = 0 ]

@@ -47,12 +47,17 @@ public func runCommand(_ executable: String, _ arguments: [String], environment:
     p.standardError = err
     p.standardInput = FileHandle.nullDevice
     try p.run()
+    // The standard error reader hands its data over through a semaphore (a happens-before
+    // edge ThreadSanitizer sees), not by polling the thread's state.
     nonisolated(unsafe) var errData = Data()
-    let reader = Thread { errData = err.fileHandleForReading.readDataToEndOfFile() }
-    reader.start()
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        done.signal()
+    }
     let o = out.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
-    while !reader.isFinished { usleep(1000) }
+    done.wait()
     return CommandResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))
 }
