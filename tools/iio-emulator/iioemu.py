@@ -20,7 +20,8 @@ since a regular file cannot return EINVAL/EBUSY to the writer).
 
 Models: ``adxl345-direct`` (LTS kernels, direct mode only), ``adxl345-buffered`` (first mainline
 driver with the FIFO-backed kfifo buffer, no trigger) and ``mpu6050`` (inv_mpu6050, triggered
-buffer with its own ``mpu6050-devN`` trigger).  See README.md for the details and the known
+buffer with its own ``mpu6050-devN`` trigger), ``mpu6050-direct`` (the same driver without an
+interrupt line: it still probes, in direct mode only).  See README.md for the details and the known
 differences from real hardware.
 
 Use from Python (inside the emulator namespace, see ``in_emu_namespace``/``reexec_in_namespace``)::
@@ -70,7 +71,7 @@ DEFAULT_SYSFS = "/sys/bus/iio/devices"
 DEFAULT_DEV = "/dev"
 # The IIO character-device major is allocated dynamically by the kernel; any value will do.
 IIO_CHR_MAJOR = 246
-MODELS = ("adxl345-direct", "adxl345-buffered", "mpu6050")
+MODELS = ("adxl345-direct", "adxl345-buffered", "mpu6050", "mpu6050-direct")
 FAULTS = ("stall", "unplug", "stuck", "saturate", "garbage")
 EXIT_SKIP = 77
 
@@ -533,7 +534,11 @@ class Mpu6050(Model):
     GYRO_BIAS = (3, -2, 1)                                   # counts at rest
     gyro_ids = ("anglvel_x", "anglvel_y", "anglvel_z")
 
-    def __init__(self, emu, mount_matrix=None):
+    def __init__(self, emu, mount_matrix=None, buffered=True):
+        # Without an interrupt line (no `interrupt=` in the overlay) inv_mpu_core's probe skips
+        # the trigger and the triggered buffer: direct mode only, no /dev node.
+        self.buffered = buffered
+        self.needs_trigger = buffered
         self.mount = mount_matrix or ["1", "0", "0", "0", "1", "0", "0", "0", "1"]
         self.mount_f = [float(v) for v in self.mount]
         super().__init__(emu)
@@ -635,8 +640,9 @@ class Mpu6050(Model):
             Attr("sampling_frequency", self.show_freq, self.store_freq),
             Attr("sampling_frequency_available", lambda: "10 20 50 100 200 500\n"),
             Attr("current_timestamp_clock", lambda: self.clock + "\n", self.store_clock),
-            Attr("trigger/current_trigger", self.show_trigger, self.store_trigger),
         ]
+        if self.buffered:
+            a.append(Attr("trigger/current_trigger", self.show_trigger, self.store_trigger))
         for i, cid in enumerate(self.accel_ids):
             a.append(Attr(f"in_{cid}_raw", raw=True))
             a.append(Attr(f"in_{cid}_calibbias", (lambda i=i: "%d\n" % self.accel_cb[i]),
@@ -837,8 +843,8 @@ class Emulator:
         self.err = stderr or sys.stderr
         if mount_matrix is not None and isinstance(mount_matrix, str):
             mount_matrix = parse_mount_matrix(mount_matrix)
-        if model == "mpu6050":
-            self.model: Model = Mpu6050(self, mount_matrix)
+        if model in ("mpu6050", "mpu6050-direct"):
+            self.model: Model = Mpu6050(self, mount_matrix, buffered=(model == "mpu6050"))
         else:
             if mount_matrix is not None:
                 raise ValueError("the adxl345 driver has no mount matrix")
