@@ -63,6 +63,7 @@ public final class SensorLoop: Sendable {
     /// Stops the thread ``start(_:)`` began, then the source.
     public func stopAndWait() {
         stopping.store(true, ordering: .releasing)
+        source.cancel()   // the thread may be waiting in the driver's buffer
         finished.wait()
         source.stopAndWait()
     }
@@ -70,6 +71,13 @@ public final class SensorLoop: Sendable {
     /// Runs the loop on this thread while `keepGoing` says so (the caller starts and stops the
     /// source) and returns the pipeline, for its counters. `prepare` sets up the pipeline's
     /// per-sample hooks; `afterPass` runs after every pass (the watchdog).
+    ///
+    /// One pass per delivery: with the IIO source this thread itself waits in the driver's
+    /// buffer, so a buffered batch (0.4 s at 40 Hz) or a polled sample wakes it once. Without
+    /// data a pass still comes every batch period plus ``IIOAccelerometer/stallMargin``
+    /// (0.75 s at 40 Hz buffered, 0.25 s at most for the other sources), so the stall check
+    /// (1 s) fires by 1.5 s without samples and the systemd watchdog (`WatchdogSec=`, pinged from
+    /// `afterPass`) hears from this thread at least every 0.75 s while it is alive.
     @discardableResult
     public func run(while keepGoing: () -> Bool, prepare: (inout SensorPipeline) -> Void = { _ in },
                     afterPass: () -> Void = {}, _ handle: (SensorPipeline.Output) -> Void) -> SensorPipeline? {
@@ -98,7 +106,7 @@ public final class SensorLoop: Sendable {
             }
             rawSamples.wrappingIncrement(by: pipeline.rawSamples - before, ordering: .relaxed)
             afterPass()
-            source.waitForData(timeout: 0.25)   // the stall check (1 s) runs at least 4 times a second
+            source.waitForData(timeout: 0.25)   // see above: a pass at least every 0.75 s
         }
         return pipeline
     }

@@ -24,16 +24,18 @@ public enum FileHandleStderr {
 /// Flushes standard output (used by real-time output so lines appear as they happen).
 public func flushStandardOutput() { fflush(nil) }
 
-/// A flag that SIGINT or SIGTERM sets, for commands that end cleanly on Ctrl-C; keep the
-/// returned sources alive while waiting.
+/// A flag that SIGINT or SIGTERM sets, for commands that end cleanly on Ctrl-C. A plain signal
+/// handler, not a dispatch source: a command that never touches libdispatch's worker pool (watch)
+/// is spared the pool monitor's wake-up every second. The list is empty (kept for the callers,
+/// which cancel it).
 public func stopOnSignals() -> (ManagedAtomic<Bool>, [DispatchSourceSignal]) {
-    let stop = ManagedAtomic<Bool>(false)
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
-    for s in sources {
-        s.setEventHandler { stop.store(true, ordering: .releasing) }
-        s.resume()
+    let stop = signalledStop
+    stop.store(false, ordering: .releasing)
+    for s in [SIGINT, SIGTERM] {
+        signal(s) { _ in signalledStop.store(true, ordering: .releasing) }
     }
-    return (stop, sources)
+    return (stop, [])
 }
+
+/// Set from the signal handler (initialised before a handler is installed).
+private let signalledStop = ManagedAtomic<Bool>(false)

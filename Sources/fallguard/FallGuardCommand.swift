@@ -2,7 +2,6 @@ import ArgumentParser
 import FallGuardDaemon
 import FallGuardCore
 
-@main
 struct FallGuardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fallguard",

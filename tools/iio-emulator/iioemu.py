@@ -20,7 +20,8 @@ since a regular file cannot return EINVAL/EBUSY to the writer).
 
 Models: ``adxl345-direct`` (LTS kernels, direct mode only), ``adxl345-buffered`` (first mainline
 driver with the FIFO-backed kfifo buffer, no trigger) and ``mpu6050`` (inv_mpu6050, triggered
-buffer with its own ``mpu6050-devN`` trigger).  See README.md for the details and the known
+buffer with its own ``mpu6050-devN`` trigger), ``mpu6050-direct`` (the same driver without an
+interrupt line: it still probes, in direct mode only).  See README.md for the details and the known
 differences from real hardware.
 
 Use from Python (inside the emulator namespace, see ``in_emu_namespace``/``reexec_in_namespace``)::
@@ -70,7 +71,7 @@ DEFAULT_SYSFS = "/sys/bus/iio/devices"
 DEFAULT_DEV = "/dev"
 # The IIO character-device major is allocated dynamically by the kernel; any value will do.
 IIO_CHR_MAJOR = 246
-MODELS = ("adxl345-direct", "adxl345-buffered", "mpu6050")
+MODELS = ("adxl345-direct", "adxl345-buffered", "mpu6050", "mpu6050-direct")
 FAULTS = ("stall", "unplug", "stuck", "saturate", "garbage")
 EXIT_SKIP = 77
 
@@ -479,6 +480,9 @@ class Adxl345(Model):
             code = min(15, n.bit_length() - 1)
         self.odr = code
 
+    def store_scale(self, s):
+        raise KernelError(errno.EINVAL)
+
     def show_calibbias(self, i):
         return "%d\n" % (sext(self.ofs[i], 8) * 4)
 
@@ -488,7 +492,9 @@ class Adxl345(Model):
 
     def attrs(self):
         a = [
-            Attr("in_accel_scale", lambda: self.scale_text()),
+            # 0644 like every IIO info attribute of a driver with write_raw; adxl345_write_raw
+            # has no case for SCALE (one scale at full resolution): EINVAL.
+            Attr("in_accel_scale", lambda: self.scale_text(), self.store_scale),
             Attr("in_accel_sampling_frequency", self.show_freq, self.store_freq),
             Attr("sampling_frequency_available", lambda: self.AVAIL),
         ]
@@ -528,7 +534,11 @@ class Mpu6050(Model):
     GYRO_BIAS = (3, -2, 1)                                   # counts at rest
     gyro_ids = ("anglvel_x", "anglvel_y", "anglvel_z")
 
-    def __init__(self, emu, mount_matrix=None):
+    def __init__(self, emu, mount_matrix=None, buffered=True):
+        # Without an interrupt line (no `interrupt=` in the overlay) inv_mpu_core's probe skips
+        # the trigger and the triggered buffer: direct mode only, no /dev node.
+        self.buffered = buffered
+        self.needs_trigger = buffered
         self.mount = mount_matrix or ["1", "0", "0", "0", "1", "0", "0", "0", "1"]
         self.mount_f = [float(v) for v in self.mount]
         super().__init__(emu)
@@ -630,8 +640,9 @@ class Mpu6050(Model):
             Attr("sampling_frequency", self.show_freq, self.store_freq),
             Attr("sampling_frequency_available", lambda: "10 20 50 100 200 500\n"),
             Attr("current_timestamp_clock", lambda: self.clock + "\n", self.store_clock),
-            Attr("trigger/current_trigger", self.show_trigger, self.store_trigger),
         ]
+        if self.buffered:
+            a.append(Attr("trigger/current_trigger", self.show_trigger, self.store_trigger))
         for i, cid in enumerate(self.accel_ids):
             a.append(Attr(f"in_{cid}_raw", raw=True))
             a.append(Attr(f"in_{cid}_calibbias", (lambda i=i: "%d\n" % self.accel_cb[i]),
@@ -832,8 +843,8 @@ class Emulator:
         self.err = stderr or sys.stderr
         if mount_matrix is not None and isinstance(mount_matrix, str):
             mount_matrix = parse_mount_matrix(mount_matrix)
-        if model == "mpu6050":
-            self.model: Model = Mpu6050(self, mount_matrix)
+        if model in ("mpu6050", "mpu6050-direct"):
+            self.model: Model = Mpu6050(self, mount_matrix, buffered=(model == "mpu6050"))
         else:
             if mount_matrix is not None:
                 raise ValueError("the adxl345 driver has no mount matrix")
@@ -1224,6 +1235,7 @@ class Emulator:
         self.plugged = False
         self._norm = {}
         self._discard_batch("unplugged")
+        self._close_raw_fds(truncate=True)
         if self.buffer_enabled:
             self.buffer_enabled = False
         if self.inotify is not None:
@@ -1654,29 +1666,47 @@ class Emulator:
         self._log_row("drop", seq, t_sched, mono_ns(), "-", accel, None, why)
 
     def _write_raw(self, vals, garbage):
-        """Per-sample update of the in_*_raw files: temp file + rename (directory fds)."""
+        """Per-sample update of the in_*_raw files, in place (pwrite at 0, then truncate), as
+        the kernel's sysfs shows a new value to a reader that keeps the file open and preads it
+        at offset 0. The files stay open here, so these writes raise no IN_CLOSE_WRITE."""
         accel = self.model.accel_ids
+        if getattr(self, "_raw_fds_dir", None) != self._dev_dirfd:
+            self._close_raw_fds(truncate=False)
+            self._raw_fds_dir = self._dev_dirfd
         for cid in self.model.raw_ids():
             path = "in_%s_raw" % cid
             if garbage and cid in accel:
                 text = "".join(self.rng.choice("#$%&*?!@GHJKLMPQRSTUVWXYZ") for _ in range(6)) + "\n"
             else:
                 text = "%d\n" % vals[cid]
-            if text == self.raw_text.get(path) and cid not in accel:
+            old = self.raw_text.get(path)
+            if text == old and cid not in accel:
                 continue
-            tmp = "r-" + path
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444,
-                         dir_fd=self._tmp_dirfd)
-            try:
-                os.write(fd, text.encode())
-            finally:
-                os.close(fd)
-            os.replace(tmp, path, src_dir_fd=self._tmp_dirfd, dst_dir_fd=self._dev_dirfd)
+            fd = self._raw_fds.get(path)
+            if fd is None:
+                fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC, dir_fd=self._dev_dirfd)
+                self._raw_fds[path] = fd
+            data = text.encode()
+            os.pwrite(fd, data, 0)
+            if old is None or len(old.encode()) > len(data):
+                os.ftruncate(fd, len(data))
             self.raw_text[path] = text
             if self.inotify is None:
                 st = os.stat(path, dir_fd=self._dev_dirfd)
                 self._poll_stamps[os.path.join(self.devdir, path)] = (st.st_ino, st.st_mtime_ns,
                                                                       st.st_size)
+
+    def _close_raw_fds(self, truncate: bool):
+        """Closes the kept in_*_raw files; on unplug they are emptied first, so that a reader
+        still holding one reads 0 bytes (the kernel answers ENODEV for a removed attribute)."""
+        for fd in getattr(self, "_raw_fds", {}).values():
+            try:
+                if truncate:
+                    os.ftruncate(fd, 0)
+                os.close(fd)
+            except OSError:
+                pass
+        self._raw_fds = {}
 
     def _clock_offset(self, clock: str) -> int:
         """clock - CLOCK_MONOTONIC in ns, measured with the tightest of a few bracketing reads

@@ -22,7 +22,7 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
     public var requireBuffered: Bool
     /// The board's orientation (rows), replacing the driver's `mount_matrix`.
     public var mountMatrix: [[Double]]?
-    /// The CPU of the capture thread (and of the consumer, which follows it).
+    /// The CPU of the sensor thread, which waits in the driver's buffer and consumes.
     public var cpu: SensorCPU
 
     public init(uri: String = "local:", device: String? = nil, minimumRate: Double = 40,
@@ -42,9 +42,9 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
 /// A tri-axial accelerometer behind the Linux IIO subsystem, read through libiio.
 ///
 /// `init` opens the context, finds the device, applies the range and rate (reading back what
-/// the driver accepted); ``capture(into:stop:)`` then streams samples in g, mount matrix
-/// applied, into a lock-free ring until stopped or until the device fails. One owner: the
-/// capture thread.
+/// the driver accepted); ``startCapture()``, then ``captureStep(into:)`` once per delivery,
+/// push samples in g, mount matrix applied, into a lock-free ring. One owner: the thread that
+/// captures (the sensor thread, which also consumes).
 public final class IIOAccelerometer: @unchecked Sendable {
     // Sendable: after init only the capture thread touches the C objects; `cancel()` uses
     // libiio's thread-safe iio_buffer_cancel through an atomic pointer.
@@ -85,7 +85,9 @@ public final class IIOAccelerometer: @unchecked Sendable {
         if !scales.isEmpty {
             let full = Double(Int16.max)
             let pick = scales.first { $0 * full / standardGravity >= configuration.minimumRangeG } ?? scales.last!
-            if let code = a.write("scale", String(pick)) {
+            // A driver with one scale (the ADXL345 at full resolution) refuses the write with
+            // EINVAL: not an error, the scale read back below is the one that counts.
+            if let code = a.write("scale", String(pick)), code != EINVAL {
                 throw IIOError(uri: uri, device: name, what: "cannot set in_accel_scale to \(pick)", code: code)
             }
         }
@@ -119,16 +121,46 @@ public final class IIOAccelerometer: @unchecked Sendable {
     /// The rate the driver runs at (Hz).
     public var rate: Double { info.samplingFrequency ?? configuration.minimumRate }
 
-    /// Streams samples into `ring` until `stop` becomes true (returns nil) or the device
-    /// fails (returns the error). Allocates nothing per sample, takes no lock, never waits
-    /// for the consumer: a full ring counts an overrun. `pushed` is called after each batch
-    /// (one refill, or one polled sample) so a consumer can sleep until there is data.
-    public func capture(into ring: SPSCRingBuffer<AccelerationSample>, stop: ManagedAtomic<Bool>,
-                        pushed: () -> Void = {}) -> IIOError? {
-        info.mode == .buffered ? captureBuffered(ring, stop, pushed) : capturePolled(ring, stop, pushed)
+    /// Samples per wake-up in buffered mode: the buffer's watermark (libiio 0.24 writes
+    /// `buffer/watermark` = the buffer's sample count, so the kernel's poll() and blocking read
+    /// return once that many samples are queued). ``batchSeconds`` of data: 16 samples at 40 Hz,
+    /// 2.5 wake-ups a second instead of 40. The detector decides 2.475 s after an impact, so a
+    /// decision comes at most one batch (0.4 s) later: under 3 s. Polled mode: 1.
+    public var batchSamples: Int {
+        info.mode == .buffered ? max(1, Int((rate * Self.batchSeconds).rounded(.down))) : 1
+    }
+    /// How much data one buffered wake-up carries (s).
+    public static let batchSeconds = 0.4
+    /// The time between two deliveries (s): one batch in buffered mode, one sample polled.
+    public var deliveryPeriod: Double { Double(batchSamples) / rate }
+
+    /// Sets up capture: enables the buffer (buffered) or opens the `_raw` files (polled).
+    public func startCapture() -> IIOError? {
+        info.mode == .buffered ? startBuffered() : startPolled()
     }
 
-    /// Wakes a blocked buffered capture (from any thread).
+    /// Waits for the next delivery and pushes it into `ring`: one buffer refill (a batch of
+    /// ``batchSamples``, or nothing when the refill timed out: a stall, which the consumer's
+    /// health check reports), or one polled sample at its scheduled time. Blocks about
+    /// ``deliveryPeriod``, at most ``deliveryPeriod`` + ``stallMargin``.
+    public func captureStep(into ring: SPSCRingBuffer<AccelerationSample>) -> IIOError? {
+        info.mode == .buffered ? refill(ring) : pollOnce(ring)
+    }
+
+    /// Releases what ``startCapture()`` set up.
+    public func finishCapture() {
+        let p = buffer.exchange(0, ordering: .acquiringAndReleasing)
+        if p != 0 { iio_buffer_destroy(OpaquePointer(bitPattern: p)) }
+        for fd in rawFiles where fd >= 0 { close(fd) }
+        rawFiles = []
+    }
+
+    /// How much longer than a batch a refill may wait before it returns empty-handed, so that
+    /// the consumer checks for a stall and pings the watchdog at least every
+    /// ``deliveryPeriod`` + this.
+    public static let stallMargin = 0.35
+
+    /// Wakes a blocked buffered capture (from any thread); the capture then ends.
     public func cancel() {
         let p = buffer.load(ordering: .acquiring)
         if p != 0 { iio_buffer_cancel(OpaquePointer(bitPattern: p)) }
@@ -150,42 +182,75 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
     // MARK: polled mode: the three _raw attributes on a drift-free monotonic schedule
 
-    private func capturePolled(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>,
-                               _ pushed: () -> Void) -> IIOError? {
-        let periodNs = Int64((1e9 / rate).rounded())
-        var next = monotonicNanoseconds()
-        var cx: Int64 = 0, cy: Int64 = 0, cz: Int64 = 0
-        while !stop.load(ordering: .relaxed) {
-            var r = iio_channel_attr_read_longlong(attributes.x, "raw", &cx)
-            if r == 0 { r = iio_channel_attr_read_longlong(attributes.y, "raw", &cy) }
-            if r == 0 { r = iio_channel_attr_read_longlong(attributes.z, "raw", &cz) }
-            if r < 0 { return error("reading in_accel_*_raw failed", -r) }
-            ring.push(sample(time: Double(monotonicNanoseconds()) * 1e-9, cx, cy, cz))
-            pushed()
-            next += periodNs
-            let now = monotonicNanoseconds()
-            if next < now - 10 * periodNs { next = now }   // fell far behind (suspend): don't burst
-            sleepUntil(nanoseconds: next)
+    /// For `local:` contexts the three `in_accel_*_raw` files stay open and are read with
+    /// pread() at offset 0, as sysfs allows (each read at 0 asks the driver again): 3 system
+    /// calls a sample instead of libiio's open, fstat, read, read, close per attribute.
+    /// Other contexts (`ip:`) go through libiio, the only way there.
+    private var rawFiles: [Int32] = []
+    private var nextPoll: Int64 = 0
+
+    private func startPolled() -> IIOError? {
+        nextPoll = monotonicNanoseconds()
+        guard configuration.uri.hasPrefix("local:") else { return nil }
+        let folder = "/sys/bus/iio/devices/\(info.id)/"
+        for channel in [attributes.x, attributes.y, attributes.z] {
+            let name = iio_channel_attr_get_filename(channel, "raw").map { String(cString: $0) } ?? ""
+            let fd = open(folder + name, O_RDONLY | O_CLOEXEC)
+            if fd < 0 {
+                let code = errno
+                finishCapture()
+                return error("cannot open \(folder + name)", code)
+            }
+            rawFiles.append(fd)
         }
         return nil
     }
 
-    // MARK: buffered mode: the driver's buffer, blocking refill on this thread
+    private func pollOnce(_ ring: SPSCRingBuffer<AccelerationSample>) -> IIOError? {
+        let periodNs = Int64((1e9 / rate).rounded())
+        sleepUntil(nanoseconds: nextPoll)
+        var cx: Int64 = 0, cy: Int64 = 0, cz: Int64 = 0
+        if rawFiles.count == 3 {
+            var r = readRaw(rawFiles[0], &cx)
+            if r == 0 { r = readRaw(rawFiles[1], &cy) }
+            if r == 0 { r = readRaw(rawFiles[2], &cz) }
+            if r != 0 { return error("reading in_accel_*_raw failed", r) }
+        } else {
+            var r = iio_channel_attr_read_longlong(attributes.x, "raw", &cx)
+            if r == 0 { r = iio_channel_attr_read_longlong(attributes.y, "raw", &cy) }
+            if r == 0 { r = iio_channel_attr_read_longlong(attributes.z, "raw", &cz) }
+            if r < 0 { return error("reading in_accel_*_raw failed", -r) }
+        }
+        ring.push(sample(time: Double(monotonicNanoseconds()) * 1e-9, cx, cy, cz))
+        nextPoll += periodNs
+        let now = monotonicNanoseconds()
+        if nextPoll < now - 10 * periodNs { nextPoll = now }   // fell far behind (suspend): don't burst
+        return nil
+    }
 
-    private func captureBuffered(_ ring: SPSCRingBuffer<AccelerationSample>, _ stop: ManagedAtomic<Bool>,
-                                 _ pushed: () -> Void) -> IIOError? {
+    // MARK: buffered mode: the driver's buffer, one blocking refill per watermark
+
+    private func startBuffered() -> IIOError? {
         let dev = attributes.device
         for i in 0..<iio_device_get_channels_count(dev) {
             if let c = iio_device_get_channel(dev, i) { iio_channel_disable(c) }
         }
         let channels = [attributes.x, attributes.y, attributes.z]
         channels.forEach { iio_channel_enable($0) }
-        let ts = attributes.timestamp
-        if let ts {
+        timestampOffset = 0
+        if let ts = attributes.timestamp {
             iio_channel_enable(ts)
-            // Kernel timestamps on the same clock as ours.
+            // Kernel timestamps on the same clock as ours. inv_mpu6050 starts at realtime; a
+            // driver that refuses the switch keeps its clock, and the difference is subtracted.
             if iio_device_find_attr(dev, "current_timestamp_clock") != nil {
                 _ = iio_device_attr_write(dev, "current_timestamp_clock", "monotonic")
+                let clock = settledClock(attributes)
+                if clock != "monotonic" {
+                    guard let id = clockID(clock) else {
+                        return error("timestamps on clock '\(clock)', which cannot be converted", EINVAL)
+                    }
+                    timestampOffset = clockOffsetNanoseconds(id)
+                }
             }
         }
         // A driver with its own data-ready trigger (MPU6050: mpu6050-devN) needs it selected.
@@ -198,52 +263,123 @@ public final class IIOAccelerometer: @unchecked Sendable {
                 if r < 0 { return error("cannot set trigger \(wanted)", -r) }
             }
         }
-        // One refill per half detector period keeps latency low: the refill waits for a full buffer.
-        let count = max(1, Int(rate / (2 * detectorRate)))
+        // The refill returns after a whole batch, or empty-handed after the stall margin.
+        _ = iio_context_set_timeout(context.pointer, UInt32(((deliveryPeriod + Self.stallMargin) * 1000).rounded(.up)))
+        let count = batchSamples
         errno = 0
         guard let buf = iio_device_create_buffer(dev, count, false) else {
             return error("cannot create a buffer of \(count) samples", errno == 0 ? EIO : errno)
         }
         buffer.store(Int(bitPattern: UnsafeMutableRawPointer(buf)), ordering: .releasing)
-        defer {
-            buffer.store(0, ordering: .releasing)
-            iio_buffer_destroy(buf)
-        }
-        let formats = channels.map { iio_channel_get_data_format($0)!.pointee }
-        let periodNs = 1e9 / rate
-        var raw: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        while !stop.load(ordering: .relaxed) {
-            let n = iio_buffer_refill(buf)
-            if stop.load(ordering: .relaxed) { return nil }
-            if n < 0 { return error("buffer refill failed", Int32(-n)) }
-            let arrival = Double(monotonicNanoseconds())
-            let step = iio_buffer_step(buf)
-            guard let end = iio_buffer_end(buf), step > 0 else { continue }
-            var px = iio_buffer_first(buf, attributes.x)!, py = iio_buffer_first(buf, attributes.y)!
-            var pz = iio_buffer_first(buf, attributes.z)!
-            var pt = ts.map { iio_buffer_first(buf, $0)! }
-            let samples = (end - px) / step
-            var k = 0
-            while px < end {
-                iio_channel_convert(attributes.x, &raw.0, px)
-                iio_channel_convert(attributes.y, &raw.1, py)
-                iio_channel_convert(attributes.z, &raw.2, pz)
-                let time: Double
-                if let p = pt {
-                    iio_channel_convert(ts!, &raw.3, p)
-                    time = Double(Int64(bitPattern: raw.3)) * 1e-9
-                    pt = p + step
-                } else {
-                    time = (arrival - Double(samples - 1 - k) * periodNs) * 1e-9
-                }
-                ring.push(sample(time: time, signExtend(raw.0, formats[0]), signExtend(raw.1, formats[1]), signExtend(raw.2, formats[2])))
-                px += step; py += step; pz += step
-                k += 1
+        formats = channels.map { iio_channel_get_data_format($0)!.pointee }
+        return nil
+    }
+
+    private var formats: [iio_data_format] = []
+    /// Kernel timestamp minus CLOCK_MONOTONIC (ns) when the driver keeps another clock.
+    private var timestampOffset: Int64 = 0
+
+    private func refill(_ ring: SPSCRingBuffer<AccelerationSample>) -> IIOError? {
+        let p = buffer.load(ordering: .acquiring)
+        guard p != 0, let buf = OpaquePointer(bitPattern: p) else { return error("buffer cancelled", ECANCELED) }
+        let n = iio_buffer_refill(buf)
+        if n == -Int(ETIMEDOUT) || n == -Int(EAGAIN) {
+            // No whole batch yet: a stall, which the consumer's health check judges, unless the
+            // device is gone (the kernel then says ENODEV; a device node that only stopped
+            // delivering, such as the emulator's FIFO, just times out).
+            if configuration.uri.hasPrefix("local:"), access("/sys/bus/iio/devices/\(info.id)", F_OK) != 0 {
+                return error("buffer refill failed", ENODEV)
             }
-            pushed()
+            return nil
+        }
+        if n < 0 { return error("buffer refill failed", Int32(-n)) }
+        let arrival = Double(monotonicNanoseconds())
+        let periodNs = 1e9 / rate
+        let step = iio_buffer_step(buf)
+        guard let end = iio_buffer_end(buf), step > 0 else { return nil }
+        var px = iio_buffer_first(buf, attributes.x)!, py = iio_buffer_first(buf, attributes.y)!
+        var pz = iio_buffer_first(buf, attributes.z)!
+        let ts = attributes.timestamp
+        var pt = ts.map { iio_buffer_first(buf, $0)! }
+        let samples = (end - px) / step
+        var k = 0
+        var raw: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        while px < end {
+            iio_channel_convert(attributes.x, &raw.0, px)
+            iio_channel_convert(attributes.y, &raw.1, py)
+            iio_channel_convert(attributes.z, &raw.2, pz)
+            let time: Double
+            if let p = pt {
+                iio_channel_convert(ts!, &raw.3, p)
+                time = Double(Int64(bitPattern: raw.3) &- timestampOffset) * 1e-9
+                pt = p + step
+            } else {
+                time = (arrival - Double(samples - 1 - k) * periodNs) * 1e-9
+            }
+            ring.push(sample(time: time, signExtend(raw.0, formats[0]), signExtend(raw.1, formats[1]), signExtend(raw.2, formats[2])))
+            px += step; py += step; pz += step
+            k += 1
         }
         return nil
     }
+}
+
+/// Reads a decimal attribute through an open sysfs file (pread at 0). 0, or the errno:
+/// ENODEV for an empty read (a removed device), EINVAL for text that is not a number.
+@inline(__always)
+func readRaw(_ fd: Int32, _ value: inout Int64) -> Int32 {
+    var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes, no allocation
+    return withUnsafeMutableBytes(of: &bytes) { b -> Int32 in
+        let n = pread(fd, b.baseAddress, b.count, 0)
+        if n < 0 { return errno }
+        if n == 0 { return ENODEV }
+        var v: Int64 = 0, negative = false, digits = 0, i = 0
+        if b[0] == UInt8(ascii: "-") { negative = true; i = 1 }
+        while i < n, b[i] >= 48, b[i] <= 57 { v = v * 10 + Int64(b[i] - 48); i += 1; digits += 1 }
+        guard digits > 0, digits < 19, i == n || b[i] == 10 else { return EINVAL }
+        value = negative ? -v : v
+        return 0
+    }
+}
+
+/// `current_timestamp_clock` after a write: a driver emulated in user space applies it a
+/// moment later, so the text is read again for up to 100 ms while it differs from "monotonic".
+func settledClock(_ a: AccelerometerAttributes) -> String {
+    var clock = ""
+    for _ in 0..<5 {
+        clock = a.device.iioDeviceAttribute("current_timestamp_clock") ?? ""
+        if clock == "monotonic" { break }
+        sleepUntil(nanoseconds: monotonicNanoseconds() + 20_000_000)
+    }
+    return clock
+}
+
+/// The clock behind a `current_timestamp_clock` name (the kernel's list).
+func clockID(_ name: String) -> clockid_t? {
+    switch name {
+    case "realtime": return CLOCK_REALTIME
+    case "monotonic": return CLOCK_MONOTONIC
+    case "monotonic_raw": return CLOCK_MONOTONIC_RAW
+    case "realtime_coarse": return CLOCK_REALTIME_COARSE
+    case "monotonic_coarse": return CLOCK_MONOTONIC_COARSE
+    case "boottime": return CLOCK_BOOTTIME
+    case "tai": return CLOCK_TAI
+    default: return nil
+    }
+}
+
+/// `clock` minus CLOCK_MONOTONIC now (ns), from the tightest of five bracketing reads.
+func clockOffsetNanoseconds(_ clock: clockid_t) -> Int64 {
+    var best: (Int64, Int64)?
+    for _ in 0..<5 {
+        let a = monotonicNanoseconds()
+        var ts = timespec()
+        clock_gettime(clock, &ts)
+        let b = monotonicNanoseconds()
+        let c = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+        if best == nil || b - a < best!.0 { best = (b - a, c - (a + (b - a) / 2)) }
+    }
+    return best!.1
 }
 
 /// The rate the driver settled on after `wrote` was written to `sampling_frequency`. A kernel

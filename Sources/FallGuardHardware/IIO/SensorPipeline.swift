@@ -1,8 +1,8 @@
 import FallGuardCore
 
-/// The consumer side of the sensor: drains the capture thread's ring, watches the raw stream's
-/// health, resamples to 40 Hz and feeds the detector. Called from one thread (the daemon's
-/// sample loop), every few milliseconds.
+/// The consumer side of the sensor: drains the source's ring, watches the raw stream's health,
+/// resamples to 40 Hz and feeds the detector. Called from one thread (the sensor loop) once per
+/// delivery: a buffered batch (0.4 s of samples at 40 Hz) or one polled sample.
 public struct SensorPipeline {
     public enum Output: Sendable {
         case opened(AccelerometerInfo)
