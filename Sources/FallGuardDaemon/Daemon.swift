@@ -269,7 +269,7 @@ public final class Daemon: Sendable {
             return
         }
         if new.detector != configuration.detector, let d = try? new.detector.configuration() {
-            loop.replaceDetector(d.makeDetector(), label: d.label)
+            loop.replaceDetector(d.makeDetector())
             logger.notice("detector now \(d.label)")
         }
         var restart: [String] = []

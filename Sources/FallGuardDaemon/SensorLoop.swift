@@ -12,8 +12,8 @@ import Synchronization
 /// bring-up commands run it on theirs (``run(while:prepare:afterPass:_:)``).
 public final class SensorLoop: Sendable {
     public let source: any SampleSource
-    /// The detector to start with, then one swapped in by ``replaceDetector(_:label:)``.
-    private let pendingDetector: Mutex<(detector: any FallDetector, label: String?)?>
+    /// The detector to start with, then one swapped in by ``replaceDetector(_:)``.
+    private let pendingDetector: Mutex<(any FallDetector)?>
     private let device: Mutex<SensorState>
     private let stopping = ManagedAtomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
@@ -30,13 +30,18 @@ public final class SensorLoop: Sendable {
 
     public init(source: any SampleSource, detector: any FallDetector) {
         self.source = source
-        pendingDetector = Mutex((detector, nil))
+        pendingDetector = Mutex(detector)
         device = Mutex(SensorState())
     }
 
     /// Used from the next pass on (SIGHUP); the new detector starts with an empty history.
-    public func replaceDetector(_ detector: any FallDetector, label: String) {
-        pendingDetector.withLock { $0 = (detector, label) }
+    public func replaceDetector(_ detector: any FallDetector) {
+        pendingDetector.withLock { $0 = detector }
+    }
+
+    /// The detector handed over since the last pass, taken.
+    private func takePendingDetector() -> (any FallDetector)? {
+        pendingDetector.withLock { p in defer { p = nil }; return p }
     }
 
     /// The device, its active problems and the ring's overruns.
@@ -81,13 +86,11 @@ public final class SensorLoop: Sendable {
     @discardableResult
     public func run(while keepGoing: () -> Bool, prepare: (inout SensorPipeline) -> Void = { _ in },
                     afterPass: () -> Void = {}, _ handle: (SensorPipeline.Output) -> Void) -> SensorPipeline? {
-        guard let first = pendingDetector.withLock({ p in defer { p = nil }; return p }) else { return nil }
-        var pipeline = SensorPipeline(source: source, detector: first.detector)
+        guard let first = takePendingDetector() else { return nil }
+        var pipeline = SensorPipeline(source: source, detector: first)
         prepare(&pipeline)
         while keepGoing() {
-            if let next = pendingDetector.withLock({ p in defer { p = nil }; return p }) {
-                pipeline.replaceDetector(next.detector)
-            }
+            if let next = takePendingDetector() { pipeline.replaceDetector(next) }
             let before = pipeline.rawSamples
             pipeline.poll(now: Double(monotonicNanoseconds()) * 1e-9) { output in
                 switch output {

@@ -18,14 +18,8 @@ public final class AcknowledgementInbox: Sendable {
         (acknowledgements, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
 
-    /// Hands one on (any thread).
-    public func post(_ acknowledgement: Acknowledgement) { continuation.yield(acknowledgement) }
-
     /// The handler a channel calls.
     public var handler: AcknowledgementHandler {
         { [continuation] incident, by in continuation.yield(Acknowledgement(incident: incident, by: by)) }
     }
-
-    /// Ends the stream (shutdown).
-    public func finish() { continuation.finish() }
 }
