@@ -183,7 +183,7 @@ public final class Daemon: Sendable {
         let usage = ProcessUsage.current()
         let uptime = start.seconds
         let cpu = usage.cpuSeconds - start.usage.cpuSeconds
-        logger.notice("stopped after \(String(format: "%.1f", uptime)) s: CPU \(String(format: "%.3f", cpu)) s (\(String(format: "%.3f", 100 * cpu / max(uptime, 1e-9))) % of one core) since the command started, max RSS \(usage.maxResidentKiB) KiB")
+        logger.notice("stopped after \(String(format: "%.1f", uptime)) s: CPU \(String(format: "%.3f", cpu)) s (\(String(format: "%.3f", 100 * cpu / max(uptime, 1e-9))) % of one core) since the command started, max RSS \(usage.maxResidentKiB) KiB\(start.usage.cpuSeconds < 0.5 ? "" : " (the peak of this whole process, with what ran in it before the command)")")
     }
 
     // MARK: - The sensor thread
