@@ -97,6 +97,7 @@ let package = Package(
             name: "FallGuardMQTT",
             dependencies: [
                 "FallGuardCore", "FallGuardNotify", "CLibMosquitto",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -17,6 +17,7 @@ extension MQTTChannelSettings: ChannelSection {
         case publishTimeout = "publish-timeout", reconnectDelay = "reconnect-delay"
         case reconnectDelayMax = "reconnect-delay-max"
         case caFile = "ca-file", certFile = "cert-file", keyFile = "key-file"
+        case acknowledgeSecret = "acknowledge-secret"
     }
 
     public var addressing: ChannelAddressing { .broadcast }
@@ -45,7 +46,8 @@ extension MQTTChannelSettings: ChannelSection {
             tls: try c.decodeIfPresent(Bool.self, forKey: .tls) ?? d.tls,
             caFile: try c.decodeIfPresent(String.self, forKey: .caFile),
             certFile: try c.decodeIfPresent(String.self, forKey: .certFile),
-            keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile))
+            keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile),
+            acknowledgeSecret: try c.decodeIfPresent(String.self, forKey: .acknowledgeSecret))
     }
 
     public func encodeConfig(to encoder: any Encoder) throws {
@@ -60,7 +62,8 @@ extension MQTTChannelSettings: ChannelSection {
         try c.encode(reconnectDelayMax, forKey: .reconnectDelayMax)
         try c.encode(tls, forKey: .tls)
         for (key, value) in [(CodingKeys.username, username), (.password, password), (.device, device),
-                             (.clientID, clientID), (.caFile, caFile), (.certFile, certFile), (.keyFile, keyFile)] {
+                             (.clientID, clientID), (.caFile, caFile), (.certFile, certFile), (.keyFile, keyFile),
+                             (.acknowledgeSecret, acknowledgeSecret)] {
             try c.encodeOptional(value, forKey: key)
         }
         try c.encodeOptional(port, forKey: .port)
@@ -95,7 +98,28 @@ extension MQTTChannelSettings: ChannelSection {
             if !tls { problem(key, "ignored unless tls is true", .warning) }
             if access(file, R_OK) != 0 { problem(key, "cannot read '\(file)': \(String(cString: strerror(errno)))") }
         }
+        if let problem = acknowledgementProblem { found.append(ConfigProblem(path + [problem.key], problem.message, severity: problem.severity)) }
         return found
+    }
+
+    /// Who could silence an alarm through the ack topic. Without `acknowledge-secret`, any
+    /// client that may publish on `<prefix>/<device>/ack` can; that is tolerable only on a
+    /// broker on this machine, or behind TLS with a login (then the broker's access rules
+    /// must keep the topic to Home Assistant: docs/notifiers-mqtt-email.md).
+    var acknowledgementProblem: (key: String, message: String, severity: ConfigProblem.Severity)? {
+        if let acknowledgeSecret {
+            return acknowledgeSecret.count < 16
+                ? ("acknowledge-secret", "must be at least 16 characters (e.g. openssl rand -hex 16)", .error) : nil
+        }
+        let host = host.lowercased()
+        if host == "localhost" || host == "::1" || host.hasPrefix("127.") { return nil }
+        let topic = MQTTTopics(self).acknowledge
+        guard tls, username != nil else {
+            return ("acknowledge-secret", "anyone who can publish on \(topic) at \(host) could silence a fall alarm: "
+                + "set acknowledge-secret, or use tls with a username and let only Home Assistant publish there", .error)
+        }
+        return ("acknowledge-secret", "without it, only the broker's access rules keep others from publishing on \(topic): "
+            + "allow only Home Assistant's user to write there (docs/notifiers-mqtt-email.md)", .warning)
     }
 }
 

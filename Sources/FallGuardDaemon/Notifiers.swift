@@ -40,7 +40,7 @@ public final class Notifiers: Sendable {
         }
         client = HTTPClient(eventLoopGroupProvider: .singleton,
                             configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5))))
-        let inbox = AcknowledgementInbox()
+        let inbox = AcknowledgementInbox(contactNames: settings.contacts.map(\.name))
         self.inbox = inbox
         context = ChannelContext(
             httpClient: client, logger: Logger(label: "fallguard.notify"),

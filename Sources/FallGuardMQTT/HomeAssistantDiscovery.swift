@@ -3,14 +3,19 @@ import FallGuardCore
 
 /// The retained Home Assistant MQTT discovery configs of one bridge: a `binary_sensor` "Fall"
 /// (on while an alert is out), a `sensor` "State", a `sensor` "Last incident" (with the
-/// incident's JSON as attributes) and a `button` "Acknowledge". All share one `device` block
+/// incident's JSON as attributes) and a `button` "Acknowledge" (left out when the bridge has an
+/// `acknowledge-secret`: a retained config would publish it). All share one `device` block
 /// and the bridge's availability topic; unique ids start with the node id. Each suggests its
 /// entity id with `default_entity_id` (`binary_sensor.fallguard_hall_fall`), which replaced
 /// `object_id` in Home Assistant 2025.10 (`object_id` is ignored from 2026.4).
 public struct HomeAssistantDiscovery: Sendable {
     public let topics: MQTTTopics
+    /// Whether the "Acknowledge" button is discovered.
+    public let acknowledgeButton: Bool
 
-    public init(topics: MQTTTopics) { self.topics = topics }
+    public init(topics: MQTTTopics, acknowledgeButton: Bool = true) {
+        (self.topics, self.acknowledgeButton) = (topics, acknowledgeButton)
+    }
 
     /// One retained config message.
     public struct Config: Sendable, Equatable {
@@ -18,10 +23,20 @@ public struct HomeAssistantDiscovery: Sendable {
         public var payload: [UInt8]
     }
 
-    /// What the "Acknowledge" button publishes on the ack topic.
-    public static let buttonPayload = #"{"by":"Home Assistant"}"#
+    /// What the "Acknowledge" button publishes on the ack topic: the id the "Last incident"
+    /// sensor shows when it is pressed, so a press acknowledges that incident and no other (an
+    /// incident that is no longer the active alert is not acknowledged by it).
+    public var buttonTemplate: String {
+        let lastIncident = "sensor." + Self.slug("\(topics.nodeID)_last_incident")
+        return #"{"incident": "{{ states('"# + lastIncident + #"') }}", "by": "Home Assistant"}"#
+    }
 
-    /// The four configs, in a fixed order.
+    /// Config topics to clear (an empty retained message): the button's, when it is not discovered.
+    public var withdrawn: [String] {
+        acknowledgeButton ? [] : [topics.discoveryConfig(component: "button", object: "acknowledge")]
+    }
+
+    /// The configs, in a fixed order: fall, state, last incident, and the button.
     public var configs: [Config] {
         let entities: [(component: String, object: String, fields: Entity)] = [
             ("binary_sensor", "fall", Entity(
@@ -36,9 +51,9 @@ public struct HomeAssistantDiscovery: Sendable {
                 icon: "mdi:alert-circle-outline")),
             ("button", "acknowledge", Entity(
                 name: "Acknowledge", commandTopic: topics.acknowledge,
-                payloadPress: Self.buttonPayload, icon: "mdi:check-circle-outline")),
+                commandTemplate: buttonTemplate, icon: "mdi:check-circle-outline")),
         ]
-        return entities.map { e in
+        return entities.filter { acknowledgeButton || $0.component != "button" }.map { e in
             var fields = e.fields
             fields.uniqueID = "\(topics.nodeID)_\(e.object)"
             fields.defaultEntityID = "\(e.component).\(Self.slug("\(topics.nodeID)_\(e.object)"))"
@@ -58,7 +73,7 @@ public struct HomeAssistantDiscovery: Sendable {
         var options: [String]?
         var jsonAttributesTopic: String?
         var commandTopic: String?
-        var payloadPress: String?
+        var commandTemplate: String?
         var icon: String?
         var uniqueID = ""
         var defaultEntityID = ""
@@ -72,7 +87,7 @@ public struct HomeAssistantDiscovery: Sendable {
             case name, options, icon, qos, device
             case deviceClass = "device_class", stateTopic = "state_topic", valueTemplate = "value_template"
             case jsonAttributesTopic = "json_attributes_topic", commandTopic = "command_topic"
-            case payloadPress = "payload_press", uniqueID = "unique_id", defaultEntityID = "default_entity_id"
+            case commandTemplate = "command_template", uniqueID = "unique_id", defaultEntityID = "default_entity_id"
             case availabilityTopic = "availability_topic", payloadAvailable = "payload_available"
             case payloadNotAvailable = "payload_not_available"
         }

@@ -1,48 +1,74 @@
+import Crypto
 import Foundation
 
-/// An acknowledgement received on `<prefix>/<device>/ack`: the payload is an incident id
-/// (`FG-3`), `{"incident": "FG-3", "by": "Anna"}`, or `{"by": "Anna"}` / empty for the incident
-/// that is currently out (what Home Assistant's button sends).
+/// An acknowledgement received on `<prefix>/<device>/ack`, as its payload reads: an incident id
+/// (`FG-3`), or `{"incident": "FG-3", "by": "Anna"}` with a proof when the bridge has an
+/// `acknowledge-secret`: `"token": <secret>` (what a Home Assistant script sends), or
+/// `"time": <Unix seconds>, "hmac": <hex HMAC-SHA256>` (see ``MQTTAcknowledgementGate``).
+/// Parsing only reads the payload; the gate decides whether it acknowledges anything.
 public struct MQTTAcknowledgement: Sendable, Equatable {
-    /// nil: the current incident.
+    /// nil when the payload names no incident: such an ack is refused.
     public var incident: String?
-    public var by: String
+    /// Who, as the publisher wrote it; shown only if it names a configured contact.
+    public var by: String?
+    public var proof: Proof?
 
-    /// Who acknowledged when the payload does not say.
-    public static let defaultBy = "mqtt"
+    /// How the publisher shows it knows the bridge's secret.
+    public enum Proof: Sendable, Equatable {
+        case token(String)
+        /// Lower-case hex HMAC-SHA256 over ``MQTTAcknowledgementGate/signedText(device:incident:time:)``.
+        case hmac(String, time: Int64)
+    }
 
-    public init(incident: String?, by: String) { (self.incident, self.by) = (incident, by) }
+    public init(incident: String?, by: String? = nil, proof: Proof? = nil) {
+        (self.incident, self.by, self.proof) = (incident, by, proof)
+    }
 
     /// Parses a payload; throws a message saying what is wrong with it.
     public init(payload: [UInt8]) throws(MQTTAcknowledgementError) {
+        guard payload.count <= 1_024 else { throw .init("payload longer than 1024 bytes") }
         guard let text = String(validating: payload, as: UTF8.self) else { throw .init("payload is not UTF-8") }
         let trimmed = String(text.trimmingWhitespace)
         guard trimmed.hasPrefix("{") else {
-            try self.init(incident: trimmed.isEmpty ? nil : trimmed, by: Self.defaultBy, checked: ())
+            try self.init(incident: trimmed.isEmpty ? nil : trimmed, by: nil, proof: nil, checked: ())
             return
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else {
-            throw .init("payload is not a JSON object")
+        let fields: Fields
+        do {
+            fields = try JSONDecoder().decode(Fields.self, from: Data(trimmed.utf8))
+        } catch {
+            throw .init("payload is not a JSON object of strings 'incident', 'by', 'token', 'hmac' and a number 'time'")
         }
-        let incident = object["incident"], by = object["by"]
-        guard incident == nil || incident is String, by == nil || by is String else {
-            throw .init("'incident' and 'by' must be strings")
+        let proof: Proof?
+        switch (fields.token, fields.hmac, fields.time) {
+        case (nil, nil, nil): proof = nil
+        case let (token?, nil, nil): proof = .token(token)
+        case let (nil, hmac?, time?): proof = .hmac(hmac.lowercased(), time: time)
+        default: throw .init("give either 'token', or 'hmac' with 'time'")
         }
-        let id = (incident as? String).map { String($0.trimmingWhitespace) }
-        let who = (by as? String).map { String($0.trimmingWhitespace) }
-        try self.init(incident: id?.isEmpty == true ? nil : id,
-                      by: who?.isEmpty == false ? who! : Self.defaultBy, checked: ())
+        let incident = fields.incident.map { String($0.trimmingWhitespace) }
+        let by = fields.by.map { String($0.trimmingWhitespace) }
+        try self.init(incident: incident?.isEmpty == true ? nil : incident,
+                      by: by?.isEmpty == true ? nil : by, proof: proof, checked: ())
     }
 
-    private init(incident: String?, by: String, checked: ()) throws(MQTTAcknowledgementError) {
+    private struct Fields: Decodable {
+        var incident: String?
+        var by: String?
+        var token: String?
+        var hmac: String?
+        var time: Int64?
+    }
+
+    private init(incident: String?, by: String?, proof: Proof?, checked: ()) throws(MQTTAcknowledgementError) {
         // Incident ids are short plain ASCII (`<prefix>-<n>`); names go into messages.
         if let incident, incident.unicodeScalars.count > 64 || !incident.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) {
             throw .init("'\(incident.prefix(80))' is not an incident id")
         }
-        guard by.unicodeScalars.count <= 100, !by.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+        if let by, by.unicodeScalars.count > 100 || by.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw .init("'by' must be at most 100 characters without control characters")
         }
-        self.init(incident: incident, by: by)
+        self.init(incident: incident, by: by, proof: proof)
     }
 }
 
@@ -50,6 +76,93 @@ public struct MQTTAcknowledgement: Sendable, Equatable {
 public struct MQTTAcknowledgementError: Error, Equatable, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Decides whether an acknowledgement read from the ack topic may reach the alarm. It must name
+/// its incident (an ack for an incident that is not the active alert then changes nothing in
+/// the alert engine), and, when the bridge has a secret, prove it knows it:
+/// - `token` equal to the secret (compared in constant time), or
+/// - `hmac` = HMAC-SHA256(secret, `fallguard-ack\n<device>\n<incident>\n<time>`) in hex, with
+///   `time` within ``window`` seconds of the bridge's clock: bound to this bridge and this
+///   incident, and useless to replay later.
+public struct MQTTAcknowledgementGate: Sendable {
+    public let device: String
+    private let secret: SymmetricKey?
+    private let secretBytes: [UInt8]?
+    /// Whether acks must prove they know a secret.
+    public var hasSecret: Bool { secret != nil }
+    /// Seconds an HMAC's `time` may differ from the bridge's clock.
+    public static let window: Int64 = 300
+
+    public init(device: String, secret: String?) {
+        self.device = device
+        secretBytes = secret.map { Array($0.utf8) }
+        self.secret = secret.map { SymmetricKey(data: Array($0.utf8)) }
+    }
+
+    /// The text an HMAC signs.
+    public static func signedText(device: String, incident: String, time: Int64) -> String {
+        "fallguard-ack\n\(device)\n\(incident)\n\(time)"
+    }
+
+    /// The hex HMAC a publisher sends (tests and `tools/` use it too).
+    public static func hmac(secret: String, device: String, incident: String, time: Int64) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Array(signedText(device: device, incident: incident, time: time).utf8),
+                                                   using: SymmetricKey(data: Array(secret.utf8)))
+        return code.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The incident the ack acknowledges, or why it acknowledges nothing.
+    public func incident(of ack: MQTTAcknowledgement, now: Date = Date()) -> Result<String, MQTTAcknowledgementError> {
+        guard let incident = ack.incident else {
+            return .failure(.init("it names no incident (send {\"incident\": \"FG-…\"})"))
+        }
+        guard let secret, let secretBytes else { return .success(incident) }
+        switch ack.proof {
+        case nil:
+            return .failure(.init("it carries no token or hmac, and this bridge has an acknowledge-secret"))
+        case let .token(token):
+            return Self.constantTimeEqual(Array(token.utf8), secretBytes)
+                ? .success(incident) : .failure(.init("wrong token"))
+        case let .hmac(hex, time):
+            let seconds = Int64(now.timeIntervalSince1970.rounded())
+            guard time > seconds - Self.window, time < seconds + Self.window else {
+                return .failure(.init("its time \(time) is more than \(Self.window) s from the bridge's clock (\(seconds))"))
+            }
+            guard let mac = Self.bytes(hex: hex),
+                  HMAC<SHA256>.isValidAuthenticationCode(
+                      mac, authenticating: Array(Self.signedText(device: device, incident: incident, time: time).utf8),
+                      using: secret)
+            else { return .failure(.init("wrong hmac")) }
+            return .success(incident)
+        }
+    }
+
+    private static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for i in 0..<max(a.count, b.count) { difference |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0xFF) }
+        return difference == 0
+    }
+
+    private static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        for i in stride(from: 0, to: 64, by: 2) {
+            guard let hi = nibble(digits[i]), let lo = nibble(digits[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        default: nil
+        }
+    }
 }
 
 /// The retained JSON on `<prefix>/<device>/incident`, the "Last incident" sensor's value and

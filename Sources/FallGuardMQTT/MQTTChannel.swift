@@ -27,7 +27,8 @@ public final class MQTTChannel: NotificationChannel {
         let topics = MQTTTopics(settings)
         self.topics = topics
         let retained = BridgeSession(topics: topics, discovery: settings.discovery,
-                                onAcknowledgement: onAcknowledgement, logger: logger)
+                                     gate: MQTTAcknowledgementGate(device: topics.device, secret: settings.acknowledgeSecret),
+                                     onAcknowledgement: onAcknowledgement, logger: logger)
         self.retained = retained
         let options = MosquittoOptions(
             host: settings.host, port: settings.effectivePort, clientID: settings.effectiveClientID,
@@ -62,7 +63,6 @@ public final class MQTTChannel: NotificationChannel {
         } catch {
             throw DeliveryFailure.permanent("cannot encode the alert as JSON: \(error)")
         }
-        retained.noteAlert(delivery.payload)
         let mid = try await client.publishAcknowledged(topics.alert, payload, timeout: settings.publishTimeout)
         return DeliveryReceipt(providerID: String(mid),
                                detail: "PUBACK from \(client.endpoint) for \(topics.alert)")
@@ -75,8 +75,7 @@ public final class MQTTChannel: NotificationChannel {
         retained.set(state: state, client)
     }
 
-    /// Reports the last incident on its retained topic; an acknowledgement without an incident
-    /// id applies to it.
+    /// Reports the last incident on its retained topic (Home Assistant's button sends its id).
     public func publish(lastIncident: Alert, at time: Date) {
         let info = MQTTLastIncident(incident: lastIncident.incident, kind: lastIncident.kind.rawValue,
                                     severity: lastIncident.severity.rawValue,
@@ -95,12 +94,15 @@ public final class MQTTChannel: NotificationChannel {
 private final class BridgeSession: Sendable {
     let topics: MQTTTopics
     let discovery: Bool
+    let gate: MQTTAcknowledgementGate
     let onAcknowledgement: AcknowledgementHandler
     let logger: Logger
-    private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, alerted: String?)>((nil, nil, nil))
+    private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?)>((nil, nil))
 
-    init(topics: MQTTTopics, discovery: Bool, onAcknowledgement: @escaping AcknowledgementHandler, logger: Logger) {
-        (self.topics, self.discovery, self.onAcknowledgement, self.logger) = (topics, discovery, onAcknowledgement, logger)
+    init(topics: MQTTTopics, discovery: Bool, gate: MQTTAcknowledgementGate,
+         onAcknowledgement: @escaping AcknowledgementHandler, logger: Logger) {
+        (self.topics, self.discovery, self.gate, self.onAcknowledgement, self.logger) =
+            (topics, discovery, gate, onAcknowledgement, logger)
     }
 
     func set(state: AlarmStatus, _ client: MosquittoClient) {
@@ -111,13 +113,6 @@ private final class BridgeSession: Sendable {
     func set(lastIncident: MQTTLastIncident, _ client: MosquittoClient) {
         current.withLock { $0.incident = lastIncident }
         client.publish(topics.lastIncident, Self.json(lastIncident), retain: true)
-    }
-
-    /// Remembers the incident of the last real alert sent, for acknowledgements without an id
-    /// when the daemon reports no last incident.
-    func noteAlert(_ payload: AlertPayload) {
-        guard !payload.test else { return }
-        current.withLock { $0.alerted = payload.alert.incident }
     }
 
     func handle(_ event: MosquittoEvent, _ client: MosquittoClient) {
@@ -134,9 +129,15 @@ private final class BridgeSession: Sendable {
             logger.error("MQTT: \(client.endpoint): \(text)")
         case let .disconnected(reason):
             logger.warning("MQTT: \(reason); reconnecting")
-        case let .message(topic, payload) where topic == topics.acknowledge:
+        case let .message(topic, payload, retained) where topic == topics.acknowledge:
+            if retained {
+                // Kept by the broker from some earlier publish: it would fire at every reconnect.
+                logger.warning("MQTT: a retained message on \(topics.acknowledge) ignored and cleared; acknowledgements are never retained")
+                if !payload.isEmpty { client.publish(topics.acknowledge, [], retain: true) }
+                return
+            }
             acknowledge(payload)
-        case let .message(topic, payload) where topic == topics.homeAssistantStatus:
+        case let .message(topic, payload, _) where topic == topics.homeAssistantStatus:
             if payload == Array(MQTTAvailability.online.utf8) { republish(client) }
         case .message:
             break
@@ -145,30 +146,30 @@ private final class BridgeSession: Sendable {
 
     private func republish(_ client: MosquittoClient) {
         if discovery {
-            for config in HomeAssistantDiscovery(topics: topics).configs {
+            let discovered = HomeAssistantDiscovery(topics: topics, acknowledgeButton: !gate.hasSecret)
+            for config in discovered.configs {
                 client.publish(config.topic, config.payload, retain: true)
             }
+            // A button discovered before the bridge had a secret would only send refused acks.
+            for topic in discovered.withdrawn { client.publish(topic, [], retain: true) }
         }
-        let (state, incident, _) = current.withLock { $0 }
+        let (state, incident) = current.withLock { $0 }
         client.publish(topics.state, Array((state ?? .monitoring).rawValue.utf8), retain: true)
         if let incident { client.publish(topics.lastIncident, Self.json(incident), retain: true) }
     }
 
     private func acknowledge(_ payload: [UInt8]) {
-        let ack: MQTTAcknowledgement
+        let incident: String, by: String?
         do {
-            ack = try MQTTAcknowledgement(payload: payload)
+            let ack = try MQTTAcknowledgement(payload: payload)
+            incident = try gate.incident(of: ack).get()
+            by = ack.by
         } catch {
             logger.warning("MQTT: acknowledgement on \(topics.acknowledge) ignored: \(error)")
             return
         }
-        let fallback = current.withLock { $0.incident?.incident ?? $0.alerted }
-        guard let incident = ack.incident ?? fallback else {
-            logger.warning("MQTT: acknowledgement by \(ack.by) ignored: no incident id and no incident so far")
-            return
-        }
-        logger.notice("MQTT: incident \(incident) acknowledged by \(ack.by)")
-        onAcknowledgement(incident, ack.by)
+        logger.notice("MQTT: acknowledgement of \(incident) received", metadata: by.map { ["by": "\($0)"] } ?? [:])
+        onAcknowledgement(incident, by ?? "")
     }
 
     private static func json(_ info: MQTTLastIncident) -> [UInt8] {

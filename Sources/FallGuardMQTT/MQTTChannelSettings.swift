@@ -1,4 +1,5 @@
 import FallGuardCore
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,8 +15,9 @@ public struct MQTTChannelSettings: Sendable, Equatable {
     public var port: Int?
     public var username: String?
     public var password: String?
-    /// This bridge's id in the topics and in Home Assistant (nil means the hostname). Must be
-    /// unique per broker: many bridges share one.
+    /// This bridge's id in the topics and in Home Assistant (nil means the hostname and a
+    /// suffix from the machine id, see ``effectiveDevice``). Must be unique per broker: many
+    /// bridges share one.
     public var device: String?
     /// MQTT client id (nil means `fallguard-<device>`).
     public var clientID: String?
@@ -40,13 +42,18 @@ public struct MQTTChannelSettings: Sendable, Equatable {
     /// PEM client certificate and key for brokers that require one.
     public var certFile: String?
     public var keyFile: String?
+    /// The per-device secret an acknowledgement must prove it knows (``MQTTAcknowledgementGate``);
+    /// nil: any ack naming the active incident is taken, so the broker's access rules must
+    /// keep others off the ack topic.
+    public var acknowledgeSecret: String?
 
     public init(host: String = "localhost", port: Int? = nil, username: String? = nil,
                 password: String? = nil, device: String? = nil, clientID: String? = nil,
                 topicPrefix: String = "fallguard", discovery: Bool = true,
                 discoveryPrefix: String = "homeassistant", keepalive: Int = 30,
                 publishTimeout: Double = 10, reconnectDelay: Int = 1, reconnectDelayMax: Int = 60,
-                tls: Bool = false, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil) {
+                tls: Bool = false, caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil,
+                acknowledgeSecret: String? = nil) {
         self.host = host
         self.port = port
         self.username = username
@@ -64,16 +71,28 @@ public struct MQTTChannelSettings: Sendable, Equatable {
         self.caFile = caFile
         self.certFile = certFile
         self.keyFile = keyFile
+        self.acknowledgeSecret = acknowledgeSecret
     }
 
     /// The port in use: `port`, else 8883 with TLS, else 1883.
     public var effectivePort: Int { port ?? (tls ? 8883 : 1883) }
 
-    /// The device id in use: `device`, else this machine's hostname made topic-safe.
-    public var effectiveDevice: String { device ?? MQTTTopics.topicSafe(currentHostname()) }
+    /// The device id in use: `device`, else this machine's hostname made topic-safe with six hex
+    /// digits of a hash of `/etc/machine-id` (`raspberrypi-3fa9c2`): two bridges cloned from
+    /// one image keep the hostname `raspberrypi` but never share topics or a client id.
+    public var effectiveDevice: String {
+        device ?? MQTTTopics.deviceName(hostname: currentHostname(), machineID: currentMachineID())
+    }
 
     /// The client id in use: `clientID`, else `fallguard-<device>`.
     public var effectiveClientID: String { clientID ?? "fallguard-\(effectiveDevice)" }
+}
+
+/// `/etc/machine-id` (systemd's id of this installation), nil when there is none.
+func currentMachineID() -> String? {
+    guard let text = try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8) else { return nil }
+    let id = String(text.trimmingWhitespace)
+    return id.isEmpty ? nil : id
 }
 
 /// This machine's name, as `hostname` prints it.

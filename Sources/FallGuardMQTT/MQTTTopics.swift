@@ -1,3 +1,6 @@
+import Crypto
+import Foundation
+
 /// Every topic one bridge uses. Each bridge owns `<prefix>/<device>/…`, so any number of them
 /// share one broker; Home Assistant's configs sit under `<discovery-prefix>/<component>/<node>/`.
 public struct MQTTTopics: Sendable, Equatable {
@@ -61,6 +64,16 @@ public struct MQTTTopics: Sendable, Equatable {
             }
         }
         return nil
+    }
+
+    /// The default device id: the topic-safe `hostname`, and with a machine id, `-` and the
+    /// first six hex digits of SHA-256 over `fallguard-mqtt:<machine id>` (never the id itself,
+    /// which systemd asks not to publish).
+    public static func deviceName(hostname: String, machineID: String?) -> String {
+        let host = topicSafe(hostname)
+        guard let machineID else { return host }
+        let digest = SHA256.hash(data: Array("fallguard-mqtt:\(machineID)".utf8))
+        return String(host.prefix(57)) + "-" + digest.prefix(3).map { String(format: "%02x", $0) }.joined()
     }
 
     /// `name` with every character that cannot sit in a topic level replaced by `-`.

@@ -14,7 +14,9 @@ enum MosquittoEvent: Sendable {
     case disconnected(reason: String)
     /// libmosquitto's own error text (TLS handshake, certificate), while not connected.
     case error(String)
-    case message(topic: String, payload: [UInt8])
+    /// `retained`: the broker kept it and sends it because we (re)subscribed, not because
+    /// someone published it now.
+    case message(topic: String, payload: [UInt8], retained: Bool)
 }
 
 /// How to reach the broker.
@@ -98,7 +100,7 @@ final class MosquittoClient: @unchecked Sendable {
         mosquitto_message_callback_set(h) { _, me, message in
             guard let client = MosquittoClient.from(me), let m = message?.pointee, let topic = m.topic else { return }
             let payload = m.payload.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: Int(m.payloadlen))) } ?? []
-            client.onEvent(client, .message(topic: String(cString: topic), payload: payload))
+            client.onEvent(client, .message(topic: String(cString: topic), payload: payload, retained: m.retain))
         }
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A caregiver's acknowledgement of an incident, as a channel received it.
 public struct Acknowledgement: Sendable, Equatable {
     public var incident: String
@@ -10,16 +12,32 @@ public struct Acknowledgement: Sendable, Equatable {
 /// Where every channel that receives acknowledgements (MQTT today) hands them on, created
 /// before the channels so that none is built without it; the alarm takes them from
 /// ``acknowledgements`` in arrival order. Holds the newest 64 while nobody reads.
+///
+/// Who acknowledged reaches the contacts' "resolved" messages, so it is never the sender's own
+/// text: a name that matches a configured contact (ignoring case) is shown as that contact's
+/// name, anything else as ``otherwise``.
 public final class AcknowledgementInbox: Sendable {
     public let acknowledgements: AsyncStream<Acknowledgement>
     private let continuation: AsyncStream<Acknowledgement>.Continuation
+    private let contactNames: [String]
+    /// What an acknowledgement whose sender names no contact is shown as.
+    public static let otherwise = "Home Assistant"
 
-    public init() {
+    public init(contactNames: [String] = []) {
+        self.contactNames = contactNames
         (acknowledgements, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
 
     /// The handler a channel calls.
     public var handler: AcknowledgementHandler {
-        { [continuation] incident, by in continuation.yield(Acknowledgement(incident: incident, by: by)) }
+        { [continuation, contactNames] incident, by in
+            continuation.yield(Acknowledgement(incident: incident, by: Self.shownName(by, contacts: contactNames)))
+        }
+    }
+
+    /// The configured contact `by` names, or ``otherwise``.
+    static func shownName(_ by: String, contacts: [String]) -> String {
+        let wanted = by.trimmingCharacters(in: .whitespaces).lowercased()
+        return contacts.first { $0.lowercased() == wanted } ?? otherwise
     }
 }

@@ -137,7 +137,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
     }
 
     @Test func mqttKebabCaseKeysSurviveARoundTrip() throws {
-        let json = #"{"host":"broker.lan","port":1884,"username":"u","password":"p","device":"flat-3","client-id":"c","topic-prefix":"care/home-1","discovery":false,"discovery-prefix":"ha","keepalive":60,"publish-timeout":2.5,"reconnect-delay":2,"reconnect-delay-max":30,"tls":true,"ca-file":"/etc/hostname"}"#
+        let json = #"{"host":"broker.lan","port":1884,"username":"u","password":"p","device":"flat-3","client-id":"c","topic-prefix":"care/home-1","discovery":false,"discovery-prefix":"ha","keepalive":60,"publish-timeout":2.5,"reconnect-delay":2,"reconnect-delay-max":30,"tls":true,"ca-file":"/etc/hostname","acknowledge-secret":"0123456789abcdef"}"#
         let s = try decodeSection(MQTTChannelSettings.self, json)
         #expect(s.topicPrefix == "care/home-1" && s.clientID == "c" && s.publishTimeout == 2.5 && s.caFile == "/etc/hostname")
         let again = try decodeSection(MQTTChannelSettings.self, String(decoding: try encodeSection(s), as: UTF8.self))
@@ -146,7 +146,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         let keys = try #require(try JSONSerialization.jsonObject(with: encodeSection(MQTTChannelSettings())) as? [String: Any]).keys
         #expect(Set(keys) == ["host", "port", "username", "password", "device", "client-id", "topic-prefix", "discovery",
                               "discovery-prefix", "keepalive", "publish-timeout", "reconnect-delay", "reconnect-delay-max",
-                              "tls", "ca-file", "cert-file", "key-file"])
+                              "tls", "ca-file", "cert-file", "key-file", "acknowledge-secret"])
         #expect(s.problems(at: ["channels", "mqtt"]).isEmpty)
     }
 
@@ -162,6 +162,22 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         }
         #expect(problems.contains { $0.key == "channels.home.ca-file" && $0.message.contains("/nonexistent/ca.pem") })
         #expect(problems.contains { $0.key == "channels.home.cert-file" && $0.severity == .warning })
+    }
+
+    /// Without an acknowledge-secret, whoever may publish on the ack topic can silence a fall
+    /// alarm: only a broker on this machine, or one behind TLS with a login, is accepted.
+    @Test func mqttAcknowledgementsMustBeAuthenticatedBeyondThisMachine() {
+        func problem(_ s: MQTTChannelSettings) -> ConfigProblem? {
+            s.problems(at: ["channels", "mqtt"]).first { $0.key == "channels.mqtt.acknowledge-secret" }
+        }
+        for host in ["localhost", "127.0.0.1", "::1"] { #expect(problem(MQTTChannelSettings(host: host)) == nil) }
+        let open = problem(MQTTChannelSettings(host: "broker.lan", device: "hall"))
+        #expect(open?.severity == .error && open?.message.contains("fallguard/hall/ack") == true, "\(String(describing: open))")
+        #expect(problem(MQTTChannelSettings(host: "broker.lan", tls: true))?.severity == .error, "TLS without a login")
+        let login = problem(MQTTChannelSettings(host: "broker.lan", username: "u", password: "p", tls: true))
+        #expect(login?.severity == .warning && login?.message.contains("access rules") == true)
+        #expect(problem(MQTTChannelSettings(host: "broker.lan", acknowledgeSecret: "0123456789abcdef")) == nil)
+        #expect(problem(MQTTChannelSettings(host: "127.0.0.1", acknowledgeSecret: "short"))?.severity == .error)
     }
 
     @Test func emailDefaultsAndKeys() throws {

@@ -149,7 +149,7 @@ struct MQTTBrokerTests {
         #expect(await subscriber.lines() == ["fallguard/study/availability 1 1 offline"])
     }
 
-    @Test func acknowledgementsPublishedByOthersReachTheHandler() async throws {
+    @Test func acknowledgementsThatNameTheirIncidentReachTheHandler() async throws {
         let broker = try await MosquittoBroker()
         let received = Mutex<[String]>([])
         let mqtt = try channel(broker, device: "lounge") { incident, by in
@@ -161,13 +161,68 @@ struct MQTTBrokerTests {
         try mosquittoPublish(broker, topic: "fallguard/lounge/ack", #"{"incident": "FG-7", "by": "Anna"}"#)
         try mosquittoPublish(broker, topic: "fallguard/lounge/ack", "FG-8")
         try mosquittoPublish(broker, topic: "fallguard/lounge/ack", "not json {")
-        try mosquittoPublish(broker, topic: "fallguard/lounge/ack", HomeAssistantDiscovery.buttonPayload)
+        // No incident named: it used to acknowledge whatever alert was out, a new fall included.
+        try mosquittoPublish(broker, topic: "fallguard/lounge/ack", #"{"by":"Home Assistant"}"#)
         try mosquittoPublish(broker, topic: "fallguard/other/ack", "FG-9")
-        let end = Date().addingTimeInterval(5)
-        while received.withLock({ $0.count }) < 3, Date() < end { try await Task.sleep(for: .milliseconds(20)) }
+        try mosquittoPublish(broker, topic: "fallguard/lounge/ack", "FG-10")
+        #expect(await until(5) { received.withLock { $0.count } >= 3 })
+        try await Task.sleep(for: .milliseconds(300))
         await mqtt.stop()
+        #expect(received.withLock { $0 } == ["FG-7 by Anna", "FG-8 by ", "FG-10 by "])
+    }
 
-        #expect(received.withLock { $0 } == ["FG-7 by Anna", "FG-8 by mqtt", "FG-7 by Home Assistant"])
+    /// A retained ack fired again at every reconnect: it is ignored, and cleared from the broker.
+    @Test func aRetainedAcknowledgementIsIgnoredAndCleared() async throws {
+        let broker = try await MosquittoBroker()
+        try mosquittoPublish(broker, topic: "fallguard/hall/ack", #"{"incident": "FG-1", "by": "Anna"}"#, retain: true)
+        let received = Mutex<[String]>([])
+        let mqtt = try channel(broker, device: "hall") { incident, _ in received.withLock { $0.append(incident) } }
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(incident: "FG-1")))
+        try mosquittoPublish(broker, topic: "fallguard/hall/ack", "FG-2")
+        #expect(await until(5) { !received.withLock { $0 }.isEmpty })
+        await mqtt.stop()
+        #expect(received.withLock { $0 } == ["FG-2"], "only the live one")
+        // Nothing retained is left on the ack topic: a new subscriber's first message is the
+        // marker published after it subscribed (retained ones come at once on subscribing).
+        let first = try await Subscriber(broker, topics: ["fallguard/hall/ack", "test/marker"], count: 1)
+        try mosquittoPublish(broker, topic: "test/marker", "end")
+        #expect(await first.lines() == ["test/marker 1 0 end"])
+    }
+
+    /// Several bridges on one broker: each has its own topics, client id and secret, and an ack
+    /// for one (even for an incident id the other also has) never reaches the other.
+    @Test func bridgesOnOneBrokerNeverTakeEachOthersAcknowledgements() async throws {
+        let broker = try await MosquittoBroker()
+        let rooms = ["kitchen", "bedroom", "hall"]
+        let received = Mutex<[String: [String]]>([:])
+        var bridges: [MQTTChannel] = []
+        for room in rooms {
+            let settings = MQTTChannelSettings(host: "127.0.0.1", port: broker.port, device: room, publishTimeout: 5,
+                                               reconnectDelay: 1, reconnectDelayMax: 1, acknowledgeSecret: "secret-of-the-\(room)")
+            let bridge = try MQTTChannel(settings: settings) { incident, by in
+                received.withLock { $0[room, default: []].append("\(incident) by \(by)") }
+            }
+            bridge.start()
+            bridges.append(bridge)
+            _ = try await bridge.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(incident: "FG-1")))
+        }
+        #expect(Set(bridges.map(\.settings.effectiveClientID)).count == 3)
+        let now = Int64(Date().timeIntervalSince1970)
+        func ack(_ room: String, secretOf owner: String, by: String = "Anna") -> String {
+            let mac = MQTTAcknowledgementGate.hmac(secret: "secret-of-the-\(owner)", device: room, incident: "FG-1", time: now)
+            return #"{"incident": "FG-1", "by": "\#(by)", "time": \#(now), "hmac": "\#(mac)"}"#
+        }
+        try mosquittoPublish(broker, topic: "fallguard/bedroom/ack", ack("bedroom", secretOf: "kitchen"))   // wrong secret
+        try mosquittoPublish(broker, topic: "fallguard/bedroom/ack", ack("kitchen", secretOf: "kitchen"))   // kitchen's, replayed
+        try mosquittoPublish(broker, topic: "fallguard/bedroom/ack", #"{"incident": "FG-1", "token": "secret-of-the-hall"}"#)
+        try mosquittoPublish(broker, topic: "fallguard/bedroom/ack", "FG-1")                                // no proof
+        try mosquittoPublish(broker, topic: "fallguard/kitchen/ack", ack("kitchen", secretOf: "kitchen", by: "Kitchen Bob"))
+        try mosquittoPublish(broker, topic: "fallguard/hall/ack", #"{"incident": "FG-1", "token": "secret-of-the-hall"}"#)
+        #expect(await until(5) { received.withLock { $0.count } >= 2 })
+        try await Task.sleep(for: .milliseconds(300))
+        for bridge in bridges { await bridge.stop() }
+        #expect(received.withLock { $0 } == ["kitchen": ["FG-1 by Kitchen Bob"], "hall": ["FG-1 by "]])
+        #expect(!broker.log.contains("already connected"), "no client id was taken over")
     }
 
     /// Refused credentials (CONNACK 4/5) are what a broker answers while its password file or

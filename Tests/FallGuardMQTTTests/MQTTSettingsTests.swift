@@ -10,7 +10,7 @@ import FallGuardTestSupport
     @Test func theEffectiveValuesFillTheGaps() {
         let s = MQTTChannelSettings()
         #expect(s.host == "localhost" && s.effectivePort == 1883 && s.topicPrefix == "fallguard")
-        #expect(s.effectiveDevice == MQTTTopics.topicSafe(currentHostname()))
+        #expect(s.effectiveDevice == MQTTTopics.deviceName(hostname: currentHostname(), machineID: currentMachineID()))
         #expect(s.effectiveClientID == "fallguard-\(s.effectiveDevice)")
         #expect(MQTTChannelSettings(tls: true).effectivePort == 8883)
     }
@@ -37,7 +37,10 @@ import FallGuardTestSupport
         #expect(objects[0]["device_class"] as? String == "safety")
         #expect(objects[1]["options"] as? [String] == AlarmStatus.allCases.map(\.rawValue))
         #expect(objects[3]["command_topic"] as? String == "fallguard/hall/ack")
-        #expect(objects[3]["payload_press"] as? String == HomeAssistantDiscovery.buttonPayload)
+        // The button sends the incident the "Last incident" sensor shows, and nothing else.
+        #expect(objects[3]["command_template"] as? String
+                == #"{"incident": "{{ states('sensor.fallguard_hall_last_incident') }}", "by": "Home Assistant"}"#)
+        #expect(objects[3]["payload_press"] == nil)
         #expect(Set(objects.compactMap { $0["unique_id"] as? String }).count == 4)
         // Home Assistant 2025.10+: default_entity_id (domain included), no deprecated object_id.
         #expect(objects.map { $0["default_entity_id"] as? String } == [
@@ -45,16 +48,62 @@ import FallGuardTestSupport
             "sensor.fallguard_hall_last_incident", "button.fallguard_hall_acknowledge",
         ])
         #expect(objects.allSatisfy { $0["object_id"] == nil })
+
+        // With an acknowledge-secret the button would publish the secret: it is not discovered.
+        let guarded = HomeAssistantDiscovery(topics: MQTTTopics(prefix: "fallguard", device: "hall"), acknowledgeButton: false)
+        #expect(guarded.configs.map(\.topic) == configs.prefix(3).map(\.topic))
+        #expect(guarded.withdrawn == ["homeassistant/button/fallguard_hall/acknowledge/config"])
     }
 
     @Test func acknowledgementPayloads() throws {
-        #expect(try MQTTAcknowledgement(payload: Array(" FG-3\n".utf8)) == MQTTAcknowledgement(incident: "FG-3", by: "mqtt"))
-        #expect(try MQTTAcknowledgement(payload: Array(#"{"incident":"FG-3","by":"Anna"}"#.utf8)) == MQTTAcknowledgement(incident: "FG-3", by: "Anna"))
-        #expect(try MQTTAcknowledgement(payload: Array(#"{"by":"Home Assistant"}"#.utf8)) == MQTTAcknowledgement(incident: nil, by: "Home Assistant"))
-        #expect(try MQTTAcknowledgement(payload: []) == MQTTAcknowledgement(incident: nil, by: "mqtt"))
-        #expect(throws: MQTTAcknowledgementError.self) { try MQTTAcknowledgement(payload: Array(#"{"incident":3}"#.utf8)) }
-        #expect(throws: MQTTAcknowledgementError.self) { try MQTTAcknowledgement(payload: Array("two words".utf8)) }
+        func parse(_ text: String) throws -> MQTTAcknowledgement { try MQTTAcknowledgement(payload: Array(text.utf8)) }
+        #expect(try parse(" FG-3\n") == MQTTAcknowledgement(incident: "FG-3"))
+        #expect(try parse(#"{"incident":"FG-3","by":"Anna"}"#) == MQTTAcknowledgement(incident: "FG-3", by: "Anna"))
+        #expect(try parse(#"{"incident":"FG-3","token":"t0k"}"#) == MQTTAcknowledgement(incident: "FG-3", proof: .token("t0k")))
+        #expect(try parse(#"{"incident":"FG-3","hmac":"AB","time":17}"#) == MQTTAcknowledgement(incident: "FG-3", proof: .hmac("ab", time: 17)))
+        #expect(try parse(#"{"by":"Home Assistant"}"#) == MQTTAcknowledgement(incident: nil, by: "Home Assistant"))
+        #expect(try parse("") == MQTTAcknowledgement(incident: nil))
+        for bad in [#"{"incident":3}"#, "two words", #"{"by":"a\u0007b"}"#, #"{"incident":"FG-3","hmac":"ab"}"#,
+                    #"{"incident":"FG-3","token":"x","hmac":"ab","time":1}"#, #"{"incident":"FG-3","time":"now"}"#, String(repeating: "x", count: 2_000)] {
+            #expect(throws: MQTTAcknowledgementError.self, "\(bad)") { try parse(bad) }
+        }
         #expect(throws: MQTTAcknowledgementError.self) { try MQTTAcknowledgement(payload: [0xFF, 0xFE]) }
-        #expect(throws: MQTTAcknowledgementError.self) { try MQTTAcknowledgement(payload: Array(#"{"by":"a\u0007b"}"#.utf8)) }
+    }
+
+    /// An ack names its incident; with a secret it proves it knows it, for this bridge, now.
+    @Test func theGateTakesOnlyAcksThatNameTheirIncidentAndProveTheSecret() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let open = MQTTAcknowledgementGate(device: "hall", secret: nil)
+        #expect(try open.incident(of: MQTTAcknowledgement(incident: "FG-3"), now: now).get() == "FG-3")
+        #expect(throws: MQTTAcknowledgementError.self) { try open.incident(of: MQTTAcknowledgement(incident: nil, by: "Home Assistant"), now: now).get() }
+
+        let secret = "0123456789abcdef-hall"
+        let gate = MQTTAcknowledgementGate(device: "hall", secret: secret)
+        let t: Int64 = 1_800_000_000
+        func accepted(_ ack: MQTTAcknowledgement) -> Bool { (try? gate.incident(of: ack, now: now).get()) == "FG-3" }
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3")), "no proof")
+        #expect(accepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(secret))))
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(secret + "x"))))
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(String(secret.dropLast())))))
+        let mac = { (device: String, incident: String, time: Int64) in
+            MQTTAcknowledgementGate.hmac(secret: secret, device: device, incident: incident, time: time)
+        }
+        #expect(accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac(mac("hall", "FG-3", t - 60), time: t - 60))))
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac(mac("hall", "FG-3", t - 60), time: t - 59))), "time not the signed one")
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac(mac("hall", "FG-2", t), time: t))), "another incident's")
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac(mac("kitchen", "FG-3", t), time: t))), "another bridge's")
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac(mac("hall", "FG-3", t - 400), time: t - 400))), "too old to replay")
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac(mac("hall", "FG-3", .min), time: .min))))
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac("zz", time: t))))
+    }
+
+    @Test func theDefaultDeviceTellsClonedBridgesApart() {
+        let a = MQTTTopics.deviceName(hostname: "raspberrypi", machineID: "6d1f0b0e5f0c4f3e9d7d2c5b8a1e3f00")
+        let b = MQTTTopics.deviceName(hostname: "raspberrypi", machineID: "0f9b8e7d6c5b4a3928171615a4b3c2d1")
+        #expect(a.hasPrefix("raspberrypi-") && a.count == "raspberrypi-".count + 6 && a != b)
+        #expect(a == MQTTTopics.deviceName(hostname: "raspberrypi", machineID: "6d1f0b0e5f0c4f3e9d7d2c5b8a1e3f00"), "stable")
+        #expect(!a.contains("6d1f0b"), "the machine id itself is not published")
+        #expect(MQTTTopics.deviceName(hostname: "Pi+Kitchen", machineID: nil) == "pi-kitchen")
+        #expect(MQTTTopics.levelProblem(MQTTTopics.deviceName(hostname: String(repeating: "h", count: 80), machineID: "x")) == nil)
     }
 }

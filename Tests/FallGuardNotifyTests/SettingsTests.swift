@@ -93,3 +93,17 @@ import FallGuardTestSupport
         #expect(DeliveryPlanner(settings: testSettings(receiver)).plan(.deviceProblem).deliveries.map(\.keySuffix) == ["p0.sms"])
     }
 }
+
+/// Who acknowledged goes into every contact's "resolved" message: never the sender's own text.
+@Suite struct AcknowledgementInboxTests {
+    @Test func theSenderIsShownAsAConfiguredContactOrAsHomeAssistant() async {
+        let inbox = AcknowledgementInbox(contactNames: ["Anna Smith", "Bob"])
+        for by in [" anna smith", "BOB", "Your bank: call +44 7700 900000", ""] { inbox.handler("FG-3", by) }
+        var shown: [String] = []
+        for await ack in inbox.acknowledgements {
+            shown.append(ack.by)
+            if shown.count == 4 { break }
+        }
+        #expect(shown == ["Anna Smith", "Bob", "Home Assistant", "Home Assistant"])
+    }
+}

@@ -172,7 +172,8 @@ public final class Subscriber: @unchecked Sendable {
     }
 }
 
-/// Publishes one message with the real `mosquitto_pub`.
-public func mosquittoPublish(_ broker: MosquittoBroker, topic: String, _ message: String) throws {
-    try run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-t", topic, "-m", message])
+/// Publishes one message with the real `mosquitto_pub` (`retain`: the broker keeps it).
+public func mosquittoPublish(_ broker: MosquittoBroker, topic: String, _ message: String, retain: Bool = false) throws {
+    try run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-t", topic, "-m", message]
+        + (retain ? ["-r"] : []))
 }
