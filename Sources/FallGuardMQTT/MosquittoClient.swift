@@ -133,16 +133,32 @@ final class MosquittoClient: @unchecked Sendable {
         mosquitto_user_data_set(handle, Unmanaged.passRetained(self).toOpaque())
         let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepalive))
         if rc != MOSQ_ERR_SUCCESS.rawValue {
-            // The network thread retries with backoff from here.
             let problem = "cannot connect: \(Self.describe(rc)); retrying"
             // Keep libmosquitto's own text (the TLS error) when its log callback gave one.
             state.withLock { s in if s.problem == nil { s.problem = "\(endpoint): \(problem)" } }
             onEvent(self, .error(problem))
+            // libmosquitto's network thread waits for ever after a first attempt that failed
+            // (eclipse-mosquitto/mosquitto#1903: a broker not up yet when the Pi boots), so
+            // the first connection is retried from here until one starts; the thread's own
+            // reconnects take over from there.
+            retryFirstConnection(after: Double(options.reconnectDelay))
         }
         let thread = mosquitto_loop_start(handle)
         if thread != MOSQ_ERR_SUCCESS.rawValue {
             state.withLock { $0.problem = "\(endpoint): no network thread: \(Self.describe(thread))" }
             onEvent(self, .error("cannot start the network thread: \(Self.describe(thread))"))
+        }
+    }
+
+    /// Tries the first connection again after `delay` seconds, doubling up to the maximum
+    /// delay, until an attempt starts or ``stop()``.
+    private func retryFirstConnection(after delay: Double) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
+            guard state.withLock({ $0.running && !$0.connected }) else { return }
+            let rc = mosquitto_reconnect_async(handle)
+            guard rc != MOSQ_ERR_SUCCESS.rawValue else { return }
+            state.withLock { s in s.problem = "\(endpoint): cannot connect: \(Self.describe(rc)); retrying" }
+            retryFirstConnection(after: min(delay * 2, Double(options.reconnectDelayMax)))
         }
     }
 

@@ -248,6 +248,23 @@ struct MQTTBrokerTests {
         await right.stop()
     }
 
+    /// A Pi that boots before its broker: libmosquitto's own thread never retried a first
+    /// connection that failed (measured: the alert retried for 40 s against a broker that had
+    /// been up for 20 of them), so the bridge retries it until one starts.
+    @Test func aBrokerThatComesUpAfterTheBridgeStartedIsReached() async throws {
+        let broker = try await MosquittoBroker()
+        broker.stop()
+        let mqtt = try channel(broker, device: "late", timeout: 2)
+        await #expect(throws: DeliveryFailure.self) {
+            _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload()))
+        }
+        try await broker.start()
+        #expect(await broker.waitForConnection(of: "fallguard-late", times: 1, timeout: 10), "connected once the broker was up")
+        let receipt = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(key: "late")))
+        #expect(receipt.providerID != nil)
+        await mqtt.stop()
+    }
+
     @Test func brokerDownIsTransientAndTheNextAttemptDeliversWhenItIsBack() async throws {
         let broker = try await MosquittoBroker()
         let mqtt = try channel(broker, device: "porch", timeout: 3)
