@@ -40,6 +40,9 @@ public struct MQTTChannelSettings: Sendable, Equatable {
     /// PEM client certificate and key for brokers that require one.
     public var certFile: String?
     public var keyFile: String?
+    /// The administrator accepts that a password goes to a broker on another machine without
+    /// TLS, in clear. Only the configuration check reads it.
+    public var allowPlaintext = false
 
     public init(host: String = "localhost", port: Int? = nil, username: String? = nil,
                 password: String? = nil, device: String? = nil, clientID: String? = nil,

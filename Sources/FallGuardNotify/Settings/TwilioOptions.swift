@@ -8,6 +8,9 @@ public struct TwilioAccount: Sendable, Equatable {
     public var baseURL: String
     /// Seconds for one request.
     public var timeout: Double
+    /// The administrator accepts that an `http://` ``baseURL`` to another machine carries the
+    /// auth token in clear (a test server on the LAN). Only the configuration check reads it.
+    public var allowPlaintext = false
 
     public init(accountSID: String, authToken: String, from: String,
                 baseURL: String = "https://api.twilio.com", timeout: Double = 15) {
