@@ -22,6 +22,10 @@ extension MQTTChannelSettings: ChannelSection {
 
     public var addressing: ChannelAddressing { .broadcast }
 
+    /// The password. The channel is not wrapped in a redactor (the daemon finds its MQTT channels
+    /// by type): its texts are libmosquitto's error strings and message ids, never the password.
+    public var secrets: [String] { [password].compactMap { $0 } }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
         try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements, logger: context.logger)
     }
@@ -114,8 +118,10 @@ extension EmailChannelSettings: ChannelSection {
 
     public var addressing: ChannelAddressing { .email }
 
+    public var secrets: [String] { [password].compactMap { $0 } }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        EmailChannel(name: name, settings: self, logger: context.logger)
+        redacting(EmailChannel(name: name, settings: self, logger: context.logger))
     }
 
     public init(fromConfig decoder: any Decoder) throws {

@@ -1,4 +1,5 @@
 import FallGuardCore
+import FallGuardNotify
 import Foundation
 import Yams
 
@@ -202,6 +203,7 @@ public struct ConfigDocument {
     private mutating func collectSecretKeys() {
         var plainSecret: [String]?
         for leaf in root.leaves() {
+            leaf.node.string.map { redactor.add(contentsOf: SecretRedactor.secrets(inURL: $0, path: false)) }   // https://user:pass@host
             guard let last = leaf.path.last, SecretRedactor.isSecretKey(last), let value = leaf.node.string,
                   !value.isEmpty, value != "null", value != "~" else { continue }
             redactor.add(value)

@@ -16,6 +16,9 @@ public struct TwilioAccount: Sendable, Equatable {
                 baseURL: String = "https://api.twilio.com", timeout: Double = 15) {
         (self.accountSID, self.authToken, self.from, self.baseURL, self.timeout) = (accountSID, authToken, from, baseURL, timeout)
     }
+
+    /// The auth token, and a password in the base URL.
+    public var secrets: [String] { [authToken] + SecretRedactor.secrets(inURL: baseURL, path: false) }
 }
 
 /// A text message through the Messages resource.
@@ -25,8 +28,10 @@ public struct TwilioSMSOptions: ChannelOptions, Equatable {
 
     public init(account: TwilioAccount) { self.account = account }
 
+    public var secrets: [String] { account.secrets }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        TwilioChannel(name: name, account: account, mode: .sms, client: context.httpClient)
+        redacting(TwilioChannel(name: name, account: account, mode: .sms, client: context.httpClient))
     }
 }
 
@@ -43,8 +48,10 @@ public struct TwilioCallOptions: ChannelOptions, Equatable {
         (self.account, self.repeatCount, self.language) = (account, repeatCount, language)
     }
 
+    public var secrets: [String] { account.secrets }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        TwilioChannel(name: name, account: account, mode: .call(repeatCount: repeatCount, language: language),
-                      client: context.httpClient)
+        redacting(TwilioChannel(name: name, account: account, mode: .call(repeatCount: repeatCount, language: language),
+                                client: context.httpClient))
     }
 }
