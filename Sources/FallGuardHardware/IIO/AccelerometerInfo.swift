@@ -81,11 +81,13 @@ struct AccelerometerAttributes {
     }
     var availableScales: [Double] { numbers(read("scale_available")) }
 
-    /// `in_accel_mount_matrix`: "x1, y1, z1; x2, y2, z2; x3, y3, z3".
+    /// `in_accel_mount_matrix`: "x1, y1, z1; x2, y2, z2; x3, y3, z3"; nil when absent or not
+    /// three rows of three numbers within ±1 (a rotation's entries: nan or 1e300 would turn
+    /// every sample into a fault).
     var mountMatrix: [[Double]]? {
         guard let text = read("mount_matrix") else { return nil }
         let rows = text.split(separator: ";").map { $0.split(separator: ",").compactMap { Double($0.trimmingSpaces) } }
-        guard rows.count == 3, rows.allSatisfy({ $0.count == 3 }) else { return nil }
+        guard rows.count == 3, rows.allSatisfy({ $0.count == 3 && $0.allSatisfy { abs($0) <= 1 } }) else { return nil }
         return rows
     }
 
