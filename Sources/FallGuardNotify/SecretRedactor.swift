@@ -20,12 +20,13 @@ public struct SecretRedactor: Sendable, Equatable {
         add(contentsOf: secrets)
     }
 
-    /// Adds a value to hide, and its percent-encoded form when that differs (a password in a
-    /// URL an error message quotes). Empty values and the YAML words `true`, `false`, `null`
-    /// are not secrets.
+    /// Adds a value to hide, and its percent-encoded forms where they differ (a password in a
+    /// URL an error message quotes, encoded as a URL's user part, query or a form encodes it).
+    /// Empty values and the YAML words `true`, `false`, `null` are not secrets.
     public mutating func add(_ secret: String) {
         guard !secret.isEmpty, !["true", "false", "null", "~"].contains(secret) else { return }
-        for form in [secret, secret.addingPercentEncoding(withAllowedCharacters: .alphanumerics)].compactMap({ $0 })
+        let encodings: [CharacterSet] = [.alphanumerics, .urlPasswordAllowed, .urlQueryAllowed]
+        for form in [secret] + encodings.compactMap({ secret.addingPercentEncoding(withAllowedCharacters: $0) })
         where !secrets.contains(form) {
             secrets.append(form)
         }

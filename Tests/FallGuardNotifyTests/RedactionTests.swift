@@ -27,6 +27,7 @@ private struct QuotingChannel: NotificationChannel {
         #expect(r.redact("pass=ab, pin 7; table 17 x7 longsecretly") == "pass=\(m), pin \(m); table 17 x7 \(m)ly")
         #expect(r.redact("true") == "true", "YAML words are not secrets")
         #expect(SecretRedactor(secrets: ["p@ss word!"]).redact("https://u:p%40ss%20word%21@host") == "https://u:\(m)@host")
+        #expect(SecretRedactor(secrets: ["p@ss-word"]).redact("https://u:p%40ss-word@host") == "https://u:\(m)@host")
     }
 
     @Test func urlsGiveUpTheirSecretParts() {
