@@ -53,7 +53,8 @@ fi
 
 # The threads' placement and priority must work under the unit: the syscalls they use allowed by
 # the filter (allow list, minus deny lists, plus later allow lines, in order, as systemd merges
-# them), realtime scheduling not restricted, and an RTPRIO limit of at least 10.
+# them), realtime scheduling not restricted, and an RTPRIO limit of at least 10. And the open
+# files limit is raised, but bounded.
 python3 - "$unit" <<'PY' || fail=1
 import re, subprocess, sys
 unit = open(sys.argv[1]).read()
@@ -91,6 +92,10 @@ rtprio = re.search(r"^LimitRTPRIO=(\d+)", unit, re.M)
 print(f"RestrictRealtime={rt.group(1) if rt else 'unset'}, LimitRTPRIO={rtprio.group(1) if rtprio else 'unset'}")
 ok &= (not rt or rt.group(1) in ("no", "false")) and bool(rtprio) and int(rtprio.group(1)) >= 10
 print("thread placement and priority under the unit:", "PASS" if ok else "FAIL")
-sys.exit(0 if ok else 1)
+# Open files: raised above the soft default of 1024 (the unit says why), and bounded.
+nofile = re.search(r"^LimitNOFILE=(\d+)$", unit, re.M)
+files_ok = bool(nofile) and 4096 <= int(nofile.group(1)) <= 65536
+print(f"LimitNOFILE={nofile.group(1) if nofile else 'unset'} (4096...65536):", "PASS" if files_ok else "FAIL")
+sys.exit(0 if ok and files_ok else 1)
 PY
 exit $fail

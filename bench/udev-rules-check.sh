@@ -6,9 +6,10 @@
 # udev 252 (Debian 12) has no `udevadm verify` (added in 254); `udevadm test` parses the rules
 # file (reporting any syntax error with its line) and applies it to a device.
 # Checks: no parse warnings; the accelerometer gets group fallguard, mode 0660, the stable
-# links, and its RUN program really makes exactly the written attributes group-writable; GPIO
-# chips go to group gpio where it exists (Raspberry Pi OS) and to fallguard elsewhere; the
-# header chip gets /dev/fallguard/gpiochip; other IIO devices are left alone.
+# links, and its RUN program really makes exactly the written attributes group-writable; the
+# header's GPIO chip goes to group fallguard alone, also where a gpio group exists (Raspberry
+# Pi OS, whose desktop user is in it), and gets /dev/fallguard/gpiochip; another GPIO chip and
+# other IIO devices are left alone; /dev/gpiomem becomes root-only.
 # Usage: bench/udev-rules-check.sh        (root; exit 0 pass, 1 fail, 77 cannot run here)
 set -euo pipefail
 # The files made below get the modes a fresh shell gives them, whatever the caller's umask.
@@ -48,7 +49,7 @@ grep -v '^gpio:' "$work/group" > "$work/group.1" || true
 mount --bind "$work/group.1" /etc/group
 mount -t tmpfs fg-platform /sys/devices/platform
 mount -t tmpfs fg-bus /sys/bus
-mkdir -p /sys/bus/iio/devices /sys/bus/gpio/devices /sys/bus/platform/drivers/pinctrl-bcm2835
+mkdir -p /sys/bus/iio/devices /sys/bus/gpio/devices /sys/bus/platform/drivers/pinctrl-bcm2835 /sys/bus/misc
 
 # A fake ADXL345 on I2C1 with the attributes the bridge writes (and one it must not touch).
 make_iio() {  # name, index, parent
@@ -73,6 +74,15 @@ touch /sys/devices/platform/soc/uevent /sys/devices/platform/soc/fe200000.gpio/u
 ln -s /sys/bus/gpio "$chip/subsystem"
 ln -s /sys/bus/platform/drivers/pinctrl-bcm2835 /sys/devices/platform/soc/fe200000.gpio/driver
 printf 'MAJOR=254\nMINOR=0\nDEVNAME=gpiochip0\n' > "$chip/uevent"
+# The firmware's GPIO expander (not the header) and the register window.
+expander=/sys/devices/platform/soc/soc:firmware/soc:firmware:gpio/gpiochip1
+mkdir -p "$expander"
+ln -s /sys/bus/gpio "$expander/subsystem"
+printf 'MAJOR=254\nMINOR=1\nDEVNAME=gpiochip1\n' > "$expander/uevent"
+gpiomem=/sys/devices/platform/soc/fe200000.gpiomem/misc/gpiomem
+mkdir -p "$gpiomem"
+ln -s /sys/bus/misc "$gpiomem/subsystem"
+printf 'MAJOR=10\nMINOR=125\nDEVNAME=gpiomem\n' > "$gpiomem/uevent"
 
 fail=0
 check() {  # description, command...
@@ -101,11 +111,13 @@ done
 out="$(run_test "$other")"
 check "other IIO device (bmp280): no rule applies" bash -c '! grep -q "99-fallguard.rules:[0-9]" <<<"$1"' _ "$out"
 out="$(run_test "$chip")"
-if [ "$variant" = with-gpio-group ]; then
-    check "gpiochip: group gpio" grep -qE "99-fallguard.rules:[0-9]+ GROUP gpio\\(64991\\)" <<<"$out"
-else
-    check "gpiochip: group fallguard" grep -q "99-fallguard.rules:[0-9]* GROUP 64990" <<<"$out"
-fi
-check "gpiochip: mode 0660" grep -q "99-fallguard.rules:[0-9]* MODE 0660" <<<"$out"
-check "gpiochip: /dev/fallguard/gpiochip" grep -q "LINK 'fallguard/gpiochip'" <<<"$out"
+check "header gpiochip: group fallguard" grep -q "99-fallguard.rules:[0-9]* GROUP 64990" <<<"$out"
+check "header gpiochip: not group gpio" bash -c '! grep -qE "GROUP gpio" <<<"$1"' _ "$out"
+check "header gpiochip: mode 0660" grep -q "99-fallguard.rules:[0-9]* MODE 0660" <<<"$out"
+check "header gpiochip: /dev/fallguard/gpiochip" grep -q "LINK 'fallguard/gpiochip'" <<<"$out"
+out="$(run_test "$expander")"
+check "other gpiochip: no rule applies" bash -c '! grep -q "99-fallguard.rules:[0-9]" <<<"$1"' _ "$out"
+out="$(run_test "$gpiomem")"
+check "gpiomem: group root" grep -qE "99-fallguard.rules:[0-9]+ GROUP (0|root)" <<<"$out"
+check "gpiomem: mode 0600" grep -q "99-fallguard.rules:[0-9]* MODE 0600" <<<"$out"
 exit $fail

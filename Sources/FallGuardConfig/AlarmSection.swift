@@ -118,7 +118,7 @@ public struct AlarmSection: ConfigSection, Codable, Equatable {
         do { _ = try alertConfiguration() } catch {
             p.append(ConfigProblem(path + [Self.key(error.setting)], Self.message(for: error)))
         }
-        if !(0...500).contains(debounceMs) {
+        if !ButtonTimings.debounceRange.contains(debounceMs) {
             p.append(ConfigProblem(path + ["debounce-ms"], "\(debounceMs) ms is outside 0...500 ms"))
         }
         for (name, pattern) in patternOverrides.sorted(by: { $0.key < $1.key }) {

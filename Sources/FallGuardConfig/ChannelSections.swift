@@ -9,10 +9,11 @@ import Darwin
 
 /// `type: mqtt`. Every key but `host` has a default; `password` goes with `username`;
 /// `tls: true` switches to TLS (port 8883 by default) with the system's CAs unless `ca-file`
-/// names one.
+/// names one. A password to a broker on another machine needs TLS, or `allow-plaintext: true`.
 extension MQTTChannelSettings: ChannelSection {
     enum CodingKeys: String, CodingKey {
         case host, port, username, password, device, discovery, keepalive, tls
+        case allowPlaintext = "allow-plaintext"
         case clientID = "client-id", topicPrefix = "topic-prefix", discoveryPrefix = "discovery-prefix"
         case publishTimeout = "publish-timeout", reconnectDelay = "reconnect-delay"
         case reconnectDelayMax = "reconnect-delay-max"
@@ -22,6 +23,10 @@ extension MQTTChannelSettings: ChannelSection {
 
     public var addressing: ChannelAddressing { .broadcast }
 
+    /// The password. The channel is not wrapped in a redactor (the daemon finds its MQTT channels
+    /// by type): its texts are libmosquitto's error strings and message ids, never the password.
+    public var secrets: [String] { [password].compactMap { $0 } }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
         try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements, logger: context.logger)
     }
@@ -29,6 +34,7 @@ extension MQTTChannelSettings: ChannelSection {
     public init(fromConfig decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = MQTTChannelSettings()
+        let allowPlaintext = try c.decodeIfPresent(Bool.self, forKey: .allowPlaintext) ?? d.allowPlaintext
         self.init(
             host: try c.decodeIfPresent(String.self, forKey: .host) ?? d.host,
             port: try c.decodeIfPresent(Int.self, forKey: .port),
@@ -48,6 +54,7 @@ extension MQTTChannelSettings: ChannelSection {
             certFile: try c.decodeIfPresent(String.self, forKey: .certFile),
             keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile),
             acknowledgeSecret: try c.decodeIfPresent(String.self, forKey: .acknowledgeSecret))
+        self.allowPlaintext = allowPlaintext
     }
 
     public func encodeConfig(to encoder: any Encoder) throws {
@@ -61,6 +68,7 @@ extension MQTTChannelSettings: ChannelSection {
         try c.encode(reconnectDelay, forKey: .reconnectDelay)
         try c.encode(reconnectDelayMax, forKey: .reconnectDelayMax)
         try c.encode(tls, forKey: .tls)
+        try c.encode(allowPlaintext, forKey: .allowPlaintext)
         for (key, value) in [(CodingKeys.username, username), (.password, password), (.device, device),
                              (.clientID, clientID), (.caFile, caFile), (.certFile, certFile), (.keyFile, keyFile),
                              (.acknowledgeSecret, acknowledgeSecret)] {
@@ -78,6 +86,7 @@ extension MQTTChannelSettings: ChannelSection {
         if let port, !(1...65_535).contains(port) { problem("port", "\(port) is not a TCP port (1 to 65535)") }
         if username != nil, password == nil { problem("password", "a password is required with username") }
         if password != nil, username == nil { problem("username", "a username is required with password") }
+        if password != nil, !tls { found += ConfigCheck.plaintext("the password", to: host, allowed: allowPlaintext, at: path + ["tls"]) }
         if let device, let why = MQTTTopics.levelProblem(device) { problem("device", why) }
         if let clientID, clientID.isEmpty || clientID.utf8.count > 65_535 { problem("client-id", "must not be empty") }
         for (key, value) in [("topic-prefix", topicPrefix), ("discovery-prefix", discoveryPrefix)] {
@@ -111,8 +120,7 @@ extension MQTTChannelSettings: ChannelSection {
             return acknowledgeSecret.count < 16
                 ? ("acknowledge-secret", "must be at least 16 characters (e.g. openssl rand -hex 16)", .error) : nil
         }
-        let host = host.lowercased()
-        if host == "localhost" || host == "::1" || host.hasPrefix("127.") { return nil }
+        if ConfigCheck.isLoopback(host) { return nil }
         let topic = MQTTTopics(self).acknowledge
         guard tls, username != nil else {
             return ("acknowledge-secret", "anyone who can publish on \(topic) at \(host) could silence a fall alarm: "
@@ -133,8 +141,10 @@ extension EmailChannelSettings: ChannelSection {
 
     public var addressing: ChannelAddressing { .email }
 
+    public var secrets: [String] { [password].compactMap { $0 } }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        EmailChannel(name: name, settings: self, logger: context.logger)
+        redacting(EmailChannel(name: name, settings: self, logger: context.logger))
     }
 
     public init(fromConfig decoder: any Decoder) throws {
@@ -183,8 +193,8 @@ extension EmailChannelSettings: ChannelSection {
         } else if !EmailAddress.isValid(from) {
             problem("from", "'\(from)' is not an e-mail address")
         }
-        if fromName.contains(where: { $0 == "\r" || $0 == "\n" }) { problem("from-name", "must be one line") }
-        if security == .none, !["localhost", "127.0.0.1", "::1"].contains(host) {
+        found += ConfigCheck.printable(fromName, at: path + ["from-name"])
+        if security == .none, !ConfigCheck.isLoopback(host) {
             problem("security", "'none' sends the alert and any password in clear text to \(host)", .warning)
         }
         if security == .none, username != nil { problem("security", "'none' with a username would send the password in clear text") }

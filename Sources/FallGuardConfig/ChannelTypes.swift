@@ -73,7 +73,7 @@ struct UnknownChannel: ChannelOptions, ConfigSection, Equatable {
 
 // MARK: the channel types
 
-/// `type: twilio-sms`: `account-sid`, `auth-token`, `from`, `base-url`, `timeout`.
+/// `type: twilio-sms`: `account-sid`, `auth-token`, `from`, `base-url`, `timeout`, `allow-plaintext`.
 extension TwilioSMSOptions: ChannelSection {
     public init(fromConfig decoder: any Decoder) throws { self.init(account: try TwilioAccount(fromConfig: decoder)) }
     public func encodeConfig(to encoder: any Encoder) throws { try account.encodeConfig(to: encoder) }
@@ -110,6 +110,7 @@ extension TwilioCallOptions: ChannelSection {
 extension TwilioAccount {
     enum CodingKeys: String, CodingKey {
         case accountSID = "account-sid", authToken = "auth-token", from, baseURL = "base-url", timeout
+        case allowPlaintext = "allow-plaintext"
     }
 
     init(fromConfig decoder: any Decoder) throws {
@@ -120,6 +121,7 @@ extension TwilioAccount {
                   from: try c.value(.from, default: d.from),
                   baseURL: try c.value(.baseURL, default: d.baseURL),
                   timeout: try c.value(.timeout, default: d.timeout))
+        allowPlaintext = try c.value(.allowPlaintext, default: d.allowPlaintext)
     }
 
     func encodeConfig(to encoder: any Encoder) throws {
@@ -129,14 +131,19 @@ extension TwilioAccount {
         try c.encode(from, forKey: .from)
         try c.encode(baseURL, forKey: .baseURL)
         try c.encode(timeout, forKey: .timeout)
+        try c.encode(allowPlaintext, forKey: .allowPlaintext)
     }
 
     func problems(at path: [String]) -> [ConfigProblem] {
-        ConfigCheck.credential(accountSID, at: path + ["account-sid"])
+        var found = ConfigCheck.credential(accountSID, at: path + ["account-sid"])
             + ConfigCheck.credential(authToken, at: path + ["auth-token"])
             + ConfigCheck.phone(from, at: path + ["from"])
             + ConfigCheck.httpURL(baseURL, at: path + ["base-url"])
             + ConfigCheck.seconds(timeout, in: 1...120, at: path + ["timeout"])
+        if let url = URL(string: baseURL), url.scheme?.lowercased() == "http", let host = url.host {
+            found += ConfigCheck.plaintext("the auth token", to: host, allowed: allowPlaintext, at: path + ["base-url"])
+        }
+        return found
     }
 }
 
@@ -164,8 +171,9 @@ extension WebhookOptions: ChannelSection {
 
     public func problems(at path: [String]) -> [ConfigProblem] {
         var found = ConfigCheck.httpURL(url, at: path + ["url"]) + ConfigCheck.seconds(timeout, in: 1...120, at: path + ["timeout"])
-        for name in headers.keys.sorted() where !Self.isToken(name) {
-            found.append(ConfigProblem(path + ["headers", name], "'\(name)' is not a valid HTTP header name"))
+        for name in headers.keys.sorted() {
+            if !Self.isToken(name) { found.append(ConfigProblem(path + ["headers", name], "'\(name)' is not a valid HTTP header name")) }
+            found += ConfigCheck.printable(headers[name]!.replacingOccurrences(of: "\t", with: " "), at: path + ["headers", name])
         }
         return found
     }
@@ -204,7 +212,8 @@ extension ExecOptions: ChannelSection {
             return found + [ConfigProblem(path + ["command"], "must name a program to run")]
         }
         if ExecChannel.resolve(program) == nil {
-            found.append(ConfigProblem(path + ["command", "0"], "'\(program)' is not an executable file (nor found on PATH)"))
+            found.append(ConfigProblem(path + ["command", "0"],
+                                       "'\(program)' is not an executable file (nor found on the command's PATH, \(ExecChannel.searchPath))"))
         }
         return found
     }

@@ -1,3 +1,4 @@
+import FallGuardEmail
 import Foundation
 
 /// Checks on single configuration values, named after what they check; each returns the
@@ -36,10 +37,33 @@ enum ConfigCheck {
             [ConfigProblem(path, "\(v) s is outside \(range.lowerBound)...\(range.upperBound) s")]
     }
 
-    /// Plausible e-mail address: something@domain.
+    /// An address the e-mail channel will send to: its own check, so that what passes here
+    /// is never refused at send time.
     static func email(_ s: String, at path: [String]) -> [ConfigProblem] {
-        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
-        let ok = parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !s.contains(" ")
-        return ok ? [] : [ConfigProblem(path, "'\(s)' is not an e-mail address")]
+        EmailAddress.isValid(s) ? [] : [ConfigProblem(path, "'\(s)' is not an e-mail address")]
+    }
+
+    /// Text that ends up in message headers, SMS and MQTT payloads (names, the device, header
+    /// values): no control character, so no CR or LF can start a header of its own.
+    static func printable(_ s: String, at path: [String]) -> [ConfigProblem] {
+        guard let c = s.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) else { return [] }
+        let code = String(c.value, radix: 16, uppercase: true)
+        return [ConfigProblem(path, "contains the control character U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code): it would reach headers and messages")]
+    }
+
+    /// `localhost`, `::1` or 127.x: traffic that never leaves the machine.
+    static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return h == "localhost" || h == "::1" || h.hasPrefix("127.")
+    }
+
+    /// Credentials (`what`) sent in clear to `host`: refused unless `allowed` (the channel's
+    /// `allow-plaintext: true`), then a warning; nothing to say for a loopback host.
+    static func plaintext(_ what: String, to host: String, allowed: Bool, at path: [String]) -> [ConfigProblem] {
+        guard !isLoopback(host) else { return [] }
+        if allowed {
+            return [ConfigProblem(path, "\(what) in clear text to \(host) (allowed by allow-plaintext)", severity: .warning)]
+        }
+        return [ConfigProblem(path, "would send \(what) in clear text to \(host): use TLS, or set allow-plaintext: true in this channel to accept it")]
     }
 }

@@ -1,4 +1,5 @@
 import FallGuardCore
+import FallGuardNotify
 
 /// A ``ConfigProblem`` placed in a file: what `fallguard check-config` prints and what stops
 /// start-up. Reads `FILE:LINE: key.path: message` (warnings: `FILE:LINE: warning: key.path: message`).
@@ -24,5 +25,12 @@ public struct ConfigDiagnostic: Sendable, Equatable, CustomStringConvertible {
         let severity = problem.severity == .warning ? "warning: " : ""
         let key = problem.keyPath.isEmpty ? "" : "\(problem.key): "
         return "\(place): \(severity)\(key)\(problem.message)"
+    }
+}
+
+extension [ConfigDiagnostic] {
+    /// The same diagnostics with every secret `redactor` knows masked in their messages.
+    public func redacted(by redactor: SecretRedactor) -> [ConfigDiagnostic] {
+        map { d in var d = d; d.problem.message = redactor.redact(d.problem.message); return d }
     }
 }

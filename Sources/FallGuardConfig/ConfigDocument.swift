@@ -1,4 +1,5 @@
 import FallGuardCore
+import FallGuardNotify
 import Foundation
 import Yams
 
@@ -65,6 +66,7 @@ public struct ConfigDocument {
         root = expanded
         envProblems.forEach { report($0) }
         collectSecretKeys()
+        refuseSecretsInCommands()
     }
 
     /// Whether any diagnostic so far is an error (start-up must stop).
@@ -201,6 +203,7 @@ public struct ConfigDocument {
     private mutating func collectSecretKeys() {
         var plainSecret: [String]?
         for leaf in root.leaves() {
+            leaf.node.string.map { redactor.add(contentsOf: SecretRedactor.secrets(inURL: $0, path: false)) }   // https://user:pass@host
             guard let last = leaf.path.last, SecretRedactor.isSecretKey(last), let value = leaf.node.string,
                   !value.isEmpty, value != "null", value != "~" else { continue }
             redactor.add(value)
@@ -214,11 +217,39 @@ public struct ConfigDocument {
         }
     }
 
+    /// An exec channel's arguments are visible to every user (`ps`, /proc/PID/cmdline): a
+    /// `${NAME}` or a credentials-file value there would publish the secret. The command
+    /// reads its secrets itself (a file only its user may read).
+    private mutating func refuseSecretsInCommands() {
+        for path in (environmentPaths.union(credentialPaths)).sorted(by: { $0.lexicographicallyPrecedes($1) })
+        where path.count == 4 && path[0] == "channels" && path[2] == "command"
+            && root.value(at: ["channels", path[1], "type"]).flatMap(\.string) == "exec" {
+            report(ConfigProblem(path, "a secret (${NAME} or the credentials file) in a command's arguments is visible to every "
+                                 + "user in ps: let the program read it from a file only its user may read"))
+        }
+    }
+
     // MARK: reporting
 
+    /// The largest configuration or credentials file read: a real one is a few KiB.
+    static let maximumFileSize = 1 << 20
+    /// The most values a file may hold with every alias expanded: a real one has a few hundred;
+    /// a "billion laughs" of nested aliases would exhaust the memory of whatever walks it.
+    static let maximumNodes = 100_000
+
     private mutating func parse(_ text: String, file: String) -> Node? {
+        guard text.utf8.count <= Self.maximumFileSize else {
+            report(ConfigProblem([], "the file is larger than \(Self.maximumFileSize / 1024) KiB: not a configuration"), file: file, line: nil)
+            return nil
+        }
         do {
-            return try Yams.compose(yaml: text) ?? .mapping(Node.Mapping([]))
+            let node = try Yams.compose(yaml: text) ?? .mapping(Node.Mapping([]))
+            guard node.expandedCount(upTo: Self.maximumNodes) <= Self.maximumNodes else {
+                report(ConfigProblem([], "aliases expand the file to more than \(Self.maximumNodes) values: not a configuration"),
+                       file: file, line: nil)
+                return nil
+            }
+            return node
         } catch let error as YamlError {
             let (message, mark) = Self.describe(error)
             diagnostics.append(ConfigDiagnostic(file: file, line: mark?.line, column: mark?.column,
@@ -256,8 +287,16 @@ public struct ConfigDocument {
     }
 
     /// The file's text, or why it cannot be read (`No such file or directory`, `Permission denied`).
+    /// Only a regular file of at most ``maximumFileSize`` bytes is read (a FIFO or /dev/zero
+    /// would block or never end).
     static func readText(_ file: String) -> Result<String, ReadFailure> {
         guard access(file, R_OK) == 0 else { return .failure(ReadFailure(String(cString: strerror(errno)))) }
+        var st = stat()
+        guard stat(file, &st) == 0 else { return .failure(ReadFailure(String(cString: strerror(errno)))) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return .failure(ReadFailure("not a regular file")) }
+        guard st.st_size <= maximumFileSize else {
+            return .failure(ReadFailure("larger than \(maximumFileSize / 1024) KiB: not a configuration"))
+        }
         guard let data = FileManager.default.contents(atPath: file) else { return .failure(ReadFailure("read failed")) }
         guard let text = String(data: data, encoding: .utf8) else { return .failure(ReadFailure("not UTF-8 text")) }
         return .success(text)

@@ -1,4 +1,5 @@
 import FallGuardCore
+import FallGuardNotify
 import Foundation
 import Yams
 
@@ -76,5 +77,16 @@ enum ConfigSecrets {
         let octal = String(mode, radix: 8)
         return ConfigProblem(key, "\(what) \(path) has mode 0\(octal): other users can read the secrets; run chmod 600 \(path)",
                              severity: .warning)
+    }
+}
+
+extension SecretRedactor {
+    /// Key names treated as secret wherever they appear, even when written in the file itself.
+    static let secretKeyWords = ["password", "passwd", "token", "secret", "api-key", "apikey", "private-key"]
+
+    /// Whether a key name looks like it holds a secret (`auth-token`, `smtp-password`, …).
+    public static func isSecretKey(_ key: String) -> Bool {
+        let k = key.lowercased()
+        return secretKeyWords.contains { k.contains($0) }
     }
 }

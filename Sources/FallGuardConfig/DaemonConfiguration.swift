@@ -1,4 +1,5 @@
 import FallGuardCore
+import FallGuardNotify
 import Foundation
 
 /// Every section `fallguard run` reads, from one YAML file or the embedded demo defaults;
@@ -33,6 +34,8 @@ public struct DaemonConfiguration: Sendable {
         if let file = doc.decodeWhole(DaemonFile.self) { c.file = file }
         let diagnostics = doc.finish()
         c.redactor = doc.redactor
+        // Secret by nature though under no secret-sounding key: webhook ids, ntfy topics.
+        c.redactor.add(contentsOf: c.notify.settings?.secrets ?? [])
         return (c, diagnostics)
     }
 

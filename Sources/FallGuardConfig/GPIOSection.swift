@@ -106,7 +106,7 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
                 used[line] = part
             }
         }
-        if buzzer.kind == .passive, !(20...20_000).contains(buzzer.toneHz) {
+        if buzzer.kind == .passive, !BuzzerWiring.toneRange.contains(buzzer.toneHz) {
             p.append(ConfigProblem(path + ["buzzer", "tone-hz"], "\(buzzer.toneHz) Hz is outside 20...20000 Hz"))
         }
         if let chip = buzzer.pwmChip {

@@ -34,8 +34,7 @@ public struct MetricsSection: ConfigSection, Codable, Equatable {
         guard let (host, _) = address else {
             return [ConfigProblem(path + ["listen"], "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:9466 or [::1]:9466), found '\(listen)'")]
         }
-        let loopback = host == "localhost" || host == "::1" || host.hasPrefix("127.")
-        if enabled && !loopback {
+        if enabled && !ConfigCheck.isLoopback(host) {
             return [ConfigProblem(path + ["listen"], "\(host) serves the metrics (including when the wearer fell) beyond this machine", severity: .warning)]
         }
         return []

@@ -33,7 +33,8 @@ extension NotificationSettings: ConfigSection {
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
-        var found = ConfigCheck.required(device, at: path + ["device"]) + wearer.problems(at: path + ["wearer"])
+        var found = ConfigCheck.required(device, at: path + ["device"]) + ConfigCheck.printable(device, at: path + ["device"])
+            + wearer.problems(at: path + ["wearer"])
         for (i, contact) in contacts.enumerated() {
             found += contact.problems(at: path + ["contacts", String(i)])
         }
@@ -64,6 +65,9 @@ extension NotificationSettings: ConfigSection {
                         : "channel '\(ref.name)' has no recipient: list it under broadcast"))
                 }
             }
+            if Self.alarmRoutes.contains(key), route.primary.isEmpty, route.others.isEmpty, route.broadcast.isEmpty {
+                found.append(ConfigProblem(routePath, "lists no channel: nobody would be told (name channels in primary, others or broadcast)"))
+            }
             if !route.primary.isEmpty && contacts.isEmpty {
                 found.append(ConfigProblem(path + ["contacts"], "policy '\(key)' sends to contacts, but none is configured"))
             }
@@ -71,6 +75,9 @@ extension NotificationSettings: ConfigSection {
         found += addressProblems(at: path)
         return found
     }
+
+    /// The routes of alerts that must reach someone: a fall and a call for help.
+    static let alarmRoutes: Set<String> = [NotificationPolicy.CodingKeys.fall.rawValue, NotificationPolicy.CodingKeys.helpRequested.rawValue]
 
     private func addressProblems(at path: [String]) -> [ConfigProblem] {
         var found: [ConfigProblem] = []
@@ -109,7 +116,7 @@ extension Recipient: ConfigSection {
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
-        var found = ConfigCheck.required(name, at: path + ["name"])
+        var found = ConfigCheck.required(name, at: path + ["name"]) + ConfigCheck.printable(name, at: path + ["name"])
         if let phone { found += ConfigCheck.phone(phone, at: path + ["phone"]) }
         if let email { found += ConfigCheck.email(email, at: path + ["email"]) }
         if phone == nil && email == nil {
@@ -136,7 +143,8 @@ extension Wearer: ConfigSection {
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
-        ConfigCheck.required(name, at: path + ["name"])
+        ConfigCheck.required(name, at: path + ["name"]) + ConfigCheck.printable(name, at: path + ["name"])
+            + ConfigCheck.printable(location, at: path + ["location"])
     }
 }
 
@@ -244,7 +252,11 @@ extension RetrySettings: ConfigSection {
 
     public func problems(at path: [String]) -> [ConfigProblem] {
         var found = ConfigCheck.seconds(initial, in: 0.01...3600, at: path + ["initial"])
-        found += ConfigCheck.seconds(max, in: initial...86_400, at: path + ["max"])
+        found += ConfigCheck.seconds(max, in: 0.01...86_400, at: path + ["max"])
+        // Compared, not made a range: `initial...86_400` trapped when initial was above a day.
+        if initial.isFinite, max.isFinite, max < initial {
+            found.append(ConfigProblem(path + ["max"], "\(max) s is shorter than initial (\(initial) s)"))
+        }
         if !(0...1).contains(jitter) {
             found.append(ConfigProblem(path + ["jitter"], "\(jitter) is outside 0...1"))
         }

@@ -74,6 +74,30 @@ extension Node {
         return .mapping(m)
     }
 
+    /// How many nodes the tree has with every alias expanded, counting no further than just
+    /// past `budget` (so a nested-alias bomb costs at most `budget` steps).
+    func expandedCount(upTo budget: Int) -> Int {
+        var count = 0
+        countNodes(&count, budget: budget)
+        return count
+    }
+
+    private func countNodes(_ count: inout Int, budget: Int) {
+        count += 1
+        guard count <= budget else { return }
+        switch self {
+        case let .mapping(m):
+            for pair in m where count <= budget {
+                pair.key.countNodes(&count, budget: budget)
+                pair.value.countNodes(&count, budget: budget)
+            }
+        case let .sequence(s):
+            for item in s where count <= budget { item.countNodes(&count, budget: budget) }
+        default:
+            break
+        }
+    }
+
     /// Every scalar leaf with its path.
     func leaves(at prefix: [String] = []) -> [(path: [String], node: Node)] {
         switch self {

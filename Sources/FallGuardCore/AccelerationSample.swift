@@ -18,6 +18,16 @@ public struct AccelerationSample: Sendable, Equatable {
     /// |x| + |y| + |z| in g (the iOS thesis's feature).
     @inlinable
     public var sumOfAbsoluteAxes: Double { abs(x) + abs(y) + abs(z) }
+
+    /// No accelerometer a wearer carries measures beyond this on an axis (g): the ADXL345 and
+    /// MPU6050 stop at ±16 g. A larger value is a fault, not a reading.
+    public static let physicalLimit = 64.0
+
+    /// Every axis a finite number within ±``physicalLimit``.
+    @inlinable
+    public var isPhysical: Bool {
+        abs(x) <= Self.physicalLimit && abs(y) <= Self.physicalLimit && abs(z) <= Self.physicalLimit
+    }
 }
 
 /// Standard gravity in m/s², for converting IIO readings (m/s²) to g.

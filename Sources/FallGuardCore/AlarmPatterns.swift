@@ -17,6 +17,9 @@ public struct AlarmPatterns: Sendable, Equatable {
 /// How the abort button's edges are read: the debounce time, and how long a press is held to
 /// be a help request.
 public struct ButtonTimings: Sendable, Equatable {
+    /// Allowed debounce times, in milliseconds.
+    public static let debounceRange: ClosedRange<Int> = 0...500
+
     /// Milliseconds a level must hold to count.
     public var debounceMs: Int
     /// Seconds held for a long press (a help request).
@@ -26,7 +29,7 @@ public struct ButtonTimings: Sendable, Equatable {
 
     /// A debouncer with these timings, in nanoseconds.
     public func debouncer(initiallyPressed: Bool = false, at t: Int64 = 0) -> ButtonDebouncer {
-        ButtonDebouncer(debounce: Int64(debounceMs) * 1_000_000, longPress: Int64((longPress * 1e9).rounded()),
+        ButtonDebouncer(debounce: Int64(saturating: Double(debounceMs) * 1e6), longPress: Int64(saturating: (longPress * 1e9).rounded()),
                         initiallyPressed: initiallyPressed, at: t)
     }
 }

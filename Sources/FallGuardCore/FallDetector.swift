@@ -72,15 +72,23 @@ public struct FallSuspected: Sendable, Equatable, Codable {
     }
 }
 
-/// Fixed three-decimal formatting without Foundation.
-func formatNumber(_ v: Double) -> String {
-    guard v.isFinite else { return "\(v)" }
-    let scaled = (abs(v) * 1000).rounded()
-    let whole = Int(scaled / 1000)
-    let frac = Int(scaled) % 1000
-    let sign = v < 0 && scaled != 0 ? "-" : ""
-    let f = String(frac)
-    return "\(sign)\(whole).\(String(repeating: "0", count: 3 - f.count))\(f)"
+/// Fixed three-decimal formatting without Foundation; any value, however large, formats.
+func formatNumber(_ v: Double) -> String { fixedDecimal(v, digits: 3) }
+
+/// `v` with exactly `digits` (at most 15) decimals, without Foundation. Values too large for
+/// that precision (and non-finite ones) come out in Swift's own notation: never a trap.
+func fixedDecimal(_ v: Double, digits: Int) -> String {
+    let digits = min(max(digits, 0), 15)
+    var p = 1.0
+    for _ in 0..<digits { p *= 10 }
+    let scaled = (abs(v) * p).rounded()
+    guard scaled < 9e15 else { return "\(v)" }   // also false for NaN
+    let n = Int64(scaled)
+    let whole = n / Int64(p)
+    let frac = String(n % Int64(p))
+    let sign = v < 0 && n != 0 ? "-" : ""
+    guard digits > 0 else { return "\(sign)\(whole)" }
+    return "\(sign)\(whole).\(String(repeating: "0", count: digits - frac.count))\(frac)"
 }
 
 /// A tunable constant of a detector, with its unit, default, allowed range and meaning.

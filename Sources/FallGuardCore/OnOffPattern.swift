@@ -30,7 +30,7 @@ public struct OnOffPattern: Sendable, Equatable, CustomStringConvertible {
         var runs: [(on: Bool, ns: Int64)] = []
         func add(_ on: Bool, _ ms: Int) {
             guard ms > 0 else { return }
-            let ns = Int64(ms) * 1_000_000
+            let ns = Int64(saturating: Double(ms) * 1e6)
             if let last = runs.last, last.on == on { runs[runs.count - 1].ns += ns } else { runs.append((on, ns)) }
         }
         for i in 0..<count {

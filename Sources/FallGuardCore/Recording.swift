@@ -14,24 +14,33 @@ public struct Recording: Sendable, Equatable {
         return last.time - first.time + 1 / detectorRate
     }
 
+    /// Times a recording may carry, in seconds (an origin anywhere in a few decades).
+    public static let timeLimit = 1e9
+    /// The shortest step between two timed rows: 10 kHz, beyond any wearable accelerometer.
+    public static let minimumStep = 1e-4
+
+    /// Why `sample` cannot follow `previous` in a recording, or nil: a reading beyond
+    /// ±``AccelerationSample/physicalLimit`` g, a time out of ±``timeLimit``, or one that does
+    /// not come at least ``minimumStep`` after the previous.
+    static func problem(with sample: AccelerationSample, after previous: AccelerationSample?) -> String? {
+        guard sample.isPhysical else {
+            return "\(sample.x),\(sample.y),\(sample.z) g is beyond any accelerometer's range (±\(Int(AccelerationSample.physicalLimit)) g)"
+        }
+        guard abs(sample.time) <= timeLimit else { return "time \(sample.time) s is outside ±\(timeLimit) s" }
+        if let previous, !(sample.time - previous.time >= minimumStep) {
+            return sample.time > previous.time
+                ? "time \(sample.time) s comes less than \(minimumStep) s after \(previous.time) s (faster than 10 kHz)"
+                : "time \(sample.time) s does not come after \(previous.time) s"
+        }
+        return nil
+    }
+
     public static let header = "x_g,y_g,z_g"
     public static let timedHeader = "t_s,x_g,y_g,z_g"
 
     /// One data row of a timed recording (`t_s,x_g,y_g,z_g`), without the newline.
     public static func row(_ s: AccelerationSample) -> String {
-        "\(fixed(s.time, 4)),\(fixed(s.x, 4)),\(fixed(s.y, 4)),\(fixed(s.z, 4))"
-    }
-
-    static func fixed(_ v: Double, _ digits: Int) -> String {
-        var p = 1.0
-        for _ in 0..<digits { p *= 10 }
-        let scaled = (abs(v) * p).rounded()
-        guard scaled < 9e15 else { return "\(v)" }
-        let n = Int64(scaled)
-        let whole = n / Int64(p)
-        let frac = String(n % Int64(p))
-        let sign = v < 0 && n != 0 ? "-" : ""
-        return "\(sign)\(whole).\(String(repeating: "0", count: digits - frac.count))\(frac)"
+        [s.time, s.x, s.y, s.z].map { fixedDecimal($0, digits: 4) }.joined(separator: ",")
     }
 }
 
@@ -93,14 +102,10 @@ public enum RecordingParser {
                     throw RecordingFormatError(line: lineNumber, reason: "expected \(columns.count) numbers (\(columns.joined(separator: ","))), found \(c + 1)")
                 }
             }
-            let s: AccelerationSample
-            if hasTimes {
-                s = AccelerationSample(time: values.0, x: values.1, y: values.2, z: values.3)
-                if let prev = samples.last, !(s.time > prev.time) {
-                    throw RecordingFormatError(line: lineNumber, reason: "time \(s.time) s does not come after \(prev.time) s")
-                }
-            } else {
-                s = AccelerationSample(time: Double(samples.count) / detectorRate, x: values.0, y: values.1, z: values.2)
+            let s = hasTimes ? AccelerationSample(time: values.0, x: values.1, y: values.2, z: values.3)
+                : AccelerationSample(time: Double(samples.count) / detectorRate, x: values.0, y: values.1, z: values.2)
+            if let why = Recording.problem(with: s, after: hasTimes ? samples.last : nil) {
+                throw RecordingFormatError(line: lineNumber, reason: why)
             }
             samples.append(s)
         }

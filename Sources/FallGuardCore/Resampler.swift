@@ -40,12 +40,22 @@ public struct Resampler: Sendable {
     private var origin = 0.0
     private var nextIndex: Int64 = 0
 
+    /// Rates a sensor may report, in Hz (the ADXL345 goes down to 0.1 Hz, nothing worn runs at
+    /// 10 kHz); a rate is the driver's word, or a remote iiod's, so it is checked.
+    public static let rates: ClosedRange<Double> = 0.1...10_000
+    /// Longest gap that may be bridged, in seconds: it bounds the output of one input sample.
+    public static let gaps: ClosedRange<Double> = 0.001...10
+
     /// - Parameters:
     ///   - inputRate: the sensor's nominal rate in Hz (what the driver reports).
     ///   - outputRate: 40 Hz for the detectors.
     ///   - maximumGap: seconds without input after which the grid restarts.
-    public init(inputRate: Double, outputRate: Double = detectorRate, maximumGap: Double = 0.25) {
-        precondition(inputRate > 0 && outputRate > 0)
+    /// - Throws: ``ResamplerError`` when a rate is outside ``rates`` or the gap outside ``gaps``.
+    public init(inputRate: Double, outputRate: Double = detectorRate, maximumGap: Double = 0.25) throws(ResamplerError) {
+        for (what, value, range) in [("input rate", inputRate, Self.rates), ("output rate", outputRate, Self.rates),
+                                     ("maximum gap", maximumGap, Self.gaps)] where !range.contains(value) {
+            throw ResamplerError(what: what, value: value, range: range)
+        }
         self.inputRate = inputRate
         self.outputRate = outputRate
         self.maximumGap = maximumGap
@@ -65,10 +75,10 @@ public struct Resampler: Sendable {
             // Count the grid points that the gap swallowed, then start afresh.
             let period = 1 / outputRate
             if passThrough {
-                missingOutputs += max(0, Int(((sample.time - lastInputTime) / period).rounded()) - 1)
+                missingOutputs = missingOutputs.addingSaturated(Int(saturating: ((sample.time - lastInputTime) / period).rounded()) - 1)
             } else {
                 let lastGrid = origin + Double(nextIndex) * period
-                missingOutputs += max(0, Int(((sample.time - lastGrid) / period).rounded(.down)))
+                missingOutputs = missingOutputs.addingSaturated(Int(saturating: ((sample.time - lastGrid) / period).rounded(.down)))
             }
             gaps += 1
             previous = nil
@@ -127,5 +137,22 @@ public struct Resampler: Sendable {
         }
         let n = Double(averagingLength)
         return AccelerationSample(time: newest + dt / n, x: x / n, y: y / n, z: z / n)
+    }
+}
+
+/// A rate or gap a ``Resampler`` cannot work with.
+public struct ResamplerError: Error, Equatable, CustomStringConvertible {
+    public var what: String
+    public var value: Double
+    public var range: ClosedRange<Double>
+
+    public var description: String { "\(what) \(value) is outside \(range.lowerBound)...\(range.upperBound)" }
+}
+
+extension Int {
+    /// `self + max(0, n)`, stopping at `Int.max`: a count of what a gap swallowed.
+    fileprivate func addingSaturated(_ n: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(Swift.max(0, n))
+        return overflow ? .max : sum
     }
 }

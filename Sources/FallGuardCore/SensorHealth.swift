@@ -7,7 +7,7 @@ public enum SensorProblem: String, Sendable, Codable, CaseIterable {
     /// An axis pinned at full scale for longer than an impact lasts (1 s).
     case saturated
     /// At rest, but the norm is far from 1 g for 10 s (wrong scale, broken axis), or values
-    /// that are not numbers.
+    /// that are not numbers or beyond any accelerometer's range (±64 g).
     case implausible
     /// The driver returned errors.
     case ioError = "io-error"
@@ -83,8 +83,8 @@ public struct SensorHealthMonitor: Sendable {
         if active.contains(.disappeared) { end(.disappeared, at: s.time, "device is back", &changes) }
         if active.contains(.ioError) { end(.ioError, at: s.time, "reading again", &changes) }
 
-        guard s.x.isFinite, s.y.isFinite, s.z.isFinite else {
-            start(.implausible, at: s.time, "values that are not numbers", &changes)
+        guard s.isPhysical else {
+            start(.implausible, at: s.time, "values that are not numbers or beyond ±\(Int(AccelerationSample.physicalLimit)) g", &changes)
             return changes
         }
 

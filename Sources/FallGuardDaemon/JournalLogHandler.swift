@@ -1,4 +1,5 @@
 import FallGuardConfig
+import FallGuardNotify
 import Foundation
 import Logging
 

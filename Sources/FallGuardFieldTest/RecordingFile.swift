@@ -29,12 +29,13 @@ public enum RecordingFile {
 
     /// Reads a recording, reusing `buffer` for the file's bytes (for loops over many files).
     public static func read(path: String, reusing buffer: inout [UInt8]) throws(RecordingFileError) -> Recording {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO named *.csv must not wait for a writer; it is refused below.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw RecordingFileError(path: path, reason: systemError(errno)) }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw RecordingFileError(path: path, reason: systemError(errno)) }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw RecordingFileError(path: path, reason: "not a regular file") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw RecordingFileError(path: path, reason: "not a regular file (a FIFO, device or socket is not a recording)") }
         let size = Int(st.st_size)
         if buffer.count < size + 1 { buffer = [UInt8](repeating: 0, count: size + 1) }
         var total = 0

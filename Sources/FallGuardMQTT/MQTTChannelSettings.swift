@@ -46,6 +46,9 @@ public struct MQTTChannelSettings: Sendable, Equatable {
     /// nil: any ack naming the active incident is taken, so the broker's access rules must
     /// keep others off the ack topic.
     public var acknowledgeSecret: String?
+    /// The administrator accepts that a password goes to a broker on another machine without
+    /// TLS, in clear. Only the configuration check reads it.
+    public var allowPlaintext = false
 
     public init(host: String = "localhost", port: Int? = nil, username: String? = nil,
                 password: String? = nil, device: String? = nil, clientID: String? = nil,

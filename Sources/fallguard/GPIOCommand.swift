@@ -55,6 +55,12 @@ struct GPIOCommand: ParsableCommand {
     @Option(help: "Seconds to run after requesting (default 0: request, report, release).")
     var duration = Seconds(0)
 
+    func validate() throws {
+        try requireOption("debounce-ms", debounceMs, in: ButtonTimings.debounceRange)
+        try requireOption("long-press", longPress, in: AlertConfiguration.longPressRange)
+        if let toneHz { try requireOption("tone-hz", toneHz, in: BuzzerWiring.toneRange) }
+    }
+
     func run() throws {
         guard let bias = GPIOSection.bias(bias) else { throw ValidationError("--bias: pull-up, pull-down, disable or as-is") }
         guard let library = GPIOLibraryChoice(rawValue: library) else { throw ValidationError("--library: auto, v1 or v2") }

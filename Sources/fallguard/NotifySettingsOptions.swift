@@ -21,8 +21,7 @@ struct NotifySettingsOptions: ParsableArguments {
     func load() throws -> NotificationSettings {
         guard let settingsJSON else {
             let (c, diagnostics) = DaemonConfiguration.load(path: config)
-            let redacted = diagnostics.map { d in var d = d; d.problem.message = c.redactor.redact(d.problem.message); return d }
-            if ConfigReport.printAndShouldStop(redacted) { throw ExitStatus.configError }
+            if ConfigReport.printAndShouldStop(diagnostics.redacted(by: c.redactor)) { throw ExitStatus.configError }
             guard let settings = c.notify.settings else {
                 printError("\(config): no notifiers configured (wearer, contacts, channels): see deploy/fallguard.example.yaml")
                 throw ExitStatus.configError

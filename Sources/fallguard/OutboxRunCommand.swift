@@ -38,6 +38,12 @@ struct OutboxRunCommand: ParsableCommand {
     @Flag(name: .long, help: "Only enqueue; do not deliver.")
     var noDelivery = false
 
+    func validate() throws {
+        try requireOption("enqueue", enqueue, in: 0...1_000_000)
+        try requireOption("interval-ms", intervalMs, in: 0...60_000)
+        try requireOption("countdown-ms", countdownMs, in: 0...600_000)
+    }
+
     func run() throws {
         let settings = try settingsOptions.load()
         try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)

@@ -48,7 +48,8 @@ struct RecordCommand: ParsableCommand {
                 switch event {
                 case .opened(let info):
                     printError("recording \(info.name) (\(info.id)) at \(info.uri): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz -> 40 Hz")
-                    resampler = Resampler(inputRate: info.samplingFrequency ?? detectorRate)
+                    resampler = try? Resampler(inputRate: info.samplingFrequency ?? detectorRate)
+                    if resampler == nil { printError("\(info.name): sampling_frequency \(info.samplingFrequency ?? 0) Hz is not a sensor's rate; nothing is recorded") }
                 case .failed(let error, let retry):
                     printError("\(error); retrying in \(retry) s")
                 }

@@ -46,7 +46,7 @@ struct ReplayCommand: ParsableCommand {
         let t0 = recording.samples.first?.time ?? 0
         for s in recording.samples {
             if realTime {
-                let due = start + .milliseconds(Int64((s.time - t0) * 1000))
+                let due = start + .milliseconds(Int64(saturating: (s.time - t0) * 1000))
                 if due > clock.now { Thread_sleep(until: due, clock: clock) }
             }
             if let d = detector.process(s) {

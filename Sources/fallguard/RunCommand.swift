@@ -34,7 +34,7 @@ struct RunCommand: AsyncParsableCommand {
         var configuration: DaemonConfiguration
         if let config {
             let (c, diagnostics) = DaemonConfiguration.load(path: config)
-            if ConfigReport.printAndShouldStop(diagnostics.map { d in var d = d; d.problem.message = c.redactor.redact(d.problem.message); return d }) {
+            if ConfigReport.printAndShouldStop(diagnostics.redacted(by: c.redactor)) {
                 throw ExitCode(ConfigReport.exitStatus)
             }
             configuration = c
@@ -93,8 +93,7 @@ struct CheckConfigCommand: ParsableCommand {
                 diagnostics.append(ConfigDiagnostic(file: config, line: nil, problem: .init(["gpio"], error.description)))
             }
         }
-        let redacted = diagnostics.map { d in var d = d; d.problem.message = c.redactor.redact(d.problem.message); return d }
-        if ConfigReport.printAndShouldStop(redacted) { throw ExitCode(ConfigReport.exitStatus) }
+        if ConfigReport.printAndShouldStop(diagnostics.redacted(by: c.redactor)) { throw ExitCode(ConfigReport.exitStatus) }
         print("\(config): OK\(diagnostics.isEmpty ? "" : " (\(diagnostics.count) warning\(diagnostics.count == 1 ? "" : "s"))")")
     }
 }

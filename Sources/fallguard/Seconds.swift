@@ -19,3 +19,11 @@ struct Seconds: ExpressibleByArgument, Sendable {
 
     var defaultValueDescription: String { value == value.rounded() ? String(Int(value)) : String(value) }
 }
+
+/// A number from the command line outside `range` (nan included) is a usage error (exit 64)
+/// naming the option, before it can reach a conversion that would trap.
+func requireOption<T: Comparable>(_ name: String, _ value: T, in range: ClosedRange<T>) throws {
+    guard range.contains(value) else {
+        throw ValidationError("--\(name): \(value) is outside \(range.lowerBound)...\(range.upperBound)")
+    }
+}

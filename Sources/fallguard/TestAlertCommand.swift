@@ -4,6 +4,7 @@ import FallGuardCore
 import FallGuardMQTT
 import FallGuardNotify
 import Foundation
+import Logging
 
 /// `fallguard test-alert`: a clearly marked test through every configured channel (or one),
 /// sent at once, with each channel's result.
@@ -29,6 +30,9 @@ struct TestAlertCommand: ParsableCommand {
 
     func run() throws {
         let settings = try settingsOptions.load()
+        // The channels' own log lines (an e-mail server's refusal) pass the same redactor as their results.
+        let redactor = SecretRedactor(secrets: settings.secrets)
+        LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: .info, redactor: redactor) }
         if let channel, settings.channels[channel] == nil {
             printError("--channel: unknown channel '\(channel)' (configured: \(settings.channels.keys.sorted().joined(separator: ", ")))")
             throw ExitStatus.configError

@@ -41,6 +41,8 @@ struct WatchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write each raw sample as it reaches the pipeline: CLOCK_MONOTONIC ns,x,y,z (g), one per line.", valueName: "file"))
     var arrivalLog: String?
 
+    func validate() throws { try requireOption("rate", rate, in: Resampler.rates) }
+
     func run() throws {
         let detector = try detectorOptions.configuration().makeDetector()
         let (stop, signals) = stopOnSignals()

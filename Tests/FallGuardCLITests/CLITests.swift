@@ -85,6 +85,46 @@ import FallGuardTestSupport
         #expect(r.stderr.contains("/nonexistent/F01.csv"))
     }
 
+    /// Issue 14: numbers that would overflow a nanosecond count or a sleep are usage errors.
+    @Test(arguments: [["gpio", "--debounce-ms", "99999999999999"], ["gpio", "--long-press", "inf"], ["gpio", "--tone-hz=0"],
+                      ["watch", "--rate", "inf"], ["watch", "--rate", "nan"], ["outbox-run", "--state-dir", "/tmp", "--enqueue=-1"],
+                      ["outbox-run", "--state-dir", "/tmp", "--interval-ms", "1e300"], ["outbox-run", "--state-dir", "/tmp", "--countdown-ms=-5"]])
+    func aNumberOutsideItsRangeIsAUsageError(_ arguments: [String]) throws {
+        let r = try fallguard(arguments)
+        let option = arguments.first { $0.hasPrefix("--") && $0 != "--state-dir" }!.split(separator: "=")[0]
+        #expect(r.status == 64, "\(arguments): \(r.status) \(r.stderr)")
+        #expect(r.stderr.contains(option), "\(r.stderr)")
+    }
+
+    /// Issue 14: a reading no accelerometer makes (1e17 g reached the number formatter) stops
+    /// at its line, as every malformed recording does.
+    @Test func aReadingBeyondAnyAccelerometerIsAMalformedLine() throws {
+        let dir = TempDirectory()
+        let file = dir.write("F01_SA01_R01.csv", "x_g,y_g,z_g\n0,0,1\n1e17,0,1\n")
+        for command in [["evaluate", dir.path], ["replay", file]] {
+            let r = try fallguard(command)
+            #expect(r.status == 65, "\(command[0]): \(r.status) \(r.stderr)")
+            #expect(r.stderr.contains("\(file):3:"), "\(r.stderr)")
+        }
+    }
+
+    /// Issue 14: `policy.retry.initial` above a day trapped check-config.
+    @Test func checkConfigPlacesARetryLongerThanADay() throws {
+        let dir = TempDirectory()
+        let file = dir.write("config.yaml", """
+            wearer: {name: Margaret}
+            contacts: [{name: Anna, phone: "+447700900001"}]
+            channels: {console: {type: console}}
+            policy:
+              fall: {primary: [], others: [], broadcast: [console]}
+              help-requested: {primary: [], others: [], broadcast: [console]}
+              retry: {initial: 90000, max: 60}
+            """, mode: 0o600)
+        let r = try fallguard(["check-config", "--config", file, "--no-hardware"])
+        #expect(r.status == 78, "\(r.status) \(r.stderr)")
+        #expect(r.stderr.contains("\(file):7: policy.retry.initial"), "\(r.stderr)")
+    }
+
     @Test func detectorsListsSettingsWithUnits() throws {
         let r = try fallguard("detectors")
         #expect(r.status == 0)

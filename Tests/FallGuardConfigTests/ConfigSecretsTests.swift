@@ -1,5 +1,6 @@
 import FallGuardConfig
 import FallGuardCore
+import FallGuardNotify
 import Foundation
 import Testing
 import FallGuardTestSupport
@@ -123,10 +124,10 @@ struct ConfigSecretsTests {
         #expect(installed.finish().isEmpty)
     }
 
-    @Test func redactorMasksLongestSecretsFirstAndIgnoresTrivialValues() {
+    @Test func redactorMasksLongestSecretsFirstShortOnesWhereTheyStandAloneAndIgnoresYAMLWords() {
         var r = SecretRedactor(secrets: ["abc", "abcdef", "1", "true"])
         #expect(r.redact("x abcdef y abc") == "x \(SecretRedactor.mask) y \(SecretRedactor.mask)")
-        #expect(r.redact("1 true") == "1 true")
+        #expect(r.redact("1 true 10 abcd") == "\(SecretRedactor.mask) true 10 abcd")
         r.add("zzz")
         #expect(r.redact("zzz") == SecretRedactor.mask)
         #expect(SecretRedactor.isSecretKey("smtp-password"))

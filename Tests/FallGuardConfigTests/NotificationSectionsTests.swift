@@ -146,7 +146,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         let keys = try #require(try JSONSerialization.jsonObject(with: encodeSection(MQTTChannelSettings())) as? [String: Any]).keys
         #expect(Set(keys) == ["host", "port", "username", "password", "device", "client-id", "topic-prefix", "discovery",
                               "discovery-prefix", "keepalive", "publish-timeout", "reconnect-delay", "reconnect-delay-max",
-                              "tls", "ca-file", "cert-file", "key-file", "acknowledge-secret"])
+                              "tls", "allow-plaintext", "ca-file", "cert-file", "key-file", "acknowledge-secret"])
         #expect(s.problems(at: ["channels", "mqtt"]).isEmpty)
     }
 

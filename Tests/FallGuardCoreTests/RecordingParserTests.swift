@@ -38,10 +38,11 @@ import FallGuardTestSupport
     }
 
     @Test func parsesNumbersExactlyAsTheStandardLibrary() throws {
-        let values = ["0.035", "-1.004", "1e-3", "123456.789", "-0.000001", "15.99609375", "7", ".5", "5."]
+        let values = ["0.035", "-1.004", "1e-3", "12.3456789", "-0.000001", "15.99609375", "7", ".5", "5."]
         let text = "x_g,y_g,z_g\n" + values.map { "\($0),0,0" }.joined(separator: "\n")
         let r = try parse(text)
         for (s, v) in zip(r.samples, values) { #expect(s.x == Double(v), "\(v)") }
+        #expect(try parse("t_s,x_g,y_g,z_g\n123456.789,0,0,1\n").samples[0].time == 123456.789)
     }
 
     @Test func roundTripsItsOwnRows() throws {
@@ -62,6 +63,27 @@ import FallGuardTestSupport
         #expect(error("x_g,y_g,z_g\n1,2,3\n\n1,nan,3\n") == RecordingFormatError(line: 4, reason: "'nan' in column y_g is not a number"))
         #expect(error("x_g,y_g,z_g\n1,2,1e999\n")?.line == 2)
         #expect(error("t_s,x_g,y_g,z_g\n0,1,2,3\n0,1,2,3\n") == RecordingFormatError(line: 3, reason: "time 0.0 s does not come after 0.0 s"))
+    }
+
+    /// Issue 14: a reading no sensor can make, or times that would make a replay allocate
+    /// without bound, stop at their line.
+    @Test func refusesReadingsAndTimesNoSensorMakes() {
+        #expect(error("x_g,y_g,z_g\n0,0,1\n1e17,0,1\n")?.line == 3)
+        #expect(error("x_g,y_g,z_g\n0,0,1\n1e17,0,1\n")?.reason.contains("±64 g") == true)
+        #expect(error("x_g,y_g,z_g\n0,-64.5,1\n")?.line == 2)
+        #expect(error("t_s,x_g,y_g,z_g\n0,0,0,1\n0.000000001,0,0,1\n")?.reason.contains("faster than 10 kHz") == true)
+        #expect(error("t_s,x_g,y_g,z_g\n0,0,0,1\n-1,0,0,1\n")?.line == 3)
+        #expect(error("t_s,x_g,y_g,z_g\n1e300,0,0,1\n")?.line == 2)
+        #expect(error("t_s,x_g,y_g,z_g\n0,64,-64,0\n0.0001,0,0,1\n") == nil)
+    }
+
+    /// Issue 14: the formatter of features and rows takes any number (1e17 g trapped `Int(_:)`).
+    @Test func formatsAnyNumberWithoutTrapping() {
+        #expect(Recording.row(AccelerationSample(time: 1, x: 1e17, y: .nan, z: -.infinity)) == "1.0000,1e+17,nan,-inf")
+        let fall = FallSuspected(detector: "test", impactTime: 0, decisionTime: 0, peak: 1e17, phases: ["impact"],
+                                 features: [DetectionFeature("impact", 1e17, "g")])
+        #expect(fall.reason == "impact (impact=1e+17 g)")
+        #expect(Recording.row(AccelerationSample(time: 0.5, x: -0.00004, y: 2, z: -1.5)) == "0.5000,0.0000,2.0000,-1.5000")
     }
 
     @Test func readsTrialLabels() {

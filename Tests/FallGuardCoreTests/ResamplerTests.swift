@@ -18,8 +18,8 @@ import FallGuardTestSupport
         }
     }
 
-    @Test func fortyHertzPassesThroughUnchanged() {
-        var r = Resampler(inputRate: 40)
+    @Test func fortyHertzPassesThroughUnchanged() throws {
+        var r = try Resampler(inputRate: 40)
         let input = sine(rate: 40, seconds: 10, hz: 1.3)
         let out = run(&r, input)
         #expect(out.count == input.count)
@@ -31,8 +31,8 @@ import FallGuardTestSupport
     /// Any rate from 25 to 1000 Hz gives 40 samples per second on an exact 25 ms grid, and a
     /// slow signal (1 Hz) comes through with its amplitude and without delay.
     @Test(arguments: [25.0, 50, 100, 200, 400, 800, 1000])
-    func anyRateLandsOnTheFortyHertzGrid(rate: Double) {
-        var r = Resampler(inputRate: rate)
+    func anyRateLandsOnTheFortyHertzGrid(rate: Double) throws {
+        var r = try Resampler(inputRate: rate)
         let out = run(&r, sine(rate: rate, seconds: 20, hz: 1, jitter: 0.3))
         #expect(abs(Double(out.count) - 20 * 40) <= 2, "got \(out.count) samples")
         for (a, b) in zip(out, out.dropFirst()) { #expect(abs((b.time - a.time) - 0.025) < 1e-9) }
@@ -43,16 +43,16 @@ import FallGuardTestSupport
         #expect(r.gaps == 0 && r.outOfOrder == 0)
     }
 
-    @Test func averagesAwayContentAboveTheOutputBand() {
+    @Test func averagesAwayContentAboveTheOutputBand() throws {
         // 40 Hz vibration sampled at 800 Hz: the 25 ms moving average has a null there.
-        var r = Resampler(inputRate: 800)
+        var r = try Resampler(inputRate: 800)
         let out = run(&r, sine(rate: 800, seconds: 5, hz: 40))
         let worst = out.dropFirst(2).map { abs($0.x) }.max() ?? 1
         #expect(worst < 0.02)
     }
 
-    @Test func gapsAreCountedNotBridged() {
-        var r = Resampler(inputRate: 100, maximumGap: 0.25)
+    @Test func gapsAreCountedNotBridged() throws {
+        var r = try Resampler(inputRate: 100, maximumGap: 0.25)
         var input = sine(rate: 100, seconds: 4, hz: 1)
         input.removeSubrange(150..<250)   // one second missing
         let out = run(&r, input)
@@ -62,8 +62,8 @@ import FallGuardTestSupport
         #expect(!out.contains { $0.time > 101.51 && $0.time < 102.49 })
     }
 
-    @Test func samplesThatDoNotAdvanceAreDropped() {
-        var r = Resampler(inputRate: 40)
+    @Test func samplesThatDoNotAdvanceAreDropped() throws {
+        var r = try Resampler(inputRate: 40)
         let a = AccelerationSample(time: 1, x: 0, y: 0, z: 1)
         var out: [AccelerationSample] = []
         r.process(a) { out.append($0) }
@@ -73,8 +73,20 @@ import FallGuardTestSupport
         #expect(r.outOfOrder == 3)
         #expect(out.count == 1)
     }
-}
 
+    @Test(arguments: [0.0, -40, .nan, .infinity, 1e12])
+    func refusesRatesNoSensorRunsAt(rate: Double) {
+        #expect(throws: ResamplerError.self) { try Resampler(inputRate: rate) }
+    }
+
+    @Test func aHugeGapIsCountedWithoutTrapping() throws {
+        var r = try Resampler(inputRate: 40)
+        _ = run(&r, [AccelerationSample(time: 0, x: 0, y: 0, z: 1), AccelerationSample(time: 1e300, x: 0, y: 0, z: 1),
+                     AccelerationSample(time: 2e300, x: 0, y: 0, z: 1)])
+        #expect(r.gaps == 2)
+        #expect(r.missingOutputs == Int.max)
+    }
+}
 
 #if canImport(Glibc)
 import Glibc

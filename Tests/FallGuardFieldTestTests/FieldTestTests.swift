@@ -41,6 +41,18 @@ let softFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().a
         #expect(throws: RecordingFileError.self) { try RecordingFile.read(path: dir) }
     }
 
+    /// Issue 14: a FIFO named like a trial blocked `evaluate` forever in open(2); it is refused
+    /// (and skipped with --skip-bad) at once.
+    @Test(.timeLimit(.minutes(1))) func aFIFONamedLikeATrialIsRefusedNotWaitedOn() throws {
+        let dir = TempDirectory()
+        try FileManager.default.copyItem(atPath: fixtures + "/F01_SA02_R01.csv", toPath: dir.path + "/F01_SA02_R01.csv")
+        #expect(mkfifo(dir.path + "/D01_SA02_R01.csv", 0o644) == 0)
+        let d = try Dataset.scan(dir.path)
+        let e = try Evaluator.evaluate(d, configuration: DetectorConfiguration(), skipBad: true)
+        #expect(e.outcomes.count == 1)
+        #expect(e.skipped.map(\.reason).first?.contains("not a regular file") == true)
+    }
+
     /// The default detector on real recordings: every fall found near its impact, no ADL alarmed.
     @Test func defaultDetectorOnRealRecordings() throws {
         let d = try Dataset.scan(fixtures)

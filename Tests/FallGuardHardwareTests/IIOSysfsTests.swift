@@ -32,6 +32,16 @@ import Glibc
         close(w)
     }
 
+    /// Issue 14: a remote iiod controls the sampling_frequency text; 0, negative, nan or inf
+    /// trapped the resampler. Such a rate is no rate (and the accelerometer refuses to open).
+    @Test func samplingFrequencyIsARateOrNothing() {
+        #expect(AccelerometerAttributes.rate("100\n") == 100)
+        #expect(AccelerometerAttributes.rate("12.5 Hz") == 12.5)
+        for bad in ["0", "-40", "nan", "inf", "-inf", "1e308", "", "fast"] {
+            #expect(AccelerometerAttributes.rate(bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func realtimeTimestampsAreBroughtToTheMonotonicClock() throws {
         #expect(clockID("realtime") == CLOCK_REALTIME)
         #expect(clockID("monotonic") == CLOCK_MONOTONIC)

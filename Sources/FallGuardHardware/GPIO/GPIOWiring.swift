@@ -28,6 +28,8 @@ public struct BuzzerWiring: Sendable, Equatable {
     /// A line name (`GPIO18`) or offset (`18`).
     public var line: String
     public var kind: Kind
+    /// Tones a passive buzzer can play, in Hz.
+    public static let toneRange: ClosedRange<Double> = 20...20_000
     /// The tone of a passive buzzer, Hz.
     public var toneHz: Double
     /// A passive buzzer's PWM chip number under /sys/class/pwm; nil toggles the line.

@@ -34,7 +34,7 @@ public final class ToggledTone: LevelOutput, @unchecked Sendable {
 
     public init(_ line: any GPIOOutputLine, frequency: Double) {
         self.line = line
-        halfPeriod = max(25_000, Int64((0.5e9 / frequency).rounded()))
+        halfPeriod = max(25_000, Int64(saturating: (0.5e9 / frequency).rounded()))   // checked: 20...20000 Hz
         _ = startThread(name: "fallguard-tone", realTime: true) { [self] in loop() }
     }
 
@@ -92,7 +92,7 @@ public final class PWMTone: LevelOutput, @unchecked Sendable {
             try Self.write("\(channel)", to: "\(chipPath)/export")
             for _ in 0..<50 where !FileManager.default.fileExists(atPath: channelPath) { usleep(10_000) }  // udev
         }
-        let period = Int64((1e9 / frequency).rounded())
+        let period = Int64(saturating: (1e9 / frequency).rounded())
         try? Self.write("0", to: "\(channelPath)/enable")
         try Self.write("\(period)", to: "\(channelPath)/period")
         try Self.write("\(period / 2)", to: "\(channelPath)/duty_cycle")

@@ -91,12 +91,12 @@ public final class IIOAccelerometer: @unchecked Sendable {
                 throw IIOError(uri: uri, device: name, what: "cannot set in_accel_scale to \(pick)", code: code)
             }
         }
-        guard let scale = a.scale, scale > 0 else {
+        guard let scale = a.scale, scale > 0, scale.isFinite else {
             throw IIOError(uri: uri, device: name, message: "no usable in_accel_scale")
         }
 
         // Rate: ask for the minimum; if the driver rounds below it, take the smallest listed rate above.
-        if a.frequency != nil {
+        if try a.checkedFrequency(uri: uri, device: name) != nil {
             let asked = attributeNumber(configuration.minimumRate)
             _ = a.write("sampling_frequency", asked)
             if (settledFrequency(a, wrote: asked) ?? 0) < configuration.minimumRate - 1e-6 {
@@ -108,6 +108,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
                 }
             }
         }
+        _ = try a.checkedFrequency(uri: uri, device: name)   // what the driver settled on
         info = a.info(uri: uri)
         if configuration.requireBuffered, info.mode != .buffered {
             throw IIOError(uri: uri, device: name, message: "has no buffer, and buffered mode is required (sensor.mode: buffered)")

@@ -46,8 +46,14 @@ public struct SensorPipeline {
         source.events.drain { event in
             switch event {
             case .opened(let info):
-                resampler = Resampler(inputRate: info.samplingFrequency ?? detectorRate)
                 health.restart()
+                do {
+                    resampler = try Resampler(inputRate: info.samplingFrequency ?? detectorRate)
+                } catch {
+                    // The source checks the rate; one it let through must still not trap.
+                    resampler = nil
+                    for c in health.report(.implausible, at: now, detail: "\(info.name) sampling_frequency: \(error)") { emit(.health(c)) }
+                }
                 untrustworthy = !health.active.isDisjoint(with: Self.dataFaults)
                 detector.reset()
                 gapsSeen = 0

@@ -63,7 +63,7 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
         doorbell.signal()
         let t0 = recording[0].time
         let period = 1 / info.samplingFrequency!
-        let restSamples = recording.suffix(max(1, Int(info.samplingFrequency!)))
+        let restSamples = recording.suffix(max(1, Int(saturating: info.samplingFrequency!)))
         let rest = restSamples.reduce((0.0, 0.0, 0.0)) { ($0.0 + $1.x, $0.1 + $1.y, $0.2 + $1.z) }
         let n = Double(restSamples.count)
         var jitter = SplitMix(seed: 0x5eed)
@@ -85,7 +85,7 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
                 sample = AccelerationSample(time: 0, x: rest.0 / n + noise(&jitter), y: rest.1 / n + noise(&jitter),
                                             z: rest.2 / n + noise(&jitter))
             }
-            let dueNs = startNs + Int64(dueTime / speed * 1e9)
+            let dueNs = Int64(saturating: Double(startNs) + dueTime / speed * 1e9)   // any recording's times: no trap
             sleepUntil(nanoseconds: dueNs)
             if stop.load(ordering: .relaxed) { break }
             sample.time = Double(monotonicNanoseconds()) * 1e-9

@@ -30,7 +30,7 @@ struct ChildProcess {
 
     /// What the command sees: a fixed PATH, the locale and time zone, nothing else.
     static var environment: [String: String] {
-        var env = ["PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+        var env = ["PATH": ExecChannel.searchPath]
         for (key, value) in ProcessInfo.processInfo.environment
         where key == "LANG" || key == "TZ" || key.hasPrefix("LC_") {
             env[key] = value

@@ -13,12 +13,16 @@ public struct ExecChannel: NotificationChannel {
 
     public init(name: String, options: ExecOptions) { (self.name, self.options) = (name, options) }
 
-    /// The absolute path of `program`: itself when it contains a `/`, else the first match on PATH.
+    /// The PATH a command is looked up on and runs with: fixed, so that `check-config` run from
+    /// an administrator's shell finds the same program as the service (whose PATH is systemd's).
+    public static let searchPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+    /// The absolute path of `program`: itself when it contains a `/`, else the first match on
+    /// ``searchPath`` (never the caller's PATH).
     public static func resolve(_ program: String) -> String? {
         let fm = FileManager.default
         if program.contains("/") { return fm.isExecutableFile(atPath: program) ? program : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for dir in path.split(separator: ":") where fm.isExecutableFile(atPath: "\(dir)/\(program)") {
+        for dir in searchPath.split(separator: ":") where fm.isExecutableFile(atPath: "\(dir)/\(program)") {
             return "\(dir)/\(program)"
         }
         return nil

@@ -40,6 +40,19 @@ public protocol ChannelOptions: Sendable {
     func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel
     /// Whether `other` is the same type with the same options (a reload compares them).
     func isSame(as other: any ChannelOptions) -> Bool
+    /// The values of these options that must never leave the process in a text (tokens,
+    /// passwords, webhook ids): the channel's receipts and failures are redacted of them.
+    var secrets: [String] { get }
+}
+
+extension ChannelOptions {
+    public var secrets: [String] { [] }
+
+    /// `channel` with its receipts and failures passed through a redactor of ``secrets``, as
+    /// every channel whose texts may quote a URL, a server's reply or a command's output is made.
+    public func redacting(_ channel: any NotificationChannel) -> any NotificationChannel {
+        RedactingChannel(channel, redactor: SecretRedactor(secrets: secrets))
+    }
 }
 
 extension ChannelOptions where Self: Equatable {

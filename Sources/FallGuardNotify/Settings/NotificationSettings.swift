@@ -23,6 +23,9 @@ public struct NotificationSettings: Sendable, Equatable {
         self.templates = templates
     }
 
+    /// Every channel's ``ChannelOptions/secrets``.
+    public var secrets: [String] { channels.keys.sorted().flatMap { channels[$0]!.secrets } }
+
     public static func == (a: NotificationSettings, b: NotificationSettings) -> Bool {
         a.device == b.device && a.wearer == b.wearer && a.contacts == b.contacts && a.channels.isSame(as: b.channels)
             && a.policy == b.policy && a.templates == b.templates

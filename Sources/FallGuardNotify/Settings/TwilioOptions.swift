@@ -8,11 +8,17 @@ public struct TwilioAccount: Sendable, Equatable {
     public var baseURL: String
     /// Seconds for one request.
     public var timeout: Double
+    /// The administrator accepts that an `http://` ``baseURL`` to another machine carries the
+    /// auth token in clear (a test server on the LAN). Only the configuration check reads it.
+    public var allowPlaintext = false
 
     public init(accountSID: String, authToken: String, from: String,
                 baseURL: String = "https://api.twilio.com", timeout: Double = 15) {
         (self.accountSID, self.authToken, self.from, self.baseURL, self.timeout) = (accountSID, authToken, from, baseURL, timeout)
     }
+
+    /// The auth token, and a password in the base URL.
+    public var secrets: [String] { [authToken] + SecretRedactor.secrets(inURL: baseURL, path: false) }
 }
 
 /// A text message through the Messages resource.
@@ -22,8 +28,10 @@ public struct TwilioSMSOptions: ChannelOptions, Equatable {
 
     public init(account: TwilioAccount) { self.account = account }
 
+    public var secrets: [String] { account.secrets }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        TwilioChannel(name: name, account: account, mode: .sms, client: context.httpClient)
+        redacting(TwilioChannel(name: name, account: account, mode: .sms, client: context.httpClient))
     }
 }
 
@@ -40,8 +48,10 @@ public struct TwilioCallOptions: ChannelOptions, Equatable {
         (self.account, self.repeatCount, self.language) = (account, repeatCount, language)
     }
 
+    public var secrets: [String] { account.secrets }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        TwilioChannel(name: name, account: account, mode: .call(repeatCount: repeatCount, language: language),
-                      client: context.httpClient)
+        redacting(TwilioChannel(name: name, account: account, mode: .call(repeatCount: repeatCount, language: language),
+                                client: context.httpClient))
     }
 }

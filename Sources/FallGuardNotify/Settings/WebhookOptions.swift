@@ -23,7 +23,17 @@ public struct WebhookOptions: ChannelOptions, Equatable {
         (self.url, self.secret, self.headers, self.body, self.timeout) = (url, secret, headers, body, timeout)
     }
 
+    /// The signing secret; the URL's password, last path segment (a Home Assistant webhook id,
+    /// an ntfy topic: whoever knows it can post) and query values; credential headers' values.
+    public var secrets: [String] {
+        let credentialHeaders = headers.filter { name, _ in
+            ["auth", "token", "key", "secret", "cookie"].contains { name.lowercased().contains($0) }
+        }
+        let values = credentialHeaders.values.flatMap { v in [v] + (v.split(separator: " ", maxSplits: 1).dropFirst().map(String.init)) }
+        return [secret] + SecretRedactor.secrets(inURL: url, path: true) + values.sorted()
+    }
+
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        WebhookChannel(name: name, options: self, client: context.httpClient)
+        redacting(WebhookChannel(name: name, options: self, client: context.httpClient))
     }
 }

@@ -1,0 +1,74 @@
+import FallGuardCore
+import Foundation
+@testable import FallGuardNotify
+import Testing
+import FallGuardTestSupport
+
+/// A channel that answers with fixed texts, to see what the redactor leaves of them.
+private struct QuotingChannel: NotificationChannel {
+    let name = "hook"
+    let text: String
+    let fails: Bool
+
+    func send(_ delivery: Delivery) async throws -> DeliveryReceipt {
+        if fails { throw DeliveryFailure.permanent(text) }
+        return DeliveryReceipt(providerID: text, detail: text)
+    }
+}
+
+/// Issue 14: one redactor, applied wherever a channel's text leaves the process.
+@Suite struct RedactionTests {
+    static let ntfy = "https://ntfy.sh/margaret-falls-7f3a"
+    static let homeAssistant = "http://ha.lan:8123/api/webhook/ha-webhook-id-123?token=q1w2e3r4"
+
+    @Test func shortSecretsAreMaskedWhereTheyStandAloneAndLongOnesAnywhere() {
+        let m = SecretRedactor.mask
+        let r = SecretRedactor(secrets: ["ab", "7", "longsecret", "true"])
+        #expect(r.redact("pass=ab, pin 7; table 17 x7 longsecretly") == "pass=\(m), pin \(m); table 17 x7 \(m)ly")
+        #expect(r.redact("true") == "true", "YAML words are not secrets")
+        #expect(SecretRedactor(secrets: ["p@ss word!"]).redact("https://u:p%40ss%20word%21@host") == "https://u:\(m)@host")
+        #expect(SecretRedactor(secrets: ["p@ss-word"]).redact("https://u:p%40ss-word@host") == "https://u:\(m)@host")
+    }
+
+    @Test func urlsGiveUpTheirSecretParts() {
+        #expect(SecretRedactor.secrets(inURL: "https://fg:pa55@mail.example.org/x", path: false) == ["pa55", "fg:pa55"])
+        #expect(SecretRedactor.secrets(inURL: Self.ntfy, path: true) == ["margaret-falls-7f3a"])
+        #expect(SecretRedactor.secrets(inURL: Self.homeAssistant, path: true) == ["ha-webhook-id-123", "q1w2e3r4"])
+        #expect(SecretRedactor.secrets(inURL: "not a url", path: true) == [])
+        let hook = WebhookOptions(url: Self.ntfy, secret: "s3cret-key", headers: ["Authorization": "Bearer tk_live_123", "Priority": "urgent"])
+        #expect(Set(hook.secrets) == ["s3cret-key", "margaret-falls-7f3a", "Bearer tk_live_123", "tk_live_123"])
+        let twilio = TwilioAccount(accountSID: "AC1", authToken: "tok-9", from: "+15005550006", baseURL: "https://u:pw@api.example")
+        #expect(twilio.secrets == ["tok-9", "pw", "u:pw"])
+    }
+
+    @Test func aChannelsReceiptsAndFailuresAreRedacted() async throws {
+        let options = WebhookOptions(url: Self.homeAssistant)
+        let text = "\(Self.homeAssistant) answered HTTP 403"
+        let quiet = "http://ha.lan:8123/api/webhook/\(SecretRedactor.mask)?token=\(SecretRedactor.mask) answered HTTP 403"
+        let receipt = try await options.redacting(QuotingChannel(text: text, fails: false)).send(delivery(channel: "hook", to: nil))
+        #expect(receipt.detail == quiet && receipt.providerID == quiet)
+        await #expect(throws: DeliveryFailure.permanent(quiet)) {
+            try await options.redacting(QuotingChannel(text: text, fails: true)).send(delivery(channel: "hook", to: nil))
+        }
+    }
+
+    /// The webhook's receipt quotes its URL; the outbox keeps it and test-alert prints it.
+    @Test func theOutboxAndTestAlertKeepNoWebhookId() async throws {
+        let receiver = try Receiver()
+        var settings = testSettings(receiver)
+        settings.channels["hook"] = WebhookOptions(url: receiver.base + "/api/webhook/ha-webhook-id-123")
+        let json = try writeSettings(settings, to: temporaryFolder())
+        let printed = try runFallguard(["test-alert", "--settings-json", json, "--channel", "hook"])
+        #expect(printed.status == 0 && printed.output.contains("hook: sent"), "\(printed.output)")
+        #expect(!printed.output.contains("ha-webhook-id-123"), "\(printed.output)")
+
+        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: settings)
+        try outbox.enqueue(fallAlert("FG-9"))
+        let drained = try await withWorker(outbox) {
+            try await until { try outbox.deliveries().contains { $0.channel == "hook" && $0.state == .sent } }
+        }
+        #expect(drained)
+        let row = try #require(try outbox.deliveries().first { $0.channel == "hook" })
+        #expect(row.receipt?.contains(SecretRedactor.mask) == true && row.receipt?.contains("ha-webhook-id-123") == false, "\(row.receipt ?? "")")
+    }
+}
