@@ -13,9 +13,17 @@ public final class DeliveryWorker: Sendable {
     var channels: [String: any NotificationChannel] { channelsByName.withLock { $0 } }
     public let maxInFlightPerChannel: Int
     private let busy = InFlight()
+    /// What went wrong on the last pass, nil after a pass that worked.
+    private let trouble = Mutex<String?>(nil)
+    /// Called on every pass of the loop (the daemon's watchdog counts them).
+    private let onPass: @Sendable () -> Void
+    /// The longest the loop sleeps between passes: a loop that lives calls `onPass` at least this often.
+    public static let longestSleep = 4.0
 
-    public init(outbox: Outbox, channels: [any NotificationChannel], maxInFlightPerChannel: Int = 8) {
+    public init(outbox: Outbox, channels: [any NotificationChannel], maxInFlightPerChannel: Int = 8,
+                onPass: @escaping @Sendable () -> Void = {}) {
         self.outbox = outbox
+        self.onPass = onPass
         channelsByName = Mutex(Self.byName(channels))
         self.maxInFlightPerChannel = maxInFlightPerChannel
     }
@@ -31,11 +39,24 @@ public final class DeliveryWorker: Sendable {
         outbox.wake.signal()
     }
 
+    /// Nil while the loop works; otherwise its last error (the outbox cannot be read, say).
+    public var problem: String? { trouble.withLock { $0 } }
+
+    /// Whether a send is in flight or a delivery is still to go out (false when the outbox
+    /// cannot be read: then there is nothing this worker can do).
+    public var hasWork: Bool {
+        get async {
+            if !busy.isEmpty { return true }
+            return (try? await outbox.hasPending()) ?? false
+        }
+    }
+
     /// Runs until cancelled (the daemon), or, with `untilDrained`, until nothing is pending
     /// while `producing` says no more alerts are coming.
     public func run(untilDrained: Bool = false, producing: @escaping @Sendable () -> Bool = { false }) async {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
+                onPass()
                 do {
                     try await outbox.escalateOverdue()
                     let due = try await outbox.due(excluding: busy.ids, limit: 256)
@@ -51,9 +72,11 @@ public final class DeliveryWorker: Sendable {
                     let next = try await outbox.nextDueTime(excluding: busy.ids)
                     // Held back by the per-channel limit: a finishing send wakes us.
                     let wait = heldBack || (untilDrained && producing()) ? 1.0 : next.map { $0 - outbox.now() }
-                    if wait.map({ $0 > 0 }) ?? true { await outbox.wake.wait(seconds: wait.map { min($0, 60) }) }
+                    trouble.withLock { $0 = nil }
+                    if wait.map({ $0 > 0 }) ?? true { await outbox.wake.wait(seconds: min(wait ?? Self.longestSleep, Self.longestSleep)) }
                 } catch {
                     if Task.isCancelled { return }
+                    trouble.withLock { $0 = "delivery worker: \(error)" }
                     outbox.logger.error("outbox worker: \(error); trying again in 1 s")
                     await outbox.wake.wait(seconds: 1)
                 }
@@ -67,23 +90,28 @@ public final class DeliveryWorker: Sendable {
             busy.finish(d.id, channel: d.delivery.channel)
             outbox.wake.signal()
         }
-        let result: AttemptResult
-        if let channel = channels[d.delivery.channel] {
-            do {
-                result = .sent(try await channel.send(d.delivery))
-            } catch let failure as DeliveryFailure {
-                result = .failed(failure)
-            } catch {
-                result = .failed(.transient("\(error)"))
-            }
-        } else {
-            result = .failed(.permanent("channel '\(d.delivery.channel)' is not configured"))
-        }
+        let result = await send(d.delivery)
         do {
             try await outbox.record(result, for: d)
         } catch {
             // Not recorded: the delivery stays pending and is sent again (same idempotency key).
             outbox.logger.error("cannot record the result of \(d.delivery.idempotencyKey): \(error)")
+        }
+    }
+}
+
+extension DeliveryWorker {
+    /// One attempt through the delivery's channel.
+    func send(_ delivery: Delivery) async -> AttemptResult {
+        guard let channel = channels[delivery.channel] else {
+            return .failed(.permanent("channel '\(delivery.channel)' is not configured"))
+        }
+        do {
+            return .sent(try await channel.send(delivery))
+        } catch let failure as DeliveryFailure {
+            return .failed(failure)
+        } catch {
+            return .failed(.transient("\(error)"))
         }
     }
 }

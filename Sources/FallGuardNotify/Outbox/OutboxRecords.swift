@@ -14,9 +14,13 @@ struct StoredAlert {
     /// Starts every idempotency key of this alert: `FG-3.fall.1a2b3c4d5e6f`.
     var keyPrefix: String { "\(alert.incident).\(alert.kind.rawValue).\(uid)" }
 
-    static func insert(_ alert: Alert, message: RenderedMessage, test: Bool, at t: Double, sentAt: String,
+    /// A new uid: 12 hex digits.
+    static func newUID() -> String {
+        String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12))
+    }
+
+    static func insert(_ alert: Alert, uid: String, message: RenderedMessage, test: Bool, at t: Double, sentAt: String,
                        in db: Database) throws -> StoredAlert {
-        let uid = String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12))
         let e = JSONEncoder()
         try db.execute(sql: """
             INSERT INTO alert (uid, incident, kind, test, created_at, sent_at, alert_json, message_json)
