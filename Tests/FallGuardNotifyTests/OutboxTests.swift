@@ -206,4 +206,17 @@ import FallGuardTestSupport
                 && ($0["last_error"] as String).hasPrefix("cannot be read")
         })
     }
+
+    @Test func theNewestUnacknowledgedAlarmIsTheOneLeftOpen() throws {
+        let receiver = try Receiver()
+        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: testSettings(receiver))
+        let now = Date().timeIntervalSince1970
+        #expect(try outbox.openAlarm(since: now - 60) == nil)
+        try outbox.enqueue(fallAlert("FG-31"))
+        try outbox.enqueue(Alert(kind: .helpRequested, incident: "FG-32", time: 140))
+        #expect(try outbox.openAlarm(since: now - 60)?.incident == "FG-32")
+        #expect(try outbox.openAlarm(since: now + 60) == nil, "older than the engine's active timeout: history")
+        try outbox.acknowledge(incident: "FG-32", by: "Anna")
+        #expect(try outbox.openAlarm(since: now - 60)?.incident == "FG-31")
+    }
 }

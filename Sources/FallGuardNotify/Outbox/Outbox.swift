@@ -264,6 +264,18 @@ public final class Outbox: AlertSink, Sendable {
         }
     }
 
+    /// The alarm of the newest incident nobody acknowledged, committed at or after `since` (Unix
+    /// seconds): what a previous process left out and the alarm must take over at start.
+    public func openAlarm(since: Double) throws -> Alert? {
+        try db.read { db in
+            let id = try Int64.fetchOne(db, sql: """
+                SELECT alert.id FROM incident JOIN alert ON alert.id = incident.alert_id
+                WHERE incident.acknowledged_at IS NULL AND alert.created_at >= ? ORDER BY alert.created_at DESC LIMIT 1
+                """, arguments: [since])
+            return try id.flatMap { try StoredAlert.fetch(id: $0, in: db)?.alert }
+        }
+    }
+
     /// The counters and gauges of the outbox, read from the file.
     public func metrics() throws -> OutboxMetrics {
         let t = now()
