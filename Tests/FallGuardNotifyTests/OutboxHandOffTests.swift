@@ -62,4 +62,20 @@ import FallGuardTestSupport
         let order = try outbox.db.read { db in try String.fetchAll(db, sql: "SELECT kind FROM alert ORDER BY id") }
         #expect(order == ["fall", "help-requested", "resolved-by-wearer"])
     }
+
+    @Test func aResultTheOutboxCannotStoreIsKeptAndItsDeliveryNotSentAgain() async throws {
+        let receiver = try Receiver()
+        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: testSettings(receiver))
+        try outbox.enqueue(fallAlert("FG-25"))
+        try Self.readOnly(outbox, true)
+        let stored = try await withWorker(outbox) {
+            #expect(await until(20) { receiver.requests.count >= 5 })
+            try await Task.sleep(for: .seconds(1.5))
+            #expect(receiver.requests.count == 5, "each delivery once, not again on every pass: \(receiver.requests.count)")
+            try Self.readOnly(outbox, false)
+            return try await until(5) { try outbox.metrics().sent == 5 }
+        }
+        #expect(stored, "the results kept in memory are stored once the outbox can be written")
+        #expect(receiver.requests.count == 5)
+    }
 }

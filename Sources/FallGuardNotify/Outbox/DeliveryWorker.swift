@@ -15,6 +15,9 @@ public final class DeliveryWorker: Sendable {
     private let busy = InFlight()
     /// What went wrong on the last pass, nil after a pass that worked.
     private let trouble = Mutex<String?>(nil)
+    /// Results the outbox could not store (read-only, full): kept here, their deliveries not
+    /// sent again, and stored on a later pass.
+    private let unrecorded = Mutex<[Int64: (delivery: DueDelivery, result: AttemptResult)]>([:])
     /// Called on every pass of the loop (the daemon's watchdog counts them).
     private let onPass: @Sendable () -> Void
     /// The longest the loop sleeps between passes: a loop that lives calls `onPass` at least this often.
@@ -40,7 +43,10 @@ public final class DeliveryWorker: Sendable {
     }
 
     /// Nil while the loop works; otherwise its last error (the outbox cannot be read, say).
-    public var problem: String? { trouble.withLock { $0 } }
+    public var problem: String? {
+        let count = unrecorded.withLock { $0.count }
+        return trouble.withLock { $0 } ?? (count == 0 ? nil : "delivery worker: \(count) results not stored yet (the outbox cannot be written)")
+    }
 
     /// Whether a send is in flight or a delivery is still to go out (false when the outbox
     /// cannot be read: then there is nothing this worker can do).
@@ -58,8 +64,10 @@ public final class DeliveryWorker: Sendable {
             while !Task.isCancelled {
                 onPass()
                 do {
+                    await recordEarlierResults()
+                    let skip = busy.ids.union(unrecorded.withLock { $0.keys })
                     try await outbox.escalateOverdue()
-                    let due = try await outbox.due(excluding: busy.ids, limit: 256)
+                    let due = try await outbox.due(excluding: skip, limit: 256)
                     var heldBack = false
                     for d in due {
                         guard busy.start(d.id, channel: d.delivery.channel, limit: maxInFlightPerChannel) else {
@@ -69,7 +77,7 @@ public final class DeliveryWorker: Sendable {
                         group.addTask { await self.attempt(d) }
                     }
                     if untilDrained, !producing(), busy.isEmpty, try await !outbox.hasPending() { return }
-                    let next = try await outbox.nextDueTime(excluding: busy.ids)
+                    let next = try await outbox.nextDueTime(excluding: skip)
                     // Held back by the per-channel limit: a finishing send wakes us.
                     let wait = heldBack || (untilDrained && producing()) ? 1.0 : next.map { $0 - outbox.now() }
                     trouble.withLock { $0 = nil }
@@ -94,8 +102,17 @@ public final class DeliveryWorker: Sendable {
         do {
             try await outbox.record(result, for: d)
         } catch {
-            // Not recorded: the delivery stays pending and is sent again (same idempotency key).
-            outbox.logger.error("cannot record the result of \(d.delivery.idempotencyKey): \(error)")
+            // Kept until the outbox can store it; meanwhile the delivery is not sent again.
+            unrecorded.withLock { $0[d.id] = (d, result) }
+            outbox.logger.error("cannot record the result of \(d.delivery.idempotencyKey) (kept in memory, not sent again): \(error)")
+        }
+    }
+
+    /// Stores the results an earlier pass could not, in order, until one fails.
+    private func recordEarlierResults() async {
+        for (id, entry) in unrecorded.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            do { try await outbox.record(entry.result, for: entry.delivery) } catch { return }
+            unrecorded.withLock { $0[id] = nil }
         }
     }
 }
