@@ -51,17 +51,16 @@ public final class Notifiers: Sendable {
             httpClient: client, logger: Logger(label: "fallguard.notify"),
             write: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) },
             acknowledgements: inbox.handler)
-        let channels: [any NotificationChannel]
-        do {
-            channels = try settings.makeChannels(context: context)
-        } catch {
-            try? client.syncShutdown()
-            // The file was checked; what fails here is I/O (a TLS file missing, say): EX_IOERR,
-            // which systemd restarts (78 is for configuration errors only).
-            throw DaemonStartError(description: "channels: \(error)", status: 74)
+        // The file was checked; a channel that cannot start fails on I/O (a TLS file it cannot
+        // read, say). The alarm and the other channels start anyway and its deliveries wait: a
+        // reload (SIGHUP) starts it once the file is there (an MQTT channel needs a restart).
+        let (channels, failures) = settings.makeEachChannel(context: context)
+        for (name, error) in failures.sorted(by: { $0.key < $1.key }) {
+            logger.critical("channel \(name) cannot start: \(error); monitoring without it, its deliveries wait")
         }
         mqtt = channels.compactMap { $0 as? MQTTChannel }
-        worker = DeliveryWorker(outbox: outbox, channels: channels, onPass: onDeliveryPass)
+        worker = DeliveryWorker(outbox: outbox, channels: channels, unavailable: failures.mapValues { "\($0)" },
+                                onPass: onDeliveryPass)
         summary = channels.map(\.name).joined(separator: ", ") + " (outbox \(path))"
     }
 
@@ -75,7 +74,7 @@ public final class Notifiers: Sendable {
     }
 
     /// What keeps alerts from going out: the hand-off's and the worker's trouble.
-    public var problems: [String] { [handOff.problem, worker.problem].compactMap { $0 } }
+    public var problems: [String] { [handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels }
 
     /// After every batch of engine effects (alarm thread): the MQTT state and last incident.
     public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
@@ -97,7 +96,7 @@ public final class Notifiers: Sendable {
     public func reload(_ configuration: DaemonConfiguration) -> NotifierReload {
         let new = configuration.notify.effective
         let old = settings
-        guard new != old else { return .unchanged }
+        guard new != old || !worker.unavailableChannels.isEmpty else { return .unchanged }
         func mqttChannels(_ s: NotificationSettings) -> [String: any ChannelOptions] {
             s.channels.filter { $0.value is MQTTChannelSettings }
         }

@@ -177,4 +177,21 @@ import Testing
         #expect(try again.notifiers.outbox.deliveries(incident: "FG-7").map(\.delivery.payload.alert.kind) == [.fall, .acknowledged])
         #expect(again.alarm.snapshot.status == .monitoring, "an acknowledged alarm is not taken over again")
     }
+
+    @Test func aChannelThatCannotStartLeavesTheAlarmAndTheOtherChannelsRunning() async throws {
+        let dir = TempDirectory("daemon")
+        defer { umask(0o022) }
+        let config = dir.path + "/config.yaml", ca = dir.write("ca.pem", "not a certificate")
+        try writeExecConfig(config, folder: dir.path)
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+            .replacingOccurrences(of: "channels:\n", with: "channels:\n  broker: {type: mqtt, host: 127.0.0.1, tls: true, ca-file: \(ca)}\n")
+        try text.write(toFile: config, atomically: true, encoding: .utf8)
+        let (configuration, diagnostics) = DaemonConfiguration.load(path: config)
+        #expect(!diagnostics.contains { $0.isError }, "\(diagnostics)")
+        try FileManager.default.removeItem(atPath: ca)   // gone between the check and the start
+        let daemon = try Daemon(configuration: configuration, registry: PrometheusCollectorRegistry(), logger: Logger(label: "test.daemon"))
+        #expect(daemon.problems.contains { $0.hasPrefix("channel broker could not start") }, "\(daemon.problems)")
+        try await daemon.run(duration: 14)
+        #expect(Self.fallAlerts(dir).count == 1, "the fall still goes out through the exec channel")
+    }
 }

@@ -18,14 +18,18 @@ public final class DeliveryWorker: Sendable {
     /// Results the outbox could not store (read-only, full): kept here, their deliveries not
     /// sent again, and stored on a later pass.
     private let unrecorded = Mutex<[Int64: (delivery: DueDelivery, result: AttemptResult)]>([:])
+    /// Channels that could not start, with why: their deliveries wait (a transient failure)
+    /// instead of failing for good as an unconfigured channel's do.
+    private let unavailable: Mutex<[String: String]>
     /// Called on every pass of the loop (the daemon's watchdog counts them).
     private let onPass: @Sendable () -> Void
     /// The longest the loop sleeps between passes: a loop that lives calls `onPass` at least this often.
     public static let longestSleep = 4.0
 
     public init(outbox: Outbox, channels: [any NotificationChannel], maxInFlightPerChannel: Int = 8,
-                onPass: @escaping @Sendable () -> Void = {}) {
+                unavailable: [String: String] = [:], onPass: @escaping @Sendable () -> Void = {}) {
         self.outbox = outbox
+        self.unavailable = Mutex(unavailable)
         self.onPass = onPass
         channelsByName = Mutex(Self.byName(channels))
         self.maxInFlightPerChannel = maxInFlightPerChannel
@@ -39,6 +43,7 @@ public final class DeliveryWorker: Sendable {
     /// on the old ones.
     public func replaceChannels(_ channels: [any NotificationChannel]) {
         channelsByName.withLock { $0 = Self.byName(channels) }
+        unavailable.withLock { u in for c in channels { u[c.name] = nil } }
         outbox.wake.signal()
     }
 
@@ -46,6 +51,11 @@ public final class DeliveryWorker: Sendable {
     public var problem: String? {
         let count = unrecorded.withLock { $0.count }
         return trouble.withLock { $0 } ?? (count == 0 ? nil : "delivery worker: \(count) results not stored yet (the outbox cannot be written)")
+    }
+
+    /// One line per channel that could not start.
+    public var unavailableChannels: [String] {
+        unavailable.withLock { $0 }.sorted { $0.key < $1.key }.map { "channel \($0.key) could not start (its deliveries wait): \($0.value)" }
     }
 
     /// Whether a send is in flight or a delivery is still to go out (false when the outbox
@@ -121,6 +131,9 @@ extension DeliveryWorker {
     /// One attempt through the delivery's channel.
     func send(_ delivery: Delivery) async -> AttemptResult {
         guard let channel = channels[delivery.channel] else {
+            if let why = unavailable.withLock({ $0[delivery.channel] }) {
+                return .failed(.transient("channel '\(delivery.channel)' could not start: \(why)"))
+            }
             return .failed(.permanent("channel '\(delivery.channel)' is not configured"))
         }
         do {
