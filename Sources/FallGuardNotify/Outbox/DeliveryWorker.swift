@@ -88,8 +88,10 @@ public final class DeliveryWorker: Sendable {
                     }
                     if untilDrained, !producing(), busy.isEmpty, try await !outbox.hasPending() { return }
                     let next = try await outbox.nextDueTime(excluding: skip)
-                    // Held back by the per-channel limit: a finishing send wakes us.
-                    let wait = heldBack || (untilDrained && producing()) ? 1.0 : next.map { $0 - outbox.now() }
+                    // Held back by the per-channel limit: a finishing send wakes us. Results not
+                    // stored yet are tried again each second.
+                    let retryStoring = unrecorded.withLock { !$0.isEmpty }
+                    let wait = heldBack || retryStoring || (untilDrained && producing()) ? 1.0 : next.map { $0 - outbox.now() }
                     trouble.withLock { $0 = nil }
                     if wait.map({ $0 > 0 }) ?? true { await outbox.wake.wait(seconds: min(wait ?? Self.longestSleep, Self.longestSleep)) }
                 } catch {
