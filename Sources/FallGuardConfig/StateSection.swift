@@ -7,17 +7,27 @@ public struct StateSection: ConfigSection, Codable, Equatable {
 
     /// Key `directory`, default `/var/lib/fallguard`.
     public var directory: String = Self.defaultDirectory
+    /// Key `drain-on-stop`, default 10: seconds a stop (`systemctl stop`, an upgrade) waits for
+    /// pending alerts to go out before it leaves them in the outbox for the next start. Below
+    /// the unit's `TimeoutStopSec=15s`, with room for the rest of the shutdown.
+    public var drainOnStop: Double = 10
+    /// The most `drain-on-stop` may be: `TimeoutStopSec=` less what the rest of a stop takes.
+    public static let longestDrain = 12.0
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey { case directory }
+    enum CodingKeys: String, CodingKey { case directory, drainOnStop = "drain-on-stop" }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         directory = try c.value(.directory, default: directory)
+        drainOnStop = try c.value(.drainOnStop, default: drainOnStop)
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
+        guard (0...Self.longestDrain).contains(drainOnStop) else {
+            return [ConfigProblem(path + ["drain-on-stop"], "must be 0 to \(Int(Self.longestDrain)) seconds (below the unit's TimeoutStopSec=15s), found \(drainOnStop)")]
+        }
         let key = path + ["directory"]
         guard directory.hasPrefix("/") else { return [ConfigProblem(key, "must be an absolute path, found '\(directory)'")] }
         guard directory == Self.defaultDirectory else {

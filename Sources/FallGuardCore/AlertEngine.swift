@@ -14,6 +14,10 @@ public enum AlertInput: Sendable, Equatable {
     case sensorRecovered
     /// The sensor side's hint about walking; only matters during a countdown.
     case wearerActivity(walking: Bool)
+    /// An alarm (fall or help request) a previous process dispatched and nobody resolved, found
+    /// at start: while monitoring, the engine takes it over as the active alert without sending
+    /// it again (alarm sound, acknowledgements and the wearer's press end it as usual).
+    case alertResumed(Alert)
 }
 
 /// Something the caller must do, in the order given.
@@ -372,6 +376,8 @@ public struct AlertEngine: Sendable, Equatable {
             sensorRecovered(at: t, into: &effects)
         case let .wearerActivity(walking):
             wearerActivity(walking: walking, at: t, into: &effects)
+        case let .alertResumed(alert):
+            resume(alert, at: t, into: &effects)
         }
     }
 
@@ -466,6 +472,22 @@ public struct AlertEngine: Sendable, Equatable {
             record(.acknowledgementIgnored, nil, at: t,
                    "acknowledgement of \(id) by \(who) ignored: not the active alert", into: &effects)
         }
+    }
+
+    private mutating func resume(_ alert: Alert, at t: Double, into effects: inout [AlertEffect]) {
+        guard case .monitoring = state, alert.kind == .fall || alert.kind == .helpRequested else {
+            record(.alertResumed, alert.incident, at: t,
+                   "the \(alert.kind.rawValue) alert of a previous run is not taken over: \(state.incident ?? "no alarm") is under way",
+                   into: &effects)
+            return
+        }
+        state = .alertActive(.init(incident: alert.incident, kind: alert.kind, dispatchedAt: t,
+                                   timeoutDeadline: t + configuration.activeTimeout,
+                                   fall: alert.fall, wearerResumedWalking: alert.wearerResumedWalking))
+        record(.alertResumed, alert.incident, at: t,
+               "the \(alert.kind.rawValue) alert of a previous run is still out; taken over (not sent again)",
+               fall: alert.fall, into: &effects)
+        updateOutputs(into: &effects)
     }
 
     private mutating func sensorFaulted(_ fault: SensorFault, at t: Double, into effects: inout [AlertEffect]) {

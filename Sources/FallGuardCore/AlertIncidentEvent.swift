@@ -27,6 +27,9 @@ public struct IncidentEvent: Sendable, Equatable, Codable {
         case resolvedByWearer = "resolved-by-wearer"
         /// A caregiver acknowledged the active alert.
         case acknowledged
+        /// At start, an alarm a previous run dispatched and nobody resolved became the active
+        /// alert again (or, with another incident under way, was not taken over).
+        case alertResumed = "alert-resumed"
         /// Nobody resolved the active alert within the active timeout; back to monitoring.
         case activeTimedOut = "active-timed-out"
         /// A short press that had no incident to act on.

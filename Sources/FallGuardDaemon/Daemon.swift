@@ -33,8 +33,17 @@ public struct ProgramStart: Sendable {
 
 /// `fallguard run`: sensor → ring buffer → detector → alert engine → buzzer / LED / button →
 /// outbox → notifiers, each part a service (``services``) in one ServiceGroup. SIGTERM and
-/// SIGINT shut down gracefully (the alarm silenced, pending deliveries left in the outbox for
-/// the next start); SIGHUP reloads the configuration without touching an incident in progress.
+/// SIGINT shut down gracefully (the alarm silenced, a cut-short countdown's alert dispatched,
+/// pending deliveries drained for up to `state.drain-on-stop` seconds, the rest left in the
+/// outbox for the next start); SIGHUP reloads the configuration without touching an incident
+/// in progress.
+///
+/// Health: the daemon keeps running whatever fails after start-up, and says so. What keeps
+/// alerts from being stored or sent, or the incident log from being written, is a problem in
+/// ``problems``: in `status.json`, the `fallguard_healthy` gauge, and the LED's fault pattern
+/// in place of the heartbeat. The systemd watchdog is fed only while the sample loop, the
+/// alarm thread and the delivery worker all go round (``liveness``): a hung thread is
+/// restarted; a failing disk is not (a restart would not mend it, and the alarm still sounds).
 ///
 /// ```swift
 /// let daemon = try Daemon(configuration: .demo(), registry: registry, logger: logger)
@@ -51,6 +60,13 @@ public final class Daemon: Sendable {
     public let notifiers: Notifiers
     let systemd: SystemdNotifier?
     let watchdog: WatchdogPinger?
+    /// The threads the watchdog waits for besides the sample loop.
+    let liveness: Liveness
+    static let alarmThread = "alarm thread", deliveryWorker = "delivery worker"
+    /// How long the alarm thread or the delivery worker may go without a pass: twice the
+    /// longest either sleeps, so a live one is never taken for stalled.
+    static let livenessAllowance = Int64(2 * max(AlarmController.longestSleep, DeliveryWorker.longestSleep) * 1e9)
+    let incidentLog: IncidentLog
     let metrics = DaemonMetrics()
     let registry: PrometheusCollectorRegistry
     let started = Date()
@@ -83,13 +99,17 @@ public final class Daemon: Sendable {
             throw DaemonStartError(description: "state.directory: cannot create \(state): \(error.localizedDescription)", status: 73)
         }
         systemd = try? SystemdNotifier.fromEnvironment()
-        watchdog = (try? WatchdogPinger.fromEnvironment()) ?? nil
+        let liveness = Liveness()
+        self.liveness = liveness
+        watchdog = (try? WatchdogPinger.fromEnvironment(liveness: liveness)) ?? nil
         source = try Self.makeSource(configuration)
         let detector: any FallDetector
         do { detector = try configuration.detector.configuration().makeDetector() } catch {
             throw DaemonStartError(description: "detector: \(error)", status: 78)
         }
-        notifiers = try Notifiers(configuration: configuration, logger: logger)
+        notifiers = try Notifiers(configuration: configuration, logger: logger, onDeliveryPass: {
+            liveness.pass(Daemon.deliveryWorker, nowNanoseconds: monotonicNanoseconds())
+        })
         if let outputs {
             self.outputs = outputs
         } else {
@@ -107,13 +127,16 @@ public final class Daemon: Sendable {
         do throws(AlertConfigurationError) { alert = try settings.alertConfiguration() } catch {
             throw DaemonStartError(description: "alarm: \(AlarmSection.message(for: error))", status: 78)
         }
-        let incidentLog: IncidentLog
         do { incidentLog = try IncidentLog(stateDirectory: state) } catch {
-            throw DaemonStartError(description: "alarm: \(error)", status: 78)
+            throw DaemonStartError(description: "alarm: \(error)", status: 74)   // EX_IOERR: systemd restarts it
+        }
+        if let problem = incidentLog.problem {
+            logger.critical("\(problem); monitoring anyway, retrying on every incident event (fix: chown fallguard: \(incidentLog.path))")
         }
         alarm = AlarmController(alert: alert, button: settings.buttonTimings, patterns: settings.patterns,
                                 buzzer: self.outputs.buzzer, led: self.outputs.led, button: self.outputs.button,
                                 sink: notifiers.sink, incidentLog: incidentLog, logger: Logger(label: "fallguard.alarm"))
+        alarm.onPass = { liveness.pass(Daemon.alarmThread, nowNanoseconds: monotonicNanoseconds()) }
         loop = SensorLoop(source: source, detector: detector)
         let shown = self.outputs.display
         let metrics = self.metrics
@@ -123,6 +146,7 @@ public final class Daemon: Sendable {
             for effect in effects { if case .dispatch = effect { metrics.alerts.increment() } }
             notifiers.engineChanged(engine, effects)
         }
+        adoptOpenAlarm(lost: dispatchLostFall(), activeTimeout: alert.activeTimeout)
     }
 
     /// The configuration in force (a reload replaces it).
@@ -131,7 +155,7 @@ public final class Daemon: Sendable {
     /// Every part as a service, in start order.
     public var services: [any Service] {
         let c = configuration
-        var services: [any Service] = notifiers.services
+        var services: [any Service] = notifiers.services(drainOnStop: c.state.drainOnStop)
         services.append(AcknowledgementService(inbox: notifiers.inbox, alarm: alarm))
         services.append(AlarmService(daemon: self))
         services.append(SensorService(daemon: self))
@@ -169,6 +193,10 @@ public final class Daemon: Sendable {
 
     /// Runs every service until SIGTERM / SIGINT, or for `duration` seconds.
     public func run(duration: Double? = nil) async throws {
+        let now = monotonicNanoseconds()
+        for part in [Self.alarmThread, Self.deliveryWorker] {
+            liveness.watch(part, allowanceNanoseconds: Self.livenessAllowance, nowNanoseconds: now)
+        }
         let group = ServiceGroup(configuration: .init(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -210,6 +238,13 @@ public final class Daemon: Sendable {
         }
     }
 
+    /// What keeps alerts from going out or the record from being kept; empty when all is well.
+    public var problems: [String] {
+        let stalled = liveness.stalled(nowNanoseconds: monotonicNanoseconds())
+            .map { "\($0.part) has not gone round for \(Int($0.silentSeconds)) s (the watchdog is no longer fed)" }
+        return notifiers.problems + [incidentLog.problem].compactMap { $0 } + stalled
+    }
+
     @Sendable func pingWatchdog() {
         do { _ = try watchdog?.tick(nowNanoseconds: monotonicNanoseconds()) } catch {
             logger.warning("systemd watchdog: \(error)")
@@ -237,6 +272,15 @@ public final class Daemon: Sendable {
     }
 
     private let readyMilliseconds = Mutex<Int?>(nil)
+    private let reportedProblems = Mutex<[String]>([])
+
+    /// Logs each problem when it begins and when it ends (status service, once a second).
+    private func reportProblemChanges(_ now: [String]) {
+        let before = reportedProblems.withLock { old in defer { old = now }; return old }
+        for p in now where !before.contains(p) { logger.critical("UNHEALTHY: \(p)") }
+        for p in before where !now.contains(p) { logger.notice("resolved: \(p)") }
+        if before.isEmpty != now.isEmpty { try? systemd?.status(now.first.map { "UNHEALTHY: \($0)" } ?? "monitoring") }
+    }
 
     /// A countdown cut short by a shutdown was not aborted by anyone: the wearer may be on the
     /// floor, and nothing would tell anyone after the restart. The fall alert goes out now
@@ -248,6 +292,32 @@ public final class Daemon: Sendable {
         do { try notifiers.sink.deliver(alert) } catch {
             logger.critical("\(c.incident): the fall alert could NOT be handed to the notifiers: \(error)")
         }
+    }
+
+    /// At start: the fall a crash lost between the incident log and the outbox goes out, and
+    /// the log says so (see ``InterruptedIncident``). Returns it.
+    private func dispatchLostFall() -> Alert? {
+        guard let lost = InterruptedIncident.find(inLog: incidentLog.lines(), now: Date().timeIntervalSince1970),
+              (try? notifiers.outbox.knows(incident: lost.incident)) != true else { return nil }
+        logger.critical("\(lost.incident): the last process ended during the countdown before its alert was stored; the fall alert goes out now")
+        let time = Double(monotonicNanoseconds()) * 1e-9
+        let alert = Alert(kind: .fall, incident: lost.incident, time: time, fall: lost.fall)
+        try? notifiers.sink.deliver(alert)
+        try? incidentLog.append(IncidentEvent(time: time, incident: lost.incident, event: .countdownExpired,
+                                              detail: "sent at start: the last process ended during the countdown", alert: .fall,
+                                              fall: lost.fall))
+        return alert
+    }
+
+    /// At start: the alarm a previous process left out (the `lost` fall, else the newest
+    /// unacknowledged one in the outbox younger than the engine's `activeTimeout`) becomes the
+    /// alarm's active alert: it sounds, and an acknowledgement or the wearer's press ends it
+    /// and its escalation.
+    private func adoptOpenAlarm(lost: Alert?, activeTimeout: Double) {
+        let since = Date().timeIntervalSince1970 - activeTimeout
+        guard let open = lost ?? (try? notifiers.outbox.openAlarm(since: since)) ?? nil else { return }
+        logger.critical("\(open.incident): the \(open.kind.rawValue) alert of a previous run is still out; the alarm takes it over")
+        alarm.resume(open)
     }
 
     /// SIGHUP: the detector and the notifiers (contacts, wearer, templates, policy, channels
@@ -309,7 +379,7 @@ public final class Daemon: Sendable {
                       problems: sensor.problems.map(\.rawValue), samples: total, overruns: sensor.overruns)
             },
             lastIncident: notifiers.lastIncident, outbox: outbox, configuration: configuration.label,
-            gpio: outputs.library?.description)
+            problems: problems, gpio: outputs.library?.description)
         do { try file.write(to: configuration.stateDirectory) } catch {
             logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")
         }
@@ -327,6 +397,11 @@ public final class Daemon: Sendable {
             metrics.outboxFailed.record(o.failed)
             metrics.outboxOldestPendingAge.record(o.oldestPendingAge ?? 0)
         }
+        metrics.healthy.record(file.problems?.isEmpty == false ? 0 : 1)
+        metrics.outboxHeldInMemory.record(notifiers.handOff.heldCount)
+        if let o = outbox { metrics.outboxQuarantined.record(o.quarantined ?? 0) }
+        alarm.deliveryTrouble(file.problems?.isEmpty == false)
+        reportProblemChanges(file.problems ?? [])
         metrics.cpuSeconds.record(usage.cpuSeconds)
         metrics.residentBytes.record(usage.maxResidentKiB * 1024)
     }

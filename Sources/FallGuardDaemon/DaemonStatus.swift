@@ -30,6 +30,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var failed: Int
         /// Seconds the oldest pending delivery has waited; nil when none is pending.
         public var oldestPendingAge: Double?
+        /// Rows that could not be read, set aside (nil from an older daemon).
+        public var quarantined: Int?
+        /// Alerts the outbox could not take, held in memory and sent directly (nil from an older daemon).
+        public var heldInMemory: Int?
     }
 
     public var pid: Int32
@@ -52,6 +56,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var outbox: Outbox?
     /// Path of the configuration in use, or "embedded demo".
     public var configuration: String
+    /// What keeps alerts from reaching people or the record from being kept, one line each
+    /// (the outbox cannot take alerts, the incident log cannot be written, a stalled thread);
+    /// empty when all is well, nil from an older daemon.
+    public var problems: [String]?
     /// The libgpiod the buzzer, LED and button go through, e.g. `libgpiod 2.1.3 (libgpiod.so.3,
     /// uAPI v2)`; nil without GPIO (console) or from an older daemon.
     public var gpio: String?

@@ -9,11 +9,14 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// The daemon's notifier side: the durable outbox the alarm hands alerts to, the delivery
-/// worker and the MQTT bridge as services, the daily heartbeat, and what the status shows.
+/// The daemon's notifier side: the durable outbox the alarm hands alerts to (through the
+/// hand-off that holds what the outbox cannot take), the delivery worker and the MQTT bridge
+/// as services, the daily heartbeat, and what the status shows.
 public final class Notifiers: Sendable {
     public let outbox: Outbox
-    public let sink: any AlertSink
+    /// The alarm's sink: the outbox, or memory and a direct send while the outbox fails.
+    public let handOff: OutboxHandOff
+    public var sink: any AlertSink { handOff }
     public let summary: String
     /// Where acknowledgements from every channel arrive (made before the channels).
     public let inbox: AcknowledgementInbox
@@ -24,7 +27,9 @@ public final class Notifiers: Sendable {
     private let logger: Logger
     private let last = Mutex<DaemonStatus.Incident?>(nil)
 
-    public init(configuration: DaemonConfiguration, logger: Logger) throws(DaemonStartError) {
+    /// `onDeliveryPass` is called on every pass of the delivery worker (the watchdog counts them).
+    public init(configuration: DaemonConfiguration, logger: Logger,
+                onDeliveryPass: @escaping @Sendable () -> Void = {}) throws(DaemonStartError) {
         self.logger = logger
         let settings = configuration.notify.effective
         let path = configuration.stateDirectory + "/" + Outbox.fileName
@@ -33,7 +38,7 @@ public final class Notifiers: Sendable {
         } catch {
             throw DaemonStartError(description: "state.directory: cannot open the outbox \(path): \(error)", status: 73)
         }
-        sink = outbox
+        handOff = OutboxHandOff(outbox: outbox)
         // A countdown the last process did not finish (crash, watchdog, power cut): its alert goes out.
         do { try outbox.resumeInterruptedCountdowns() } catch {
             logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
@@ -46,24 +51,30 @@ public final class Notifiers: Sendable {
             httpClient: client, logger: Logger(label: "fallguard.notify"),
             write: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) },
             acknowledgements: inbox.handler)
-        let channels: [any NotificationChannel]
-        do {
-            channels = try settings.makeChannels(context: context)
-        } catch {
-            try? client.syncShutdown()
-            throw DaemonStartError(description: "channels: \(error)", status: 78)
+        // The file was checked; a channel that cannot start fails on I/O (a TLS file it cannot
+        // read, say). The alarm and the other channels start anyway and its deliveries wait: a
+        // reload (SIGHUP) starts it once the file is there (an MQTT channel needs a restart).
+        let (channels, failures) = settings.makeEachChannel(context: context)
+        for (name, error) in failures.sorted(by: { $0.key < $1.key }) {
+            logger.critical("channel \(name) cannot start: \(error); monitoring without it, its deliveries wait")
         }
         mqtt = channels.compactMap { $0 as? MQTTChannel }
-        worker = DeliveryWorker(outbox: outbox, channels: channels)
+        worker = DeliveryWorker(outbox: outbox, channels: channels, unavailable: failures.mapValues { "\($0)" },
+                                onPass: onDeliveryPass)
         summary = channels.map(\.name).joined(separator: ", ") + " (outbox \(path))"
     }
 
-    /// The delivery worker (pending deliveries of an earlier run resume at once), the MQTT
-    /// connections, and the daily heartbeat.
-    public var services: [any Service] {
-        [MQTTBridgeService(channels: mqtt), DeliveryService(worker: worker, client: client),
+    /// The delivery worker with the hand-off's retries (pending deliveries of an earlier run
+    /// resume at once; a stop drains for up to `drainOnStop` seconds), the MQTT connections,
+    /// and the daily heartbeat.
+    public func services(drainOnStop: Double) -> [any Service] {
+        [MQTTBridgeService(channels: mqtt),
+         DeliveryService(worker: worker, handOff: handOff, client: client, drain: drainOnStop, logger: logger),
          HeartbeatService(notifiers: self, logger: logger)]
     }
+
+    /// What keeps alerts from going out: the hand-off's and the worker's trouble.
+    public var problems: [String] { [handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels }
 
     /// After every batch of engine effects (alarm thread): the MQTT state and last incident.
     public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
@@ -85,7 +96,7 @@ public final class Notifiers: Sendable {
     public func reload(_ configuration: DaemonConfiguration) -> NotifierReload {
         let new = configuration.notify.effective
         let old = settings
-        guard new != old else { return .unchanged }
+        guard new != old || !worker.unavailableChannels.isEmpty else { return .unchanged }
         func mqttChannels(_ s: NotificationSettings) -> [String: any ChannelOptions] {
             s.channels.filter { $0.value is MQTTChannelSettings }
         }
@@ -113,7 +124,8 @@ public final class Notifiers: Sendable {
     public func outboxStatus() -> DaemonStatus.Outbox? {
         guard let m = try? outbox.metrics() else { return nil }
         return .init(pending: m.pending, sent: m.sent, failed: m.failed,
-                     oldestPendingAge: m.pending > 0 ? m.oldestPendingAge : nil)
+                     oldestPendingAge: m.pending > 0 ? m.oldestPendingAge : nil, quarantined: m.quarantined,
+                     heldInMemory: handOff.heldCount)
     }
 
     public var lastIncident: DaemonStatus.Incident? { last.withLock { $0 } }

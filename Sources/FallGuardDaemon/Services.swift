@@ -28,8 +28,9 @@ struct SensorService: Service {
     }
 }
 
-/// The alarm thread with its buzzer, LED and button (and the console display in the demo).
-/// At shutdown a countdown in progress sends its fall alert: nobody aborted it.
+/// The alarm thread with its buzzer, LED and button (and the console display in the demo),
+/// watched by the systemd watchdog. At shutdown a countdown in progress sends its fall alert:
+/// nobody aborted it (the delivery service stops after this one and drains it).
 struct AlarmService: Service {
     let daemon: Daemon
 
@@ -39,6 +40,7 @@ struct AlarmService: Service {
         d.outputs.display?.start(d.alarm)
         try? await gracefulShutdown()
         d.outputs.display?.stop()
+        d.liveness.forget(Daemon.alarmThread)
         d.alarm.stop()
         d.dispatchInterruptedCountdown()
     }
@@ -108,15 +110,47 @@ struct MQTTBridgeService: Service {
     }
 }
 
-/// The delivery worker: pending deliveries of an earlier run resume at once. Cancelled on
-/// graceful shutdown; pending deliveries stay in the outbox for the next start.
+/// The delivery worker and the hand-off's retries, watched by the systemd watchdog: pending
+/// deliveries of an earlier run resume at once. On graceful shutdown (the services after this
+/// one, the alarm among them, have stopped by then) both go on until nothing is pending or
+/// held, for at most `drain` seconds; what is left stays in the outbox for the next start.
 struct DeliveryService: Service {
     let worker: DeliveryWorker
+    let handOff: OutboxHandOff
     let client: HTTPClient
+    let drain: Double
+    let logger: Logger
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await worker.run() }
+        await withDiscardingTaskGroup { group in
+            group.addTask { await worker.run() }
+            group.addTask { await handOff.run(sendingThrough: worker) }
+            do { try await gracefulShutdown() } catch {
+                group.cancelAll()   // cancelled, not a graceful stop: no drain
+                return
+            }
+            let start = ContinuousClock.now
+            let drained = await until(drain) { await !worker.hasWork && handOff.heldCount == 0 }
+            let elapsed = ContinuousClock.now - start
+            let took = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            if drained {
+                logger.notice("stopping: nothing pending in the outbox (drained in \(String(format: "%.1f", took)) s)")
+            } else {
+                logger.warning("stopping after \(drain) s with alerts pending; the next start sends them (\((try? worker.outbox.metrics())?.description ?? "outbox unreadable"), \(handOff.heldCount) held in memory)")
+            }
+            group.cancelAll()
+        }
         try? await client.shutdown()
+    }
+
+    /// Polls `condition` every 100 ms for at most `seconds`; whether it held.
+    private func until(_ seconds: Double, _ condition: () async -> Bool) async -> Bool {
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while await !condition() {
+            guard ContinuousClock.now < end else { return false }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return true
     }
 }
 

@@ -28,24 +28,32 @@ public struct WatchdogInterval: Sendable, Equatable {
 
 /// Sends `WATCHDOG=1` at most once per ping interval however often ``tick(nowNanoseconds:)`` is
 /// called: call it on every pass of the sample loop (40 Hz); only a loop that keeps running
-/// keeps the service alive. Safe to call from any thread.
+/// keeps the service alive, and only while every part ``liveness`` watches is alive too. Safe
+/// to call from any thread.
 public final class WatchdogPinger: Sendable {
     private let notifier: SystemdNotifier
     public let interval: WatchdogInterval
+    /// The other parts that must be alive (the alarm thread, the delivery worker).
+    public let liveness: Liveness
     private let lastPing = ManagedAtomic<Int64>(Int64.min)
 
-    public init(notifier: SystemdNotifier, interval: WatchdogInterval) { (self.notifier, self.interval) = (notifier, interval) }
-
-    /// The pinger systemd asked for, or nil when the unit has no watchdog or no notify socket.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(SystemdNotifyError) -> WatchdogPinger? {
-        guard let interval = WatchdogInterval(environment: environment),
-              let notifier = try SystemdNotifier.fromEnvironment(environment) else { return nil }
-        return WatchdogPinger(notifier: notifier, interval: interval)
+    public init(notifier: SystemdNotifier, interval: WatchdogInterval, liveness: Liveness = Liveness()) {
+        (self.notifier, self.interval, self.liveness) = (notifier, interval, liveness)
     }
 
-    /// Pings when the interval has passed since the last ping; returns true when it sent one.
+    /// The pinger systemd asked for, or nil when the unit has no watchdog or no notify socket.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment,
+                                       liveness: Liveness = Liveness()) throws(SystemdNotifyError) -> WatchdogPinger? {
+        guard let interval = WatchdogInterval(environment: environment),
+              let notifier = try SystemdNotifier.fromEnvironment(environment) else { return nil }
+        return WatchdogPinger(notifier: notifier, interval: interval, liveness: liveness)
+    }
+
+    /// Pings when the interval has passed since the last ping and no watched part has
+    /// stalled; returns true when it sent one.
     @discardableResult
     public func tick(nowNanoseconds: Int64) throws(SystemdNotifyError) -> Bool {
+        guard liveness.stalled(nowNanoseconds: nowNanoseconds).isEmpty else { return false }
         let last = lastPing.load(ordering: .relaxed)
         guard last == Int64.min || nowNanoseconds - last >= interval.pingIntervalNanoseconds else { return false }
         guard lastPing.compareExchange(expected: last, desired: nowNanoseconds, ordering: .relaxed).exchanged else { return false }

@@ -10,7 +10,8 @@ struct StatusCommand: ParsableCommand {
         discussion: """
             Reads <state>/status.json, which `fallguard run` rewrites every second. Exit status 0 \
             when the daemon is monitoring and its sensor is healthy, 1 when it runs with a problem \
-            (sensor fault, countdown or alert out, deliveries failed), 3 when it is not running \
+            (sensor fault, countdown or alert out, deliveries failed, alerts that cannot be stored, \
+            an incident log that cannot be written, a stalled thread), 3 when it is not running \
             (no status, or none written for 5 s).
             """)
 
@@ -37,7 +38,7 @@ struct StatusCommand: ParsableCommand {
         }
         guard running else { throw ExitCode(3) }
         let healthy = status.state == "monitoring" && (status.sensor?.problems.isEmpty ?? false)
-            && (status.outbox?.failed ?? 0) == 0
+            && (status.outbox?.failed ?? 0) == 0 && (status.problems ?? []).isEmpty
         if !healthy { throw ExitCode(1) }
     }
 
@@ -55,6 +56,7 @@ struct StatusCommand: ParsableCommand {
         if let i = s.incident { state += ", incident \(i)" }
         if let r = s.countdownRemaining { state += String(format: ", %.1f s left to abort", r) }
         lines.append(state)
+        for problem in s.problems ?? [] { lines.append("PROBLEM: \(problem)") }
         if let sensor = s.sensor {
             lines.append("sensor: \(sensor.device) at \(sensor.uri), \(sensor.mode), \(sensor.rate) Hz, "
                 + (sensor.problems.isEmpty ? "healthy" : "PROBLEM: \(sensor.problems.joined(separator: ", "))")
@@ -69,7 +71,9 @@ struct StatusCommand: ParsableCommand {
         }
         if let o = s.outbox {
             lines.append("outbox: \(o.pending) pending, \(o.sent) sent, \(o.failed) failed"
-                + (o.oldestPendingAge.map { String(format: ", oldest pending %.0f s", $0) } ?? ""))
+                + (o.oldestPendingAge.map { String(format: ", oldest pending %.0f s", $0) } ?? "")
+                + ((o.heldInMemory ?? 0) > 0 ? ", \(o.heldInMemory ?? 0) HELD IN MEMORY" : "")
+                + ((o.quarantined ?? 0) > 0 ? ", \(o.quarantined ?? 0) quarantined (unreadable)" : ""))
         }
         lines.append("gpio: \(s.gpio ?? "none (console)")")
         lines.append("configuration: \(s.configuration); status updated \(s.updated)")

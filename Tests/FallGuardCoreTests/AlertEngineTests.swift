@@ -411,3 +411,24 @@ extension AlertState {
         #expect(e.status == .countdown && e.indicator == .fault, "the LED alone lets the fault take precedence")
     }
 }
+
+@Suite struct AlertEngineResumeTests {
+    @Test func anAlarmLeftOutByAPreviousRunIsTakenOverWithoutSendingItAgainAndAnAcknowledgementEndsIt() throws {
+        var e = AlertFixtures.engine()
+        let left = Alert(kind: .fall, incident: "FG-4", time: 12, fall: AlertFixtures.fall())
+        let fx = e.handle(.alertResumed(left), at: 100)
+        #expect(fx.alerts.isEmpty, "not sent again")
+        #expect(e.status == .alertOut && e.state.active?.incident == "FG-4")
+        #expect(fx.sounds == [.alertActive] && fx.indicators == [.alertOut])
+        #expect(fx.events.map(\.event) == [.alertResumed])
+        let ack = e.handle(.acknowledged(incidentID: "FG-4", by: "Anna"), at: 160)
+        #expect(ack.alerts.map(\.kind) == [.acknowledged] && e.status == .monitoring)
+    }
+
+    @Test func anAlarmLeftOutIsNotTakenOverWhileAnotherIncidentIsUnderWay() {
+        var e = AlertFixtures.counting(from: 0)
+        let fx = e.handle(.alertResumed(Alert(kind: .helpRequested, incident: "FG-0", time: 1)), at: 1)
+        #expect(fx.alerts.isEmpty && e.status == .countdown && e.state.countdown?.incident == "FG-1")
+        #expect(fx.events.map(\.event) == [.alertResumed])
+    }
+}

@@ -182,4 +182,41 @@ import FallGuardTestSupport
         #expect(rows.filter { $0.contactIndex == 1 && $0.role == "primary" }.map(\.channel) == ["sms", "call"])
         #expect(try outbox.metrics().failed == 6)
     }
+
+    @Test func anUnreadableRowIsQuarantinedAndTheOthersStillGoOut() async throws {
+        let receiver = try Receiver()
+        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: testSettings(receiver))
+        try outbox.enqueue(fallAlert("FG-11"))
+        try outbox.enqueue(fallAlert("FG-12"))
+        // As a row written by another version might read: valid JSON, not a delivery.
+        try await outbox.db.write { db in
+            try db.execute(sql: "UPDATE delivery SET delivery_json = '{\"channel\": 1}' WHERE incident = 'FG-11' AND channel = 'sms'")
+        }
+        let drained = try await withWorker(outbox) {
+            try await until(30) { try outbox.metrics().pending == 0 }
+        }
+        #expect(drained, "\((try? outbox.metrics())?.description ?? "unreadable")")
+        let m = try outbox.metrics()
+        #expect(m.quarantined == 3 && m.sent == 7, "\(m)")
+        let states = try outbox.db.read { db in
+            try Row.fetchAll(db, sql: "SELECT incident, channel, state, last_error FROM delivery ORDER BY id")
+        }
+        #expect(states.filter { $0["state"] == "quarantined" }.allSatisfy {
+            ($0["incident"] as String) == "FG-11" && ($0["channel"] as String) == "sms"
+                && ($0["last_error"] as String).hasPrefix("cannot be read")
+        })
+    }
+
+    @Test func theNewestUnacknowledgedAlarmIsTheOneLeftOpen() throws {
+        let receiver = try Receiver()
+        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: testSettings(receiver))
+        let now = Date().timeIntervalSince1970
+        #expect(try outbox.openAlarm(since: now - 60) == nil)
+        try outbox.enqueue(fallAlert("FG-31"))
+        try outbox.enqueue(Alert(kind: .helpRequested, incident: "FG-32", time: 140))
+        #expect(try outbox.openAlarm(since: now - 60)?.incident == "FG-32")
+        #expect(try outbox.openAlarm(since: now + 60) == nil, "older than the engine's active timeout: history")
+        try outbox.acknowledge(incident: "FG-32", by: "Anna")
+        #expect(try outbox.openAlarm(since: now - 60)?.incident == "FG-31")
+    }
 }

@@ -114,4 +114,26 @@ struct SystemdNotifierTests {
         #expect(!server.hasPending())
         #expect(try WatchdogPinger.fromEnvironment(["NOTIFY_SOCKET": server.name]) == nil)
     }
+
+    @Test func pingerStopsWhileAWatchedPartIsSilentPastItsAllowance() throws {
+        let server = try NotifySocket(abstract: true)
+        let liveness = Liveness()
+        let pinger = try #require(try WatchdogPinger.fromEnvironment(["NOTIFY_SOCKET": server.name, "WATCHDOG_USEC": "2000000"],
+                                                                     liveness: liveness))
+        let second: Int64 = 1_000_000_000
+        liveness.watch("alarm", allowanceNanoseconds: 4 * second, nowNanoseconds: 0)
+        liveness.watch("delivery", allowanceNanoseconds: 4 * second, nowNanoseconds: 0)
+        // The sample loop ticks every 25 ms for 10 s; the alarm thread passes every second, the
+        // delivery worker stops passing at 2 s and comes back at 8 s.
+        var sent: [Int64] = []
+        for k in 0..<400 {
+            let now = Int64(k) * second / 40
+            if now % second == 0 { liveness.pass("alarm", nowNanoseconds: now) }
+            if now % second == 0, now <= 2 * second || now >= 8 * second { liveness.pass("delivery", nowNanoseconds: now) }
+            if now == 7 * second { #expect(liveness.stalled(nowNanoseconds: now).map(\.part) == ["delivery"]) }
+            if try pinger.tick(nowNanoseconds: now) { sent.append(now / second) }
+        }
+        #expect(sent == [0, 1, 2, 3, 4, 5, 6, 8, 9], "no ping while the worker was silent more than 4 s (6 s to 8 s)")
+        for _ in sent { #expect(server.receive() == "WATCHDOG=1") }
+    }
 }

@@ -47,6 +47,10 @@ public final class AlarmController: @unchecked Sendable {
     private var waiting: [(AlertInput, Int64)] = []
     private var running = false
     private var activeProblems: Set<SensorProblem> = []
+    /// Alerts may not reach anyone (see ``deliveryTrouble(_:)``): the LED shows the fault pattern.
+    private var deliveryInTrouble = false
+    /// What the LED shows now (alarm thread only, after ``start()``).
+    private var shownIndicator: StatusIndicator?
     /// Seconds an armed alert waits past its countdown before the sink sends it by itself: the
     /// controller's ``hold``, a press held through the deadline (``AlertConfiguration/longPress``),
     /// and this margin for a slow alarm thread.
@@ -56,6 +60,11 @@ public final class AlarmController: @unchecked Sendable {
     public let hold: Int64
     /// Called on the alarm thread after each batch of effects, with the engine (console display).
     public var onUpdate: (@Sendable (AlertEngine, [AlertEffect]) -> Void)?
+    /// Called on every pass of the alarm thread, at least every ``longestSleep`` seconds while it
+    /// lives (the daemon's watchdog counts them).
+    public var onPass: (@Sendable () -> Void)?
+    /// The longest the alarm thread sleeps without a pass.
+    public static let longestSleep = 4.0
 
     /// Nothing runs until ``start()``. `button` gives the debounce time, by which the engine's
     /// clock runs behind (see ``hold``).
@@ -82,7 +91,7 @@ public final class AlarmController: @unchecked Sendable {
             return !running
         }
         guard first else { return }
-        led?.play(patterns.ledPattern(for: engine.indicator))
+        showIndicator(condition.withLock { shown(engine.indicator) })
         _ = startThread(name: "fallguard-alarm", realTime: true) { [self] in loop() }
         button?.start { [weak self] event in self?.button(event) }
     }
@@ -115,6 +124,19 @@ public final class AlarmController: @unchecked Sendable {
 
     /// The sensor works again.
     public func sensorRecovered() { post(.sensorRecovered) }
+
+    /// Whether alerts may not reach anyone (the outbox cannot take them, a notifier is down):
+    /// while they may not, the LED shows the fault pattern instead of the monitoring heartbeat.
+    public func deliveryTrouble(_ inTrouble: Bool) {
+        condition.withLock {
+            guard deliveryInTrouble != inTrouble else { return }
+            deliveryInTrouble = inTrouble
+            condition.signal()
+        }
+    }
+
+    /// An alarm a previous process dispatched and nobody resolved (see ``AlertInput/alertResumed(_:)``).
+    public func resume(_ alert: Alert) { post(.alertResumed(alert)) }
 
     /// The sensor side's walking hint during a countdown.
     public func wearerActivity(walking: Bool) { post(.wearerActivity(walking: walking)) }
@@ -157,9 +179,10 @@ public final class AlarmController: @unchecked Sendable {
     private func loop() {
         defer { done.signal() }
         while true {
-            let (effects, snapshot, keepRunning) = condition.withLock { () -> ([AlertEffect], AlertEngine, Bool) in
+            let (effects, snapshot, keepRunning, indicator) = condition.withLock { () -> ([AlertEffect], AlertEngine, Bool, StatusIndicator) in
                 if inbox.isEmpty, running {
-                    condition.wait(until: engine.nextDeadline.map { Int64(($0 * 1e9).rounded(.up)) + hold })
+                    let pass = monotonicNanoseconds() + Int64(Self.longestSleep * 1e9)
+                    condition.wait(until: min(pass, engine.nextDeadline.map { Int64(($0 * 1e9).rounded(.up)) + hold } ?? pass))
                 }
                 var effects: [AlertEffect] = []
                 let acted = Double(monotonicNanoseconds() - hold) * 1e-9   // deadlines due up to here fire
@@ -175,8 +198,10 @@ public final class AlarmController: @unchecked Sendable {
                     effects += engine.handle(input, at: time)
                 }
                 effects += engine.advance(to: acted)
-                return (effects, engine, running)
+                return (effects, engine, running, shown(engine.indicator))
             }
+            onPass?()
+            if indicator != shownIndicator { showIndicator(indicator) }
             perform(effects)
             if !effects.isEmpty { onUpdate?(snapshot, effects) }
             guard keepRunning else { return }
@@ -191,9 +216,7 @@ public final class AlarmController: @unchecked Sendable {
             switch effect {
             case let .sound(sound):
                 buzzer?.play(patterns.pattern(for: sound), oneShot: sound.isOneShot)
-            case let .indicator(indicator):
-                led?.play(patterns.ledPattern(for: indicator))
-            case .dispatch, .record, .arm, .disarm:
+            case .indicator, .dispatch, .record, .arm, .disarm:
                 break
             }
         }
@@ -223,6 +246,18 @@ public final class AlarmController: @unchecked Sendable {
 }
 
 extension AlarmController {
+    /// The engine's indicator, or the fault pattern instead of the heartbeat while alerts may
+    /// not reach anyone (caller holds `condition`).
+    private func shown(_ indicator: StatusIndicator) -> StatusIndicator {
+        indicator == .monitoring && deliveryInTrouble ? .fault : indicator
+    }
+
+    /// Plays `indicator` on the LED (alarm thread, or before it starts).
+    private func showIndicator(_ indicator: StatusIndicator) {
+        shownIndicator = indicator
+        led?.play(patterns.ledPattern(for: indicator))
+    }
+
     /// Stores a countdown's fall alert in the sink ahead of its end. A failure is logged; at
     /// expiry ``AlertSink/deliver(_:)`` stores the alert as it would without arming.
     private func arm(_ alert: Alert, deadline: Double) {

@@ -1,41 +1,63 @@
 import FallGuardCore
 import Foundation
+import Synchronization
 
 /// Every incident's events as JSON lines in `<state>/incidents.jsonl`, one `write` and one
 /// `fdatasync` per line, so a line is on disk before the alarm goes on. Each line is the
 /// ``IncidentEvent`` plus `wall-time` (UTC, ISO 8601) for the person reading it.
+///
+/// A file that cannot be opened (owned by root after `sudo fallguard run`, a read-only disk)
+/// does not stop the alarm: ``problem`` says why, and every append tries to open it again.
 public final class IncidentLog: @unchecked Sendable {
-    // @unchecked: written from the alarm thread only.
+    // @unchecked: `fd` is opened and written from the alarm thread only (after `init`);
+    // `trouble` is read from any thread through its mutex.
     public let path: String
-    private let fd: Int32
+    private var fd: Int32 = -1
     private let encoder: JSONEncoder
+    private let trouble = Mutex<String?>(nil)
 
-    /// Creates the directory if needed and opens the file for appending; throws naming it.
+    /// Creates the directory if needed and opens the file for appending; throws only when the
+    /// directory cannot be made (a file that cannot be opened is a ``problem``).
     public init(stateDirectory: String) throws {
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         path = stateDirectory + "/incidents.jsonl"
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
-        guard fd >= 0 else {
-            throw GPIOError("incident log: cannot open \(path): \(String(cString: strerror(errno)))")
-        }
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try? reopen()
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Nil while lines reach the file; otherwise why they do not.
+    public var problem: String? { trouble.withLock { $0 } }
+
+    private func reopen() throws {
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw failure("cannot open") }
+    }
+
+    private func failure(_ what: String) -> GPIOError {
+        let message = "incident log: \(what) \(path): \(String(cString: strerror(errno)))"
+        trouble.withLock { $0 = message }
+        return GPIOError(message)
+    }
 
     /// The highest incident numbers under `prefix` in the file: a new run continues after
     /// them, so `FG-3` never names two incidents (the outbox, acknowledgements and helpers'
     /// messages go by the id).
     public func numbering(prefix: String) -> IncidentNumbering {
         var numbering = IncidentNumbering()
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return numbering }
         let key = #""incident":""#
-        for line in text.split(separator: "\n") {
+        for line in lines() {
             guard let start = line.range(of: key)?.upperBound, let end = line[start...].firstIndex(of: "\"") else { continue }
             numbering.include(String(line[start..<end]), prefix: prefix)
         }
         return numbering
+    }
+
+    /// Every line in the file (none when it cannot be read).
+    public func lines() -> [Substring] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
     }
 
     /// Appends one event; throws naming the file when the write fails.
@@ -46,10 +68,12 @@ public final class IncidentLog: @unchecked Sendable {
     /// Appends one JSON object (e.g. a failed dispatch), adding `wall-time`.
     public func append(json object: String) throws {
         let line = "{\"wall-time\":\"\(iso8601(secondsSince1970: Date().timeIntervalSince1970))\"," + object.dropFirst() + "\n"
+        if fd < 0 { try reopen() }
         let ok = line.utf8CString.withUnsafeBufferPointer { b in
             write(fd, b.baseAddress, b.count - 1) == b.count - 1
         }
-        guard ok else { throw GPIOError("incident log: cannot write \(path): \(String(cString: strerror(errno)))") }
-        fdatasync(fd)
+        guard ok else { throw failure("cannot write") }
+        guard fdatasync(fd) == 0 else { throw failure("cannot sync") }
+        trouble.withLock { $0 = nil }
     }
 }

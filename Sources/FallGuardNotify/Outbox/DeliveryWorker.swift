@@ -13,9 +13,24 @@ public final class DeliveryWorker: Sendable {
     var channels: [String: any NotificationChannel] { channelsByName.withLock { $0 } }
     public let maxInFlightPerChannel: Int
     private let busy = InFlight()
+    /// What went wrong on the last pass, nil after a pass that worked.
+    private let trouble = Mutex<String?>(nil)
+    /// Results the outbox could not store (read-only, full): kept here, their deliveries not
+    /// sent again, and stored on a later pass.
+    private let unrecorded = Mutex<[Int64: (delivery: DueDelivery, result: AttemptResult)]>([:])
+    /// Channels that could not start, with why: their deliveries wait (a transient failure)
+    /// instead of failing for good as an unconfigured channel's do.
+    private let unavailable: Mutex<[String: String]>
+    /// Called on every pass of the loop (the daemon's watchdog counts them).
+    private let onPass: @Sendable () -> Void
+    /// The longest the loop sleeps between passes: a loop that lives calls `onPass` at least this often.
+    public static let longestSleep = 4.0
 
-    public init(outbox: Outbox, channels: [any NotificationChannel], maxInFlightPerChannel: Int = 8) {
+    public init(outbox: Outbox, channels: [any NotificationChannel], maxInFlightPerChannel: Int = 8,
+                unavailable: [String: String] = [:], onPass: @escaping @Sendable () -> Void = {}) {
         self.outbox = outbox
+        self.unavailable = Mutex(unavailable)
+        self.onPass = onPass
         channelsByName = Mutex(Self.byName(channels))
         self.maxInFlightPerChannel = maxInFlightPerChannel
     }
@@ -28,7 +43,28 @@ public final class DeliveryWorker: Sendable {
     /// on the old ones.
     public func replaceChannels(_ channels: [any NotificationChannel]) {
         channelsByName.withLock { $0 = Self.byName(channels) }
+        unavailable.withLock { u in for c in channels { u[c.name] = nil } }
         outbox.wake.signal()
+    }
+
+    /// Nil while the loop works; otherwise its last error (the outbox cannot be read, say).
+    public var problem: String? {
+        let count = unrecorded.withLock { $0.count }
+        return trouble.withLock { $0 } ?? (count == 0 ? nil : "delivery worker: \(count) results not stored yet (the outbox cannot be written)")
+    }
+
+    /// One line per channel that could not start.
+    public var unavailableChannels: [String] {
+        unavailable.withLock { $0 }.sorted { $0.key < $1.key }.map { "channel \($0.key) could not start (its deliveries wait): \($0.value)" }
+    }
+
+    /// Whether a send is in flight or a delivery is still to go out (false when the outbox
+    /// cannot be read: then there is nothing this worker can do).
+    public var hasWork: Bool {
+        get async {
+            if !busy.isEmpty { return true }
+            return (try? await outbox.hasPending()) ?? false
+        }
     }
 
     /// Runs until cancelled (the daemon), or, with `untilDrained`, until nothing is pending
@@ -36,9 +72,12 @@ public final class DeliveryWorker: Sendable {
     public func run(untilDrained: Bool = false, producing: @escaping @Sendable () -> Bool = { false }) async {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
+                onPass()
                 do {
+                    await recordEarlierResults()
+                    let skip = busy.ids.union(unrecorded.withLock { $0.keys })
                     try await outbox.escalateOverdue()
-                    let due = try await outbox.due(excluding: busy.ids, limit: 256)
+                    let due = try await outbox.due(excluding: skip, limit: 256)
                     var heldBack = false
                     for d in due {
                         guard busy.start(d.id, channel: d.delivery.channel, limit: maxInFlightPerChannel) else {
@@ -48,12 +87,16 @@ public final class DeliveryWorker: Sendable {
                         group.addTask { await self.attempt(d) }
                     }
                     if untilDrained, !producing(), busy.isEmpty, try await !outbox.hasPending() { return }
-                    let next = try await outbox.nextDueTime(excluding: busy.ids)
-                    // Held back by the per-channel limit: a finishing send wakes us.
-                    let wait = heldBack || (untilDrained && producing()) ? 1.0 : next.map { $0 - outbox.now() }
-                    if wait.map({ $0 > 0 }) ?? true { await outbox.wake.wait(seconds: wait.map { min($0, 60) }) }
+                    let next = try await outbox.nextDueTime(excluding: skip)
+                    // Held back by the per-channel limit: a finishing send wakes us. Results not
+                    // stored yet are tried again each second.
+                    let retryStoring = unrecorded.withLock { !$0.isEmpty }
+                    let wait = heldBack || retryStoring || (untilDrained && producing()) ? 1.0 : next.map { $0 - outbox.now() }
+                    trouble.withLock { $0 = nil }
+                    if wait.map({ $0 > 0 }) ?? true { await outbox.wake.wait(seconds: min(wait ?? Self.longestSleep, Self.longestSleep)) }
                 } catch {
                     if Task.isCancelled { return }
+                    trouble.withLock { $0 = "delivery worker: \(error)" }
                     outbox.logger.error("outbox worker: \(error); trying again in 1 s")
                     await outbox.wake.wait(seconds: 1)
                 }
@@ -67,23 +110,40 @@ public final class DeliveryWorker: Sendable {
             busy.finish(d.id, channel: d.delivery.channel)
             outbox.wake.signal()
         }
-        let result: AttemptResult
-        if let channel = channels[d.delivery.channel] {
-            do {
-                result = .sent(try await channel.send(d.delivery))
-            } catch let failure as DeliveryFailure {
-                result = .failed(failure)
-            } catch {
-                result = .failed(.transient("\(error)"))
-            }
-        } else {
-            result = .failed(.permanent("channel '\(d.delivery.channel)' is not configured"))
-        }
+        let result = await send(d.delivery)
         do {
             try await outbox.record(result, for: d)
         } catch {
-            // Not recorded: the delivery stays pending and is sent again (same idempotency key).
-            outbox.logger.error("cannot record the result of \(d.delivery.idempotencyKey): \(error)")
+            // Kept until the outbox can store it; meanwhile the delivery is not sent again.
+            unrecorded.withLock { $0[d.id] = (d, result) }
+            outbox.logger.error("cannot record the result of \(d.delivery.idempotencyKey) (kept in memory, not sent again): \(error)")
+        }
+    }
+
+    /// Stores the results an earlier pass could not, in order, until one fails.
+    private func recordEarlierResults() async {
+        for (id, entry) in unrecorded.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            do { try await outbox.record(entry.result, for: entry.delivery) } catch { return }
+            unrecorded.withLock { $0[id] = nil }
+        }
+    }
+}
+
+extension DeliveryWorker {
+    /// One attempt through the delivery's channel.
+    func send(_ delivery: Delivery) async -> AttemptResult {
+        guard let channel = channels[delivery.channel] else {
+            if let why = unavailable.withLock({ $0[delivery.channel] }) {
+                return .failed(.transient("channel '\(delivery.channel)' could not start: \(why)"))
+            }
+            return .failed(.permanent("channel '\(delivery.channel)' is not configured"))
+        }
+        do {
+            return .sent(try await channel.send(delivery))
+        } catch let failure as DeliveryFailure {
+            return .failed(failure)
+        } catch {
+            return .failed(.transient("\(error)"))
         }
     }
 }

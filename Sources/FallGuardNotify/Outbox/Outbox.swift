@@ -22,8 +22,9 @@ public final class Outbox: AlertSink, Sendable {
     /// Unix time now, in seconds (tests move it).
     let now: @Sendable () -> Double
     let wake = WakeSignal()
-    /// Countdowns this instance armed and has not released or disarmed: incident → alert row.
-    let armedAlerts = Mutex<[String: Int64]>([:])
+    /// Countdowns this instance armed and has not released or disarmed: incident → alert row
+    /// and the uid its keys start with.
+    let armedAlerts = Mutex<[String: (id: Int64, uid: String)]>([:])
     /// The outbox file's name in the state directory.
     public static let fileName = "outbox.sqlite"
 
@@ -60,13 +61,46 @@ public final class Outbox: AlertSink, Sendable {
     /// outbox armed, a fall alert releases the held deliveries (already on disk, same keys) and
     /// any other alert (a help request) replaces them; otherwise the same as ``enqueue(_:)``.
     public func deliver(_ alert: Alert) throws {
-        guard let armedID = armedAlerts.withLock({ $0.removeValue(forKey: alert.incident) }) else {
-            return try enqueue(alert)
+        try deliver(alert, uid: nil, settled: [:])
+    }
+
+    /// ``deliver(_:)`` with the keys' `uid` fixed beforehand (``handOffUID(for:)``) and the
+    /// deliveries already `settled` outside the outbox (idempotency key → `sent` or `failed`),
+    /// which are stored as such and not sent again. A failure leaves an armed countdown armed,
+    /// so that a retry releases or replaces it.
+    func deliver(_ alert: Alert, uid: String?, settled: [String: String]) throws {
+        guard let armed = armedAlerts.withLock({ $0.removeValue(forKey: alert.incident) }) else {
+            _ = try enqueue(alert, test: false, replacingArmed: nil, uid: uid, settled: settled)
+            return
         }
-        if alert.kind == .fall {
-            try release(alertID: armedID, as: alert)
-        } else {
-            _ = try enqueue(alert, test: false, replacingArmed: armedID)
+        do {
+            if alert.kind == .fall {
+                try release(alertID: armed.id, as: alert, settled: settled)
+            } else {
+                _ = try enqueue(alert, test: false, replacingArmed: armed.id, uid: uid, settled: settled)
+            }
+        } catch {
+            armedAlerts.withLock { $0[alert.incident] = armed }
+            throw error
+        }
+    }
+
+    /// The uid the keys of `alert` will start with once the outbox takes it: an armed
+    /// countdown's own for its fall alert, a new one otherwise.
+    func handOffUID(for alert: Alert) -> String {
+        if alert.kind == .fall, let armed = armedAlerts.withLock({ $0[alert.incident] }) { return armed.uid }
+        return StoredAlert.newUID()
+    }
+
+    /// The deliveries `alert` gets under `uid`, rendered now without touching the file: what a
+    /// direct send uses when the outbox cannot take the alert.
+    func plannedDeliveries(of alert: Alert, uid: String) -> [Delivery] {
+        let date = Date(timeIntervalSince1970: now())
+        let stored = StoredAlert(id: 0, uid: uid, alert: alert, message: renderer.render(alert, at: date, test: false),
+                                 test: false, sentAt: renderer.isoTime(date))
+        return planner.plan(alert.kind).deliveries.map {
+            let key = "\(stored.keyPrefix).\($0.keySuffix)"
+            return Delivery(channel: $0.channel, recipient: $0.recipient, payload: payload(of: stored, key: key))
         }
     }
 
@@ -74,8 +108,8 @@ public final class Outbox: AlertSink, Sendable {
     /// seconds from now; a worker sends them then unless ``deliver(_:)`` released them earlier or
     /// ``disarm(incident:reason:)`` cancelled them. Escalation is armed the same way.
     public func arm(_ alert: Alert, fallback seconds: Double) throws {
-        let (id, keys) = try commit(alert, test: false, heldFor: seconds, replacingArmed: nil)
-        armedAlerts.withLock { $0[alert.incident] = id }
+        let (id, uid, keys) = try commit(alert, test: false, heldFor: seconds, replacingArmed: nil)
+        armedAlerts.withLock { $0[alert.incident] = (id, uid) }
         wake.signal()  // the worker's next wake-up is at the fallback time at the latest
         logger.info("countdown armed: the alert is on disk, held \(String(format: "%.1f", seconds)) s unless released or aborted",
                     metadata: ["incident": "\(alert.incident)", "deliveries": "\(keys.count)"])
@@ -84,7 +118,7 @@ public final class Outbox: AlertSink, Sendable {
     /// ``AlertSink``: the countdown of `incident` ended without an alert; its held deliveries
     /// are cancelled (kept in the file, state `cancelled`, with `reason`).
     public func disarm(incident: String, reason: String) throws {
-        guard let id = armedAlerts.withLock({ $0.removeValue(forKey: incident) }) else { return }
+        guard let id = armedAlerts.withLock({ $0.removeValue(forKey: incident) })?.id else { return }
         let t = now()
         let n = try db.write { db -> Int in
             try Self.cancelArmed(alertID: id, reason: reason, at: t, in: db)
@@ -99,7 +133,7 @@ public final class Outbox: AlertSink, Sendable {
     /// incidents and their due times (Unix seconds). The daemon calls this once at start.
     @discardableResult
     public func resumeInterruptedCountdowns() throws -> [(incident: String, due: Double)] {
-        let mine = Set(armedAlerts.withLock { $0.values })
+        let mine = Set(armedAlerts.withLock { $0.values.map(\.id) })
         let resumed = try db.write { db -> [(String, Double)] in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT alert_id, incident, MIN(next_attempt_at) AS due FROM delivery WHERE state = 'armed'
@@ -122,7 +156,7 @@ public final class Outbox: AlertSink, Sendable {
 
     /// Makes the held deliveries of an armed alert due now, with the alert as dispatched (its
     /// message rendered again; the idempotency keys stay).
-    private func release(alertID: Int64, as alert: Alert) throws {
+    private func release(alertID: Int64, as alert: Alert, settled: [String: String]) throws {
         let t = now()
         let date = Date(timeIntervalSince1970: t)
         let message = renderer.render(alert, at: date, test: false)
@@ -139,9 +173,9 @@ public final class Outbox: AlertSink, Sendable {
                 var delivery = try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
                 delivery.payload = self.payload(of: stored, key: delivery.idempotencyKey)
                 try db.execute(sql: """
-                    UPDATE delivery SET state = 'pending', next_attempt_at = ?, deadline = ?, delivery_json = ? WHERE id = ?
-                    """, arguments: [t, t + route.deadline, String(decoding: try JSONEncoder().encode(delivery), as: UTF8.self),
-                                     row["id"] as Int64])
+                    UPDATE delivery SET state = ?, next_attempt_at = ?, deadline = ?, delivery_json = ? WHERE id = ?
+                    """, arguments: [settled[delivery.idempotencyKey] ?? "pending", t, t + route.deadline,
+                                     String(decoding: try JSONEncoder().encode(delivery), as: UTF8.self), row["id"] as Int64])
             }
             try db.execute(sql: """
                 UPDATE incident SET escalation_due = ? WHERE alert_id = ? AND escalation_due IS NOT NULL AND acknowledged_at IS NULL
@@ -163,13 +197,14 @@ public final class Outbox: AlertSink, Sendable {
     /// idempotency keys.
     @discardableResult
     public func enqueue(_ alert: Alert, test: Bool) throws -> [String] {
-        try enqueue(alert, test: test, replacingArmed: nil)
+        try enqueue(alert, test: test, replacingArmed: nil, uid: nil, settled: [:])
     }
 
     /// Commits `alert` and its deliveries; cancels, in the same transaction, the held
     /// deliveries of the armed alert `replacingArmed` (a help request during a countdown).
-    private func enqueue(_ alert: Alert, test: Bool, replacingArmed armed: Int64?) throws -> [String] {
-        let keys = try commit(alert, test: test, heldFor: nil, replacingArmed: armed).keys
+    private func enqueue(_ alert: Alert, test: Bool, replacingArmed armed: Int64?, uid: String?,
+                         settled: [String: String]) throws -> [String] {
+        let keys = try commit(alert, test: test, heldFor: nil, replacingArmed: armed, uid: uid, settled: settled).keys
         wake.signal()
         logger.info("alert committed", metadata: ["incident": "\(alert.incident)", "kind": "\(alert.kind.rawValue)",
                                                    "deliveries": "\(keys.count)"])
@@ -178,9 +213,10 @@ public final class Outbox: AlertSink, Sendable {
 
     /// Renders `alert` and commits it with its deliveries and escalation in one transaction:
     /// due now, or `armed` and due `heldFor` seconds from now (a countdown's fallback). Cancels
-    /// the held deliveries of the armed alert `replacingArmed` in the same transaction.
-    private func commit(_ alert: Alert, test: Bool, heldFor: Double?, replacingArmed armed: Int64?) throws
-        -> (id: Int64, keys: [String]) {
+    /// the held deliveries of the armed alert `replacingArmed` in the same transaction. Keys
+    /// start with `uid` when given; deliveries in `settled` are stored in the state it gives.
+    private func commit(_ alert: Alert, test: Bool, heldFor: Double?, replacingArmed armed: Int64?,
+                        uid: String? = nil, settled: [String: String] = [:]) throws -> (id: Int64, uid: String, keys: [String]) {
         let t = now()
         let due = t + (heldFor ?? 0)
         let date = Date(timeIntervalSince1970: due)
@@ -190,19 +226,20 @@ public final class Outbox: AlertSink, Sendable {
             logger.error("no address for \(s): check the contact's phone / e-mail", metadata: ["incident": "\(alert.incident)"])
         }
         let route = settings.policy.route(for: alert.kind)
-        return try db.write { db -> (Int64, [String]) in
+        return try db.write { db -> (Int64, String, [String]) in
             if let armed {
                 try Self.cancelArmed(alertID: armed, reason: "replaced by the \(alert.kind.rawValue) alert", at: t, in: db)
             }
-            let stored = try StoredAlert.insert(alert, message: message, test: test, at: t,
+            let stored = try StoredAlert.insert(alert, uid: uid ?? StoredAlert.newUID(), message: message, test: test, at: t,
                                                 sentAt: self.renderer.isoTime(date), in: db)
             let keys = try planned.map {
                 try self.insertDelivery($0, of: stored, deadline: due + route.deadline,
-                                        state: heldFor == nil ? "pending" : "armed", due: due, in: db)
+                                        state: settled["\(stored.keyPrefix).\($0.keySuffix)"] ?? (heldFor == nil ? "pending" : "armed"),
+                                        due: due, in: db)
             }
             try self.updateIncident(for: alert, escalate: route.escalate, alertID: stored.id,
                                     at: due, in: db)
-            return (stored.id, keys)
+            return (stored.id, stored.uid, keys)
         }
     }
 
@@ -218,6 +255,25 @@ public final class Outbox: AlertSink, Sendable {
         try db.write { db in try Self.markAcknowledged(incident, by: by, at: t, in: db) }
         logger.info("acknowledged", metadata: ["incident": "\(incident)", "by": "\(by)"])
         wake.signal()
+    }
+
+    /// Whether any alert of `incident` is in the file.
+    public func knows(incident: String) throws -> Bool {
+        try db.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM alert WHERE incident = ?)", arguments: [incident]) ?? false
+        }
+    }
+
+    /// The alarm of the newest incident nobody acknowledged, committed at or after `since` (Unix
+    /// seconds): what a previous process left out and the alarm must take over at start.
+    public func openAlarm(since: Double) throws -> Alert? {
+        try db.read { db in
+            let id = try Int64.fetchOne(db, sql: """
+                SELECT alert.id FROM incident JOIN alert ON alert.id = incident.alert_id
+                WHERE incident.acknowledged_at IS NULL AND alert.created_at >= ? ORDER BY alert.created_at DESC LIMIT 1
+                """, arguments: [since])
+            return try id.flatMap { try StoredAlert.fetch(id: $0, in: db)?.alert }
+        }
     }
 
     /// The counters and gauges of the outbox, read from the file.

@@ -14,9 +14,13 @@ struct StoredAlert {
     /// Starts every idempotency key of this alert: `FG-3.fall.1a2b3c4d5e6f`.
     var keyPrefix: String { "\(alert.incident).\(alert.kind.rawValue).\(uid)" }
 
-    static func insert(_ alert: Alert, message: RenderedMessage, test: Bool, at t: Double, sentAt: String,
+    /// A new uid: 12 hex digits.
+    static func newUID() -> String {
+        String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12))
+    }
+
+    static func insert(_ alert: Alert, uid: String, message: RenderedMessage, test: Bool, at t: Double, sentAt: String,
                        in db: Database) throws -> StoredAlert {
-        let uid = String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12))
         let e = JSONEncoder()
         try db.execute(sql: """
             INSERT INTO alert (uid, incident, kind, test, created_at, sent_at, alert_json, message_json)
@@ -48,8 +52,9 @@ struct StoredAlert {
 /// One delivery row, as tests, `test-alert` and operators see it.
 public struct DeliveryRecord: Sendable, Equatable {
     /// `armed`: held for a running countdown (sent at its fallback time unless released or
-    /// cancelled); `cancelled`: the countdown was aborted or the alert replaced.
-    public enum State: String, Sendable, Equatable { case armed, pending, sent, failed, cancelled }
+    /// cancelled); `cancelled`: the countdown was aborted or the alert replaced; `quarantined`:
+    /// the row could not be read (kept for inspection, never sent).
+    public enum State: String, Sendable, Equatable { case armed, pending, sent, failed, cancelled, quarantined }
 
     public var id: Int64
     public var incident: String
@@ -94,6 +99,8 @@ public struct OutboxMetrics: Sendable, Equatable, CustomStringConvertible {
     public var failed: Int
     /// Seconds since the oldest pending delivery was committed; 0 when none is pending.
     public var oldestPendingAge: Double
+    /// Rows set aside because they could not be read (see `DeliveryRecord.State.quarantined`).
+    public var quarantined: Int = 0
 
     static func read(_ db: Database, now: Double) throws -> OutboxMetrics {
         var counts: [String: Int] = [:]
@@ -104,11 +111,12 @@ public struct OutboxMetrics: Sendable, Equatable, CustomStringConvertible {
         let pending = counts["pending"] ?? 0, sent = counts["sent"] ?? 0, failed = counts["failed"] ?? 0
         return OutboxMetrics(queued: pending + sent + failed, pending: pending, armed: counts["armed"] ?? 0,
                              cancelled: counts["cancelled"] ?? 0, sent: sent, failed: failed,
-                             oldestPendingAge: oldest.map { max(0, now - $0) } ?? 0)
+                             oldestPendingAge: oldest.map { max(0, now - $0) } ?? 0, quarantined: counts["quarantined"] ?? 0)
     }
 
     public var description: String {
         "queued \(queued), pending \(pending), sent \(sent), failed \(failed), oldest pending \(String(format: "%.1f", oldestPendingAge)) s"
             + (armed > 0 ? ", armed \(armed)" : "") + (cancelled > 0 ? ", cancelled \(cancelled)" : "")
+            + (quarantined > 0 ? ", QUARANTINED \(quarantined) (unreadable rows)" : "")
     }
 }

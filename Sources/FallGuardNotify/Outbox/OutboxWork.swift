@@ -24,18 +24,44 @@ enum AttemptResult: Sendable {
 extension Outbox {
     /// Pending deliveries whose time has come, oldest first, leaving out `busy` ones. Armed
     /// deliveries count once their fallback time has come (the countdown's process is gone or stuck).
+    /// A row that no longer decodes (written by another version, say) is quarantined, not retried:
+    /// one bad row must not hold up every other alert.
     func due(excluding busy: Set<Int64>, limit: Int) async throws -> [DueDelivery] {
         let t = now()
-        return try await db.read { db in
+        let (due, unreadable) = try await db.read { db -> ([DueDelivery], [(id: Int64, key: String, error: String)]) in
             let rows = try Row.fetchAll(db, sql: """
-                SELECT id, delivery_json, attempts, deadline, role, contact_index, incident FROM delivery
+                SELECT id, idempotency_key, delivery_json, attempts, deadline, role, contact_index, incident FROM delivery
                 WHERE state IN ('pending', 'armed') AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
                 """, arguments: [t, limit + busy.count])
-            return try rows.filter { !busy.contains($0["id"]) }.prefix(limit).map { row in
-                DueDelivery(id: row["id"], delivery: try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8)),
-                            attempts: row["attempts"], deadline: row["deadline"], role: row["role"],
-                            contactIndex: row["contact_index"], incident: row["incident"])
+            var due: [DueDelivery] = [], unreadable: [(id: Int64, key: String, error: String)] = []
+            for row in rows.filter({ !busy.contains($0["id"]) }).prefix(limit) {
+                do {
+                    due.append(DueDelivery(id: row["id"], delivery: try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8)),
+                                           attempts: row["attempts"], deadline: row["deadline"], role: row["role"],
+                                           contactIndex: row["contact_index"], incident: row["incident"]))
+                } catch {
+                    unreadable.append((row["id"], row["idempotency_key"], "\(error)"))
+                }
             }
+            return (due, unreadable)
+        }
+        if !unreadable.isEmpty { try await quarantine(unreadable) }
+        return due
+    }
+
+    /// Sets rows aside as `quarantined` (kept in the file for inspection, counted in the
+    /// metrics, never sent), logging each once.
+    private func quarantine(_ rows: [(id: Int64, key: String, error: String)]) async throws {
+        let t = now()
+        try await db.write { db in
+            for row in rows {
+                try db.execute(sql: """
+                    UPDATE delivery SET state = 'quarantined', finished_at = ?, last_error = ? WHERE id = ?
+                    """, arguments: [t, "cannot be read: \(row.error)", row.id])
+            }
+        }
+        for row in rows {
+            logger.critical("delivery \(row.key) cannot be read and is quarantined (kept in the outbox, not sent): \(row.error)")
         }
     }
 
@@ -107,7 +133,14 @@ extension Outbox {
                 SELECT incident, responsible FROM incident WHERE escalation_due IS NOT NULL AND escalation_due <= ?
                 """, arguments: [t])
             for row in rows {
-                try self.escalate(row["incident"], from: row["responsible"], because: "no acknowledgement in time", in: db)
+                do {
+                    try self.escalate(row["incident"], from: row["responsible"], because: "no acknowledgement in time", in: db)
+                } catch {
+                    // An alert that no longer decodes cannot escalate; the others still must.
+                    try db.execute(sql: "UPDATE incident SET escalation_due = NULL WHERE incident = ?", arguments: [row["incident"] as String])
+                    self.logger.critical("cannot escalate (its alert cannot be read; escalation stopped): \(error)",
+                                         metadata: ["incident": "\(row["incident"] as String)"])
+                }
             }
             return rows.count
         }
