@@ -107,9 +107,6 @@ public final class Daemon: Sendable {
         do { detector = try configuration.detector.configuration().makeDetector() } catch {
             throw DaemonStartError(description: "detector: \(error)", status: 78)
         }
-        notifiers = try Notifiers(configuration: configuration, logger: logger, onDeliveryPass: {
-            liveness.pass(Daemon.deliveryWorker, nowNanoseconds: monotonicNanoseconds())
-        })
         if let outputs {
             self.outputs = outputs
         } else {
@@ -133,6 +130,10 @@ public final class Daemon: Sendable {
         if let problem = incidentLog.problem {
             logger.critical("\(problem); monitoring anyway, retrying on every incident event (fix: chown fallguard: \(incidentLog.path))")
         }
+        // Last of what can fail: a failure after it would drop an HTTP client never shut down.
+        notifiers = try Notifiers(configuration: configuration, logger: logger, onDeliveryPass: {
+            liveness.pass(Daemon.deliveryWorker, nowNanoseconds: monotonicNanoseconds())
+        })
         alarm = AlarmController(alert: alert, button: settings.buttonTimings, patterns: settings.patterns,
                                 buzzer: self.outputs.buzzer, led: self.outputs.led, button: self.outputs.button,
                                 sink: notifiers.sink, incidentLog: incidentLog, logger: Logger(label: "fallguard.alarm"))
