@@ -43,6 +43,10 @@ extension NotificationSettings: ConfigSection {
         }
         found += policy.problems(at: path + ["policy"]) + templates.problems(at: path + ["templates"])
         found += routeProblems(at: path)
+        for name in wearer.locationChannels ?? [] where channels[name] == nil {
+            found.append(ConfigProblem(path + ["wearer", "location-channels"],
+                                       "unknown channel '\(name)' (configured: \(channels.keys.sorted().joined(separator: ", ")))"))
+        }
         return found
     }
 
@@ -126,20 +130,23 @@ extension Recipient: ConfigSection {
     }
 }
 
-/// `wearer:` — `name`, and `location` (default empty).
+/// `wearer:` — `name`, `location` (default empty) and `location-channels` (default: the
+/// channels that send to a contact).
 extension Wearer: ConfigSection {
-    enum ConfigKeys: String, CodingKey { case name, location }
+    enum ConfigKeys: String, CodingKey { case name, location, locationChannels = "location-channels" }
 
     public init(fromConfig decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: ConfigKeys.self)
         let name = try c.decode(String.self, forKey: .name)
-        self.init(name: name, location: try c.value(.location, default: Wearer(name: name).location))
+        self.init(name: name, location: try c.value(.location, default: Wearer(name: name).location),
+                  locationChannels: try c.decodeIfPresent([String].self, forKey: .locationChannels))
     }
 
     public func encodeConfig(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ConfigKeys.self)
         try c.encode(name, forKey: .name)
         try c.encode(location, forKey: .location)
+        try c.encodeOptional(locationChannels, forKey: .locationChannels)
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {

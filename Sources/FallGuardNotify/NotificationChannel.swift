@@ -30,10 +30,19 @@ public struct RenderedMessage: Sendable, Codable, Equatable {
 /// Who is being watched over, as the messages name them.
 public struct Wearer: Sendable, Codable, Equatable {
     public var name: String
-    /// Free text, e.g. "Flat 3, 12 Mill Lane; key safe code with Anna".
+    /// Free text, e.g. "Flat 3, 12 Mill Lane; key safe code 1234".
     public var location: String
+    /// The channels whose messages and payloads carry ``location`` (nil: the channels that
+    /// send to a contact, SMS, call and e-mail). Every other channel gets it withheld: an MQTT
+    /// broker, a webhook or a command is read by more than the people who must find the door.
+    public var locationChannels: [String]?
 
-    public init(name: String, location: String = "") { (self.name, self.location) = (name, location) }
+    public init(name: String, location: String = "", locationChannels: [String]? = nil) {
+        (self.name, self.location, self.locationChannels) = (name, location, locationChannels)
+    }
+
+    /// What a channel shows where the location is withheld.
+    public static let withheldLocation = "(sent to the contacts only)"
 
     private enum CodingKeys: String, CodingKey { case name, location }
 
@@ -42,6 +51,29 @@ public struct Wearer: Sendable, Codable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
         location = try c.decodeIfPresent(String.self, forKey: .location) ?? ""
+    }
+}
+
+extension AlertPayload {
+    /// This payload with the wearer's location replaced by ``Wearer/withheldLocation``, in the
+    /// JSON field and in the message (where the SMS fitting may have shortened it to a prefix
+    /// and `~`).
+    public func withholdingLocation() -> AlertPayload {
+        let location = wearer.location
+        guard !location.isEmpty else { return self }
+        var copy = self
+        copy.wearer.location = ""
+        func withhold(_ text: String) -> String {
+            if text.contains(location) { return text.replacingOccurrences(of: location, with: Wearer.withheldLocation) }
+            for length in stride(from: location.count - 1, through: 10, by: -1) {
+                let cut = String(location.prefix(length)) + "~"
+                if text.contains(cut) { return text.replacingOccurrences(of: cut, with: Wearer.withheldLocation) }
+            }
+            return text
+        }
+        copy.message.body = withhold(message.body)
+        copy.message.subject = withhold(message.subject)
+        return copy
     }
 }
 

@@ -107,3 +107,54 @@ import FallGuardTestSupport
         #expect(shown == ["Anna Smith", "Bob", "Home Assistant", "Home Assistant"])
     }
 }
+
+/// The location (with how to get in) goes only where `wearer.location-channels` says: by
+/// default to the channels that send to a contact, never to a broker, a webhook or a command.
+@Suite struct LocationPerChannelTests {
+    static let location = "Flat 3, 12 Mill Lane; key safe by the door, code 4711"
+
+    static func settings(_ listed: [String]? = nil) -> NotificationSettings {
+        let sms = TwilioSMSOptions(account: TwilioAccount(accountSID: "AC123", authToken: "token-123", from: "+447700900999"))
+        return NotificationSettings(wearer: Wearer(name: "Margaret", location: location, locationChannels: listed),
+                                    contacts: [Recipient(name: "Anna", phone: "+447700900123")],
+                                    channels: ["sms": sms, "pager": ExecOptions(command: ["/bin/cat"]), "log": ConsoleOptions()])
+    }
+
+    static func payload(body: String) -> AlertPayload {
+        AlertPayload(idempotencyKey: "k", test: false, device: "hall", wearer: Wearer(name: "Margaret", location: location),
+                     alert: Alert(kind: .fall, incident: "FG-1", time: 1),
+                     message: RenderedMessage(subject: "Fall: Margaret", body: body), sentAt: "2026-11-23T10:00:00+00:00")
+    }
+
+    @Test func byDefaultOnlyChannelsToAContactCarryIt() throws {
+        let s = Self.settings()
+        #expect(s.carriesLocation("sms") && !s.carriesLocation("pager") && !s.carriesLocation("log"))
+        let full = Self.payload(body: "Margaret may have fallen. Location: \(Self.location). Incident FG-1.")
+        #expect(s.payload(full, for: "sms") == full)
+        let withheld = s.payload(full, for: "pager")
+        #expect(withheld.wearer.location.isEmpty && withheld.wearer.name == "Margaret")
+        #expect(!withheld.message.body.contains("4711") && withheld.message.body.contains(Wearer.withheldLocation), "\(withheld.message.body)")
+        let json = String(decoding: try JSONEncoder().encode(withheld), as: UTF8.self)
+        #expect(!json.contains("4711") && !json.contains("Mill Lane"), "\(json)")
+        // Shortened for an SMS (a prefix and `~`): withheld all the same.
+        let cut = s.payload(Self.payload(body: "Location: \(Self.location.prefix(30))~. Incident FG-1."), for: "log")
+        #expect(!cut.message.body.contains("Mill Lane") && cut.message.body.contains(Wearer.withheldLocation), "\(cut.message.body)")
+    }
+
+    @Test func theListDecides() {
+        let s = Self.settings(["pager"])
+        #expect(s.carriesLocation("pager") && !s.carriesLocation("sms"))
+    }
+
+    @Test func theOutboxStoresEachDeliveryWithItsChannelsShare() throws {
+        let dir = TempDirectory("location")
+        var s = Self.settings()
+        s.policy.fall = AlertRoute(primary: ["sms"], others: [], broadcast: ["pager", "log"])
+        let outbox = try Outbox(path: dir.path + "/outbox.sqlite", settings: s)
+        let deliveries = outbox.plannedDeliveries(of: Alert(kind: .fall, incident: "FG-1", time: 1), uid: "u1")
+        #expect(Set(deliveries.map(\.channel)) == ["sms", "pager", "log"])
+        for d in deliveries {
+            #expect(d.payload.message.body.contains("4711") == (d.channel == "sms"), "\(d.channel): \(d.payload.message.body)")
+        }
+    }
+}

@@ -100,7 +100,7 @@ public final class Outbox: AlertSink, Sendable {
                                  test: false, sentAt: renderer.isoTime(date))
         return planner.plan(alert.kind).deliveries.map {
             let key = "\(stored.keyPrefix).\($0.keySuffix)"
-            return Delivery(channel: $0.channel, recipient: $0.recipient, payload: payload(of: stored, key: key))
+            return Delivery(channel: $0.channel, recipient: $0.recipient, payload: payload(of: stored, key: key, channel: $0.channel))
         }
     }
 
@@ -171,7 +171,7 @@ public final class Outbox: AlertSink, Sendable {
                                         arguments: [alertID])
             for row in rows {
                 var delivery = try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
-                delivery.payload = self.payload(of: stored, key: delivery.idempotencyKey)
+                delivery.payload = self.payload(of: stored, key: delivery.idempotencyKey, channel: delivery.channel)
                 try db.execute(sql: """
                     UPDATE delivery SET state = ?, next_attempt_at = ?, deadline = ?, delivery_json = ? WHERE id = ?
                     """, arguments: [settled[delivery.idempotencyKey] ?? "pending", t, t + route.deadline,
@@ -295,7 +295,8 @@ public final class Outbox: AlertSink, Sendable {
     func insertDelivery(_ p: PlannedDelivery, of alert: StoredAlert, deadline: Double, state: String = "pending",
                         due: Double? = nil, in db: Database) throws -> String {
         let key = "\(alert.keyPrefix).\(p.keySuffix)"
-        let json = try JSONEncoder().encode(Delivery(channel: p.channel, recipient: p.recipient, payload: payload(of: alert, key: key)))
+        let json = try JSONEncoder().encode(Delivery(channel: p.channel, recipient: p.recipient,
+                                                     payload: payload(of: alert, key: key, channel: p.channel)))
         let t = now()
         try db.execute(sql: """
             INSERT INTO delivery (alert_id, incident, idempotency_key, channel, role, contact_index, delivery_json,
@@ -306,10 +307,11 @@ public final class Outbox: AlertSink, Sendable {
         return key
     }
 
-    /// What every delivery of `alert` carries, under its own key.
-    private func payload(of alert: StoredAlert, key: String) -> AlertPayload {
-        AlertPayload(idempotencyKey: key, test: alert.test, device: settings.device, wearer: settings.wearer,
-                     alert: alert.alert, message: alert.message, sentAt: alert.sentAt)
+    /// What a delivery of `alert` through `channel` carries, under its own key (the location
+    /// only where ``NotificationSettings/carriesLocation(_:)``).
+    private func payload(of alert: StoredAlert, key: String, channel: String) -> AlertPayload {
+        settings.payload(AlertPayload(idempotencyKey: key, test: alert.test, device: settings.device, wearer: settings.wearer,
+                                      alert: alert.alert, message: alert.message, sentAt: alert.sentAt), for: channel)
     }
 
     /// Stops escalation of `incident`: someone took it.

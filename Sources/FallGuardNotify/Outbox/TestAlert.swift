@@ -24,9 +24,9 @@ public struct TestAlert: Sendable {
                 addressing == .phone ? $0.phone != nil : $0.email != nil
             }
             return recipients.enumerated().map { i, r in
-                Delivery(channel: name, recipient: r, payload: AlertPayload(
+                Delivery(channel: name, recipient: r, payload: settings.payload(AlertPayload(
                     idempotencyKey: "\(alert.incident).test.\(name).\(i)", test: true, device: settings.device,
-                    wearer: settings.wearer, alert: alert, message: message, sentAt: renderer.isoTime(date)))
+                    wearer: settings.wearer, alert: alert, message: message, sentAt: renderer.isoTime(date)), for: name))
             }
         }
     }

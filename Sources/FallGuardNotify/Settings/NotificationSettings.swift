@@ -23,6 +23,18 @@ public struct NotificationSettings: Sendable, Equatable {
         self.templates = templates
     }
 
+    /// Whether `channel`'s messages and payloads carry the wearer's location
+    /// (``Wearer/locationChannels``, else the channels that send to a contact).
+    public func carriesLocation(_ channel: String) -> Bool {
+        if let listed = wearer.locationChannels { return listed.contains(channel) }
+        return channels[channel].map { $0.addressing != .broadcast } ?? false
+    }
+
+    /// What `channel` sends of `payload`: the location withheld unless it carries it.
+    public func payload(_ payload: AlertPayload, for channel: String) -> AlertPayload {
+        carriesLocation(channel) ? payload : payload.withholdingLocation()
+    }
+
     /// Every channel's ``ChannelOptions/secrets``.
     public var secrets: [String] { channels.keys.sorted().flatMap { channels[$0]!.secrets } }
 
