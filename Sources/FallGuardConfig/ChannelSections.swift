@@ -105,7 +105,11 @@ extension MQTTChannelSettings: ChannelSection {
         for (key, file) in [("ca-file", caFile), ("cert-file", certFile), ("key-file", keyFile)] {
             guard let file else { continue }
             if !tls { problem(key, "ignored unless tls is true", .warning) }
-            if access(file, R_OK) != 0 { problem(key, "cannot read '\(file)': \(String(cString: strerror(errno)))") }
+            // A file on disk, not a setting: missing now (a certificate being renewed, a mount
+            // not up yet) it must not keep the alarm from starting; the channel waits for it.
+            if access(file, R_OK) != 0 {
+                problem(key, "cannot read '\(file)': \(String(cString: strerror(errno))); this channel cannot connect until it can", .warning)
+            }
         }
         if let problem = acknowledgementProblem { found.append(ConfigProblem(path + [problem.key], problem.message, severity: problem.severity)) }
         return found
