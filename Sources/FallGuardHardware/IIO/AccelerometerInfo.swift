@@ -57,22 +57,11 @@ struct AccelerometerAttributes {
         guard let t = device.iioChannel("timestamp"), iio_channel_is_scan_element(t) else { return nil }
         return t
     }
-    var scale: Double? { read("scale").flatMap(Double.init) }
-    var frequency: Double? { read("sampling_frequency").flatMap { Double($0.split(separator: " ").first ?? "") } }
-    var availableFrequencies: [Double] { numbers(read("sampling_frequency_available")) }
-    var availableScales: [Double] { numbers(read("scale_available")) }
-
-    /// `in_accel_mount_matrix`: "x1, y1, z1; x2, y2, z2; x3, y3, z3".
-    var mountMatrix: [[Double]]? {
-        guard let text = read("mount_matrix") else { return nil }
-        let rows = text.split(separator: ";").map { $0.split(separator: ",").compactMap { Double($0.trimmingSpaces) } }
-        guard rows.count == 3, rows.allSatisfy({ $0.count == 3 }) else { return nil }
-        return rows
-    }
-
-    func numbers(_ text: String?) -> [Double] {
-        (text ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
-    }
+    var scale: Double? { read("scale").flatMap(IIOAttributeText.scale) }
+    var frequency: Double? { read("sampling_frequency").flatMap(IIOAttributeText.frequency) }
+    var availableFrequencies: [Double] { IIOAttributeText.numbers(read("sampling_frequency_available") ?? "") }
+    var availableScales: [Double] { IIOAttributeText.numbers(read("scale_available") ?? "") }
+    var mountMatrix: [[Double]]? { read("mount_matrix").flatMap(IIOAttributeText.mountMatrix) }
 
     func info(uri: String) -> AccelerometerInfo {
         var trigger: OpaquePointer?
@@ -86,10 +75,6 @@ struct AccelerometerAttributes {
             scale: s, scaleG: s / 9.80665, availableScales: availableScales,
             mountMatrix: mountMatrix, hasTimestamp: timestamp != nil)
     }
-}
-
-extension Substring {
-    var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
 }
 
 public enum AccelerometerDiscovery {
