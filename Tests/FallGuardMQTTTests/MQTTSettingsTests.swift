@@ -57,4 +57,24 @@ import FallGuardTestSupport
         #expect(throws: MQTTAcknowledgementError.self) { try MQTTAcknowledgement(payload: [0xFF, 0xFE]) }
         #expect(throws: MQTTAcknowledgementError.self) { try MQTTAcknowledgement(payload: Array(#"{"by":"a\u0007b"}"#.utf8)) }
     }
+
+    /// fuzz/corpus/acknowledgement, the seeds and what fuzzing found (bench/fuzz.sh): each payload
+    /// is an acknowledgement within the limits or an error that says why.
+    @Test func everyFuzzCorpusPayloadIsAnAcknowledgementOrSaysWhy() throws {
+        var parsed: [String: MQTTAcknowledgement] = [:]
+        for (name, payload) in fuzzCorpus("acknowledgement") {
+            do {
+                let ack = try MQTTAcknowledgement(payload: payload)
+                #expect(ack.incident.map { !$0.isEmpty && $0.unicodeScalars.count <= 64 } ?? true, "\(name)")
+                #expect(!ack.by.isEmpty && ack.by.unicodeScalars.count <= 100, "\(name)")
+                parsed[name] = ack
+            } catch {
+                #expect(!error.description.isEmpty, "\(name)")
+            }
+        }
+        #expect(parsed["id"] == MQTTAcknowledgement(incident: "FG-3", by: "mqtt"))
+        #expect(parsed["incident-by.json"] == MQTTAcknowledgement(incident: "FG-3", by: "Anna"))
+        #expect(parsed["by.json"] == MQTTAcknowledgement(incident: nil, by: "Anna"))
+        #expect(parsed["empty"] == MQTTAcknowledgement(incident: nil, by: "mqtt"))
+    }
 }
