@@ -54,6 +54,7 @@ import Glibc
         #expect(IIOAttributeText.numbers(seed("sampling_frequency_available")) == [10, 20, 50, 100, 200, 500])
         #expect(IIOAttributeText.mountMatrix(seed("mount_matrix")) == [[0, 1, 0], [-1, 0, 0], [0, 0, 1]])
         #expect(raw["raw"]?.0 == 0 && raw["raw"]?.1 == -256)
+        #expect(raw["crash-raw-20-digits"]?.0 == EINVAL, "20 digits overflowed Int64 (a trap) before they were counted")
     }
 
     @Test func realtimeTimestampsAreBroughtToTheMonotonicClock() throws {

@@ -27,7 +27,12 @@ public enum IIOAttributeText {
         if n == 0 { return ENODEV }
         var v: Int64 = 0, negative = false, digits = 0, i = 0
         if b[0] == UInt8(ascii: "-") { negative = true; i = 1 }
-        while i < n, b[i] >= 48, b[i] <= 57 { v = v * 10 + Int64(b[i] - 48); i += 1; digits += 1 }
+        while i < n, b[i] >= 48, b[i] <= 57 {
+            // Past 18 digits an Int64 could overflow: the digits are counted, and refused below.
+            if digits < 18 { v = v * 10 + Int64(b[i] - 48) }
+            i += 1
+            digits += 1
+        }
         guard digits > 0, digits < 19, i == n || b[i] == 10 else { return EINVAL }
         value = negative ? -v : v
         return 0
