@@ -3,7 +3,7 @@
 # comes from outside: the configuration file (FuzzConfig), recordings (FuzzRecording), MQTT
 # acknowledgement payloads (FuzzAcknowledgement) and IIO sysfs attribute text
 # (FuzzIIOAttributes). The targets are the package in fuzz/, built with
-# `--sanitize=fuzzer --sanitize=address` into fuzz/.build (30 minutes on the shared 2-core VM the
+# `--sanitize=fuzzer --sanitize=address` into fuzz/.build (10 minutes on the 2-core VM the
 # first time; `swift build` and `swift test` of FallGuard never build it). Each target runs for
 # the given time, one after the other, from fuzz/corpus/<target> (the seeds and what earlier
 # runs found, which the unit tests replay in CI); new inputs go to bench/out/fuzz/<target>/corpus
@@ -12,7 +12,8 @@
 #   fuzz/.build/release/FuzzX -merge=1 fuzz/corpus/<target> bench/out/fuzz/<target>/corpus
 # One instance at a time: they share fuzz/.build. A fuzz/.build made with other flags than
 # BUILD's below keeps its uninstrumented objects (swiftc skips an object whose IR did not
-# change): remove it first.
+# change): remove it first. A `swift build` there by hand with another environment (this
+# script sets SWIFT_BACKTRACE) makes the next run rebuild everything.
 # Usage: bench/fuzz.sh [SECONDS-PER-TARGET (300)] [TARGET…]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,7 +62,7 @@ for t in "${TARGETS[@]}"; do
     total=$((total + crashes))
     seeds=$(ls "fuzz/corpus/$t" | wc -l)
     found=$(ls "$W/corpus" | wc -l)
-    rows+=("$(printf '%-16s %10s runs %8s exec/s %3s crashes   corpus %4s seeds + %4s new   (%s s)' \
+    rows+=("$(printf '%-16s %10s runs %8s exec/s %3s crashes   corpus %4s kept + %4s new   (%s s)' \
         "$t" "$(stat number_of_executed_units)" "$(stat average_exec_per_sec)" "$crashes" "$seeds" "$found" "$SECONDS_EACH")")
     echo "${rows[-1]}"
     if [ "$crashes" != 0 ]; then
