@@ -24,6 +24,10 @@ let package = Package(
     products: [
         .executable(name: "fallguard", targets: ["fallguard"]),
         .library(name: "FallGuardCore", targets: ["FallGuardCore"]),
+        // The parsers fuzz/ feeds (a package of its own, so the fuzzer build stays out of CI's).
+        .library(name: "FallGuardHardware", targets: ["FallGuardHardware"]),
+        .library(name: "FallGuardMQTT", targets: ["FallGuardMQTT"]),
+        .library(name: "FallGuardConfig", targets: ["FallGuardConfig"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -29,8 +29,18 @@ public struct DaemonConfiguration: Sendable {
     /// Reads `path` and collects every problem (file:line: key: message).
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
         -> (DaemonConfiguration, [ConfigDiagnostic]) {
-        var doc = ConfigDocument.load(path: path, environment: environment)
-        var c = DaemonConfiguration(path: path)
+        load(ConfigDocument.load(path: path, environment: environment))
+    }
+
+    /// The same from the file's text, as if read from `path` (what `fuzz/` feeds).
+    public static func load(yaml: String, path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> (DaemonConfiguration, [ConfigDiagnostic]) {
+        load(ConfigDocument(yaml: yaml, path: path, environment: environment))
+    }
+
+    private static func load(_ document: ConfigDocument) -> (DaemonConfiguration, [ConfigDiagnostic]) {
+        var doc = document
+        var c = DaemonConfiguration(path: doc.path)
         if let file = doc.decodeWhole(DaemonFile.self) { c.file = file }
         let diagnostics = doc.finish()
         c.redactor = doc.redactor

@@ -86,6 +86,36 @@ import FallGuardTestSupport
         #expect(Recording.row(AccelerationSample(time: 0.5, x: -0.00004, y: 2, z: -1.5)) == "0.5000,0.0000,2.0000,-1.5000")
     }
 
+    /// fuzz/corpus/recording, the seeds and what fuzzing found (bench/fuzz.sh): each file parses
+    /// to finite samples or names a line, and the seeds parse to what they hold.
+    @Test func everyFuzzCorpusFileParsesOrNamesALine() throws {
+        let corpus = fuzzCorpus("recording")
+        for (name, bytes) in corpus {
+            let parsed = bytes.withUnsafeBytes { b in
+                Result { () throws(RecordingFormatError) -> Recording in try RecordingParser.parse(b) }
+            }
+            switch parsed {
+            case .success(let r):
+                #expect(!r.samples.isEmpty && r.samples.allSatisfy { $0.time.isFinite && $0.x.isFinite && $0.y.isFinite && $0.z.isFinite }, "\(name)")
+            case .failure(let e):
+                #expect(e.line >= 1 && !e.reason.isEmpty, "\(name)")
+            }
+        }
+        func seed(_ name: String) throws -> Recording {
+            try parse(String(decoding: try #require(corpus.first { $0.name == name }).bytes, as: UTF8.self))
+        }
+        #expect(try seed("timed.csv").samples == [
+            AccelerationSample(time: 0, x: 0.01, y: -0.98, z: 0.03),
+            AccelerationSample(time: 0.025, x: 0.012, y: -0.979, z: 0.031),
+            AccelerationSample(time: 0.05, x: 1.5, y: -2.75, z: 0.5),
+        ])
+        #expect(try seed("bom-crlf.csv").samples == [
+            AccelerationSample(time: 0, x: 0.1, y: 0.2, z: 0.3), AccelerationSample(time: 0.025, x: 0.4, y: 0.5, z: 0.6),
+        ])
+        let untimed = try seed("untimed.csv")
+        #expect(!untimed.hasTimes && untimed.samples.count == 40 && untimed.samples[0].x == -0.008)
+    }
+
     @Test func readsTrialLabels() {
         let l = TrialLabel(fileName: "F05_SA01_R04.csv")
         #expect(l?.kind == .fall && l?.code == "F05" && l?.subject == "SA01" && l?.trial == 4)

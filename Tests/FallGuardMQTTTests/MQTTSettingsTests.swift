@@ -106,4 +106,26 @@ import FallGuardTestSupport
         #expect(MQTTTopics.deviceName(hostname: "Pi+Kitchen", machineID: nil) == "pi-kitchen")
         #expect(MQTTTopics.levelProblem(MQTTTopics.deviceName(hostname: String(repeating: "h", count: 80), machineID: "x")) == nil)
     }
+
+    /// fuzz/corpus/acknowledgement, the seeds and what fuzzing found (bench/fuzz.sh): each payload
+    /// is an acknowledgement within the limits or an error that says why.
+    @Test func everyFuzzCorpusPayloadIsAnAcknowledgementOrSaysWhy() throws {
+        var parsed: [String: MQTTAcknowledgement] = [:]
+        for (name, payload) in fuzzCorpus("acknowledgement") {
+            do {
+                let ack = try MQTTAcknowledgement(payload: payload)
+                #expect(ack.incident.map { !$0.isEmpty && $0.unicodeScalars.count <= 64 } ?? true, "\(name)")
+                #expect(ack.by.map { !$0.isEmpty && $0.unicodeScalars.count <= 100 } ?? true, "\(name)")
+                let gate = MQTTAcknowledgementGate(device: "fuzz", secret: "0123456789abcdef-fuzz")
+                if case .failure(let why) = gate.incident(of: ack) { #expect(!why.description.isEmpty, "\(name)") }
+                parsed[name] = ack
+            } catch {
+                #expect(!error.description.isEmpty, "\(name)")
+            }
+        }
+        #expect(parsed["id"] == MQTTAcknowledgement(incident: "FG-3"))
+        #expect(parsed["incident-by.json"] == MQTTAcknowledgement(incident: "FG-3", by: "Anna"))
+        #expect(parsed["by.json"] == MQTTAcknowledgement(incident: nil, by: "Anna"))
+        #expect(parsed["empty"] == MQTTAcknowledgement(incident: nil))
+    }
 }

@@ -58,41 +58,25 @@ struct AccelerometerAttributes {
         guard let t = device.iioChannel("timestamp"), iio_channel_is_scan_element(t) else { return nil }
         return t
     }
-    var scale: Double? { read("scale").flatMap(Double.init) }
+    var scale: Double? { read("scale").flatMap(IIOAttributeText.scale) }
     /// `sampling_frequency` in Hz, nil when absent or not a rate a sensor runs at
     /// (``Resampler/rates``: a remote iiod may send 0, -1, nan or inf).
-    var frequency: Double? { read("sampling_frequency").flatMap(Self.rate) }
-    var availableFrequencies: [Double] { numbers(read("sampling_frequency_available")).filter { Resampler.rates.contains($0) } }
+    var frequency: Double? { read("sampling_frequency").flatMap(IIOAttributeText.frequency) }
+    var availableFrequencies: [Double] {
+        IIOAttributeText.numbers(read("sampling_frequency_available") ?? "").filter { Resampler.rates.contains($0) }
+    }
+    var availableScales: [Double] { IIOAttributeText.numbers(read("scale_available") ?? "") }
+    var mountMatrix: [[Double]]? { read("mount_matrix").flatMap(IIOAttributeText.mountMatrix) }
 
     /// `sampling_frequency`, or an error naming the device and the attribute when the driver
     /// (or a remote iiod) reports something that is not a sensor's rate.
     func checkedFrequency(uri: String, device name: String) throws(IIOError) -> Double? {
         guard let text = read("sampling_frequency") else { return nil }
-        guard let rate = Self.rate(text) else {
+        guard let rate = IIOAttributeText.frequency(text) else {
             throw IIOError(uri: uri, device: name, message: "sampling_frequency '\(text.prefix(40))' is not a rate in "
                            + "\(Resampler.rates.lowerBound)...\(Resampler.rates.upperBound) Hz")
         }
         return rate
-    }
-
-    /// The first word of an attribute as a rate in ``Resampler/rates``.
-    static func rate(_ text: String) -> Double? {
-        Double(text.split(whereSeparator: { $0 == " " || $0 == "\n" }).first ?? "").flatMap { Resampler.rates.contains($0) ? $0 : nil }
-    }
-    var availableScales: [Double] { numbers(read("scale_available")) }
-
-    /// `in_accel_mount_matrix`: "x1, y1, z1; x2, y2, z2; x3, y3, z3"; nil when absent or not
-    /// three rows of three numbers within ±1 (a rotation's entries: nan or 1e300 would turn
-    /// every sample into a fault).
-    var mountMatrix: [[Double]]? {
-        guard let text = read("mount_matrix") else { return nil }
-        let rows = text.split(separator: ";").map { $0.split(separator: ",").compactMap { Double($0.trimmingSpaces) } }
-        guard rows.count == 3, rows.allSatisfy({ $0.count == 3 && $0.allSatisfy { abs($0) <= 1 } }) else { return nil }
-        return rows
-    }
-
-    func numbers(_ text: String?) -> [Double] {
-        (text ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
     }
 
     func info(uri: String) -> AccelerometerInfo {
@@ -107,10 +91,6 @@ struct AccelerometerAttributes {
             scale: s, scaleG: s / 9.80665, availableScales: availableScales,
             mountMatrix: mountMatrix, hasTimestamp: timestamp != nil)
     }
-}
-
-extension Substring {
-    var trimmingSpaces: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
 }
 
 public enum AccelerometerDiscovery {

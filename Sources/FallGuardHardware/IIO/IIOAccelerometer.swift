@@ -326,20 +326,15 @@ public final class IIOAccelerometer: @unchecked Sendable {
 }
 
 /// Reads a decimal attribute through an open sysfs file (pread at 0). 0, or the errno:
-/// ENODEV for an empty read (a removed device), EINVAL for text that is not a number.
+/// ENODEV for an empty read (a removed device), EINVAL for text that is not a number
+/// (``IIOAttributeText/raw(_:_:)``).
 @inline(__always)
 func readRaw(_ fd: Int32, _ value: inout Int64) -> Int32 {
     var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes, no allocation
     return withUnsafeMutableBytes(of: &bytes) { b -> Int32 in
         let n = pread(fd, b.baseAddress, b.count, 0)
         if n < 0 { return errno }
-        if n == 0 { return ENODEV }
-        var v: Int64 = 0, negative = false, digits = 0, i = 0
-        if b[0] == UInt8(ascii: "-") { negative = true; i = 1 }
-        while i < n, b[i] >= 48, b[i] <= 57 { v = v * 10 + Int64(b[i] - 48); i += 1; digits += 1 }
-        guard digits > 0, digits < 19, i == n || b[i] == 10 else { return EINVAL }
-        value = negative ? -v : v
-        return 0
+        return IIOAttributeText.raw(UnsafeRawBufferPointer(rebasing: b[0..<n]), &value)
     }
 }
 
