@@ -6,7 +6,7 @@
 # cause) and restartable (never exit 78 for anything but the configuration), and never a crash
 # (signal) or a hang. Input cases check the exit status and message of one command.
 #
-# Usage: bench/fault-campaign.sh [CASE...]        (no CASE: all of them, about 6 minutes)
+# Usage: bench/fault-campaign.sh [CASE...]        (no CASE: all 18, about 7 minutes)
 #        FALLGUARD_BIN=.build/debug/fallguard bench/fault-campaign.sh   (skip the release build)
 # As root the daemon runs as user nobody (root ignores file modes) and the full-disk case
 # mounts a small tmpfs in a private mount namespace; without root those cases are skipped.
@@ -176,6 +176,28 @@ case_sighup_broken_file() {
     expect_one_alert "(exit $RC)"
 }
 
+# SIGHUP after a valid file with a retry longer than a day (it trapped the running daemon).
+case_sighup_huge_retry() {
+    setup sighup-huge-retry
+    start 22; wait_log "monitoring:" 10
+    sed -i 's/retry: {initial: 1, max: 2}/retry: {initial: 90000, max: 100000}/' "$D/config.yaml"
+    kill -HUP "$PID"
+    finish
+    grep -q "SIGHUP: .* has errors; still running" "$D/log" || { fail "no line about the refused reload (exit $RC)"; return; }
+    expect_one_alert "(exit $RC)"
+}
+
+# An MQTT channel's CA file is missing at start (a certificate being renewed): the alarm and
+# the other channels start all the same.
+case_tls_file_missing() {
+    CHANNELS="  pager: {type: exec, command: [\"$OUT/tls-file-missing/pager\"], timeout: 3}
+  mq: {type: mqtt, host: 127.0.0.1, port: 1, tls: true, ca-file: \"$OUT/tls-file-missing/gone.pem\"}" \
+        ROUTE="pager, mq" setup tls-file-missing
+    start 20; finish
+    if [ "$RC" = 78 ]; then fail "exit 78 (configuration error) for a file that is not there yet"
+    else expect_one_alert "(exit $RC; $(grep -c 'gone.pem' "$D/log") lines name the file)"; fi
+}
+
 # kill -9 at random moments around the countdown and the dispatch, then a restart.
 case_kill_9() {
     local runs=${KILL_RUNS:-5} bad=0 detail=""
@@ -291,7 +313,7 @@ case_duration_nan() {
 }
 
 ALL=(baseline readonly_state full_disk incident_log_unwritable broker_down_and_back exec_hangs exec_fails
-     sighup_broken_file kill_9 metrics_flood forged_ack config_numbers alias_bomb recording_huge_value fifo_csv duration_nan)
+     sighup_broken_file sighup_huge_retry tls_file_missing kill_9 metrics_flood forged_ack config_numbers alias_bomb recording_huge_value fifo_csv duration_nan)
 if [ $# -gt 0 ]; then CASES=("${@//-/_}"); else CASES=("${ALL[@]}"); fi
 echo "fault campaign: $B, $(date -u +%FT%TZ), as $([ "$IS_ROOT" = 1 ] && echo 'root (daemon as nobody)' || id -un)"
 for c in "${CASES[@]}"; do
