@@ -44,10 +44,15 @@ extension NotificationSettings: ConfigSection {
         found += policy.problems(at: path + ["policy"]) + templates.problems(at: path + ["templates"])
         found += routeProblems(at: path)
         for name in wearer.locationChannels ?? [] where channels[name] == nil {
-            found.append(ConfigProblem(path + ["wearer", "location-channels"],
-                                       "unknown channel '\(name)' (configured: \(channels.keys.sorted().joined(separator: ", ")))"))
+            found.append(unknownChannel(name, at: path + ["wearer", "location-channels"]))
         }
         return found
+    }
+
+    /// `name` is not under `channels:`.
+    private func unknownChannel(_ name: String, at path: [String]) -> ConfigProblem {
+        let known = channels.keys.sorted().joined(separator: ", ")
+        return ConfigProblem(path, "unknown channel '\(name)' (configured: \(known.isEmpty ? "none" : known))")
     }
 
     /// Unknown channels in the policy; routes that need contacts, and contacts without the
@@ -58,8 +63,7 @@ extension NotificationSettings: ConfigSection {
             let routePath = path + ["policy", key]
             for ref in route.channelReferences(at: routePath) {
                 guard let channel = channels[ref.name] else {
-                    let known = channels.keys.sorted().joined(separator: ", ")
-                    found.append(ConfigProblem(ref.path, "unknown channel '\(ref.name)' (configured: \(known.isEmpty ? "none" : known))"))
+                    found.append(unknownChannel(ref.name, at: ref.path))
                     continue
                 }
                 let listedAsBroadcast = ref.path[ref.path.count - 2] == "broadcast"

@@ -1,4 +1,5 @@
 import Crypto
+import FallGuardNotify
 import Foundation
 
 /// An acknowledgement received on `<prefix>/<device>/ack`, as its payload reads: an incident id
@@ -87,8 +88,7 @@ public struct MQTTAcknowledgementError: Error, Equatable, CustomStringConvertibl
 ///   incident, and useless to replay later.
 public struct MQTTAcknowledgementGate: Sendable {
     public let device: String
-    private let secret: SymmetricKey?
-    private let secretBytes: [UInt8]?
+    private let secret: [UInt8]?
     /// Whether acks must prove they know a secret.
     public var hasSecret: Bool { secret != nil }
     /// Seconds an HMAC's `time` may differ from the bridge's clock.
@@ -96,8 +96,7 @@ public struct MQTTAcknowledgementGate: Sendable {
 
     public init(device: String, secret: String?) {
         self.device = device
-        secretBytes = secret.map { Array($0.utf8) }
-        self.secret = secret.map { SymmetricKey(data: Array($0.utf8)) }
+        self.secret = secret.map { Array($0.utf8) }
     }
 
     /// The text an HMAC signs.
@@ -109,7 +108,7 @@ public struct MQTTAcknowledgementGate: Sendable {
     public static func hmac(secret: String, device: String, incident: String, time: Int64) -> String {
         let code = HMAC<SHA256>.authenticationCode(for: Array(signedText(device: device, incident: incident, time: time).utf8),
                                                    using: SymmetricKey(data: Array(secret.utf8)))
-        return code.map { String(format: "%02x", $0) }.joined()
+        return code.lowercaseHex
     }
 
     /// The incident the ack acknowledges, or why it acknowledges nothing.
@@ -117,12 +116,12 @@ public struct MQTTAcknowledgementGate: Sendable {
         guard let incident = ack.incident else {
             return .failure(.init("it names no incident (send {\"incident\": \"FG-…\"})"))
         }
-        guard let secret, let secretBytes else { return .success(incident) }
+        guard let secret else { return .success(incident) }
         switch ack.proof {
         case nil:
             return .failure(.init("it carries no token or hmac, and this bridge has an acknowledge-secret"))
         case let .token(token):
-            return Self.constantTimeEqual(Array(token.utf8), secretBytes)
+            return Self.constantTimeEqual(Array(token.utf8), secret)
                 ? .success(incident) : .failure(.init("wrong token"))
         case let .hmac(hex, time):
             let seconds = Int64(now.timeIntervalSince1970.rounded())
@@ -132,7 +131,7 @@ public struct MQTTAcknowledgementGate: Sendable {
             guard let mac = Self.bytes(hex: hex),
                   HMAC<SHA256>.isValidAuthenticationCode(
                       mac, authenticating: Array(Self.signedText(device: device, incident: incident, time: time).utf8),
-                      using: secret)
+                      using: SymmetricKey(data: secret))
             else { return .failure(.init("wrong hmac")) }
             return .success(incident)
         }

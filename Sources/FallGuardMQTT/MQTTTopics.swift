@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FallGuardNotify
 
 /// Every topic one bridge uses. Each bridge owns `<prefix>/<device>/…`, so any number of them
 /// share one broker; Home Assistant's configs sit under `<discovery-prefix>/<component>/<node>/`.
@@ -73,7 +73,7 @@ public struct MQTTTopics: Sendable, Equatable {
         let host = topicSafe(hostname)
         guard let machineID else { return host }
         let digest = SHA256.hash(data: Array("fallguard-mqtt:\(machineID)".utf8))
-        return String(host.prefix(57)) + "-" + digest.prefix(3).map { String(format: "%02x", $0) }.joined()
+        return String(host.prefix(57)) + "-" + digest.prefix(3).lowercaseHex
     }
 
     /// `name` with every character that cannot sit in a topic level replaced by `-`.

@@ -24,7 +24,7 @@ public struct WebhookChannel: NotificationChannel {
     /// `sha256=` and the lowercase hex HMAC-SHA256 of `body` under `secret`.
     public static func signature(of body: Data, secret: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Data(secret.utf8)))
-        return "sha256=" + mac.map { String(format: "%02x", $0) }.joined()
+        return "sha256=" + mac.lowercaseHex
     }
 
     public func send(_ delivery: Delivery) async throws -> DeliveryReceipt {
