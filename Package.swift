@@ -62,6 +62,8 @@ let package = Package(
         // libcurl's headers only (libcurl4-openssl-dev): shim.h opens the library with dlopen when
         // an e-mail channel is used, so a bridge without one never maps it.
         .systemLibrary(name: "CLibCurl"),
+        // zlib: field-test recordings are gzip files (one member per flush, readable by gzip -dc).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // Pure logic: samples, ring buffer, resampler, detectors, recording format. No I/O.
         .target(
@@ -71,7 +73,7 @@ let package = Package(
         // Field testing: recordings on disk, labelled datasets, scoring detector settings.
         .target(
             name: "FallGuardFieldTest",
-            dependencies: ["FallGuardCore"],
+            dependencies: ["FallGuardCore", "CZlib"],
             resources: [.embedInCode("Resources/demo-fall.csv")]
         ),
         // The edge: IIO accelerometers, GPIO buzzer / button / LED, replay sensor.

@@ -6,7 +6,7 @@
 # cause) and restartable (never exit 78 for anything but the configuration), and never a crash
 # (signal) or a hang. Input cases check the exit status and message of one command.
 #
-# Usage: bench/fault-campaign.sh [CASE...]        (no CASE: all 18, about 7 minutes)
+# Usage: bench/fault-campaign.sh [CASE...]        (no CASE: all 19, about 7 minutes)
 #        FALLGUARD_BIN=.build/debug/fallguard bench/fault-campaign.sh   (skip the release build)
 # As root the daemon runs as user nobody (root ignores file modes) and the full-disk case
 # mounts a small tmpfs in a private mount namespace; without root those cases are skipped.
@@ -50,6 +50,7 @@ policy:
   device-problem: {primary: [], others: [], broadcast: [$route]}
   heartbeat: {primary: [], others: [], broadcast: [$route]}
   retry: {initial: 1, max: 2}
+${EXTRA:-}
 EOF
     [ "$IS_ROOT" = 1 ] && chown -R 65534:65534 "$D"
 }
@@ -117,6 +118,18 @@ case_full_disk() {
     start_on_tmpfs 25; wait_log "monitoring:" 10
     nsenter -t "$PID" -m sh -c "dd if=/dev/zero of='$D/state/filler' bs=4k 2>/dev/null; true"
     finish; expect_one_alert "(exit $RC; $(grep -Eci 'no space|full|unhealthy' "$D/log") lines say so)"
+}
+
+# Recording while monitoring (issue 17) when the disk fills: the alarm and the alert go on, the
+# recording says it drops samples, nothing stalls.
+case_recording_full_disk() {
+    EXTRA="recording: {enabled: true, flush-interval: 1, incident-before: 5, incident-after: 5}" setup recording-full-disk
+    [ "$IS_ROOT" = 1 ] || { skip "needs root for a private tmpfs"; return; }
+    start_on_tmpfs 25; wait_log "monitoring:" 10; sleep 2
+    nsenter -t "$PID" -m sh -c "dd if=/dev/zero of='$D/state/filler' bs=4k 2>/dev/null; true"
+    finish
+    if ! grep -q "the recording cannot be written" "$D/log"; then fail "the recording's failure is not in the log"
+    else expect_one_alert "(exit $RC; $(grep -c 'cannot be written' "$D/log") lines say the recording or archive cannot be written)"; fi
 }
 
 # incidents.jsonl left root-owned by a `sudo fallguard run`: start-up must not exit 78.
@@ -312,7 +325,7 @@ case_duration_nan() {
     expect_exit 64 10 "duration" "$B" alarm --duration nan
 }
 
-ALL=(baseline readonly_state full_disk incident_log_unwritable broker_down_and_back exec_hangs exec_fails
+ALL=(baseline readonly_state full_disk recording_full_disk incident_log_unwritable broker_down_and_back exec_hangs exec_fails
      sighup_broken_file sighup_huge_retry tls_file_missing kill_9 metrics_flood forged_ack config_numbers alias_bomb recording_huge_value fifo_csv duration_nan)
 if [ $# -gt 0 ]; then CASES=("${@//-/_}"); else CASES=("${ALL[@]}"); fi
 echo "fault campaign: $B, $(date -u +%FT%TZ), as $([ "$IS_ROOT" = 1 ] && echo 'root (daemon as nobody)' || id -un)"

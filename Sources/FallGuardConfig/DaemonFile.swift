@@ -35,6 +35,7 @@ public struct DaemonFile: ConfigSection, Codable {
     public var alarm = AlarmSection()
     public var gpio = GPIOSection()
     public var state = StateSection()
+    public var recording = RecordingSection()
     public var metrics = MetricsSection()
     public var log = LogSection()
     public var notify = NotifySections()
@@ -59,6 +60,7 @@ public struct DaemonFile: ConfigSection, Codable {
         alarm = try section("alarm", alarm)
         gpio = try section("gpio", gpio)
         state = try section("state", state)
+        recording = try section("recording", recording)
         metrics = try section("metrics", metrics)
         log = try section("log", log)
         if NotifySections.keys.contains(where: { c.contains(Key($0)) }) {
@@ -73,6 +75,7 @@ public struct DaemonFile: ConfigSection, Codable {
         try c.encode(alarm, forKey: Key("alarm"))
         try c.encode(gpio, forKey: Key("gpio"))
         try c.encode(state, forKey: Key("state"))
+        try c.encode(recording, forKey: Key("recording"))
         try c.encode(metrics, forKey: Key("metrics"))
         try c.encode(log, forKey: Key("log"))
         try notify.settings?.encodeConfig(to: encoder)
@@ -82,7 +85,7 @@ public struct DaemonFile: ConfigSection, Codable {
         // The loader checks only the value it decodes (the whole file): gather every section's.
         sensor.problems(at: path + ["sensor"]) + detector.problems(at: path + ["detector"])
             + alarm.problems(at: path + ["alarm"]) + gpio.problems(at: path + ["gpio"])
-            + state.problems(at: path + ["state"]) + metrics.problems(at: path + ["metrics"])
+            + state.problems(at: path + ["state"]) + recording.problems(at: path + ["recording"]) + metrics.problems(at: path + ["metrics"])
             + log.problems(at: path + ["log"]) + (notify.settings?.problems(at: path) ?? [])
     }
 }

@@ -77,7 +77,7 @@ func formatNumber(_ v: Double) -> String { fixedDecimal(v, digits: 3) }
 
 /// `v` with exactly `digits` (at most 15) decimals, without Foundation. Values too large for
 /// that precision (and non-finite ones) come out in Swift's own notation: never a trap.
-func fixedDecimal(_ v: Double, digits: Int) -> String {
+public func fixedDecimal(_ v: Double, digits: Int) -> String {
     let digits = min(max(digits, 0), 15)
     var p = 1.0
     for _ in 0..<digits { p *= 10 }
@@ -89,6 +89,30 @@ func fixedDecimal(_ v: Double, digits: Int) -> String {
     let sign = v < 0 && n != 0 ? "-" : ""
     guard digits > 0 else { return "\(sign)\(whole)" }
     return "\(sign)\(whole).\(String(repeating: "0", count: digits - frac.count))\(frac)"
+}
+
+/// Appends `v` with exactly `digits` (at most 15) decimals to `bytes` as ASCII, the text
+/// ``fixedDecimal(_:digits:)`` gives, without making a String (a recording's hot path).
+public func appendFixedDecimal(_ v: Double, digits: Int, to bytes: inout [UInt8]) {
+    let digits = min(max(digits, 0), 15)
+    var p: Int64 = 1
+    for _ in 0..<digits { p *= 10 }
+    let scaled = (abs(v) * Double(p)).rounded()
+    guard scaled < 9e15 else { bytes.append(contentsOf: fixedDecimal(v, digits: digits).utf8); return }
+    let n = Int64(scaled)
+    if v < 0 && n != 0 { bytes.append(0x2D) }
+    // Digits of n, least significant first, with the point after `digits` of them.
+    var tmp: (UInt64, UInt64, UInt64) = (0, 0, 0)   // up to 24 characters
+    var count = 0
+    withUnsafeMutableBytes(of: &tmp) { buf in
+        var m = n
+        repeat {
+            if count == digits && digits > 0 { buf[count] = 0x2E; count += 1 }
+            buf[count] = UInt8(0x30 + m % 10); count += 1
+            m /= 10
+        } while m > 0 || count <= digits
+        for i in stride(from: count - 1, through: 0, by: -1) { bytes.append(buf[i]) }
+    }
 }
 
 /// A tunable constant of a detector, with its unit, default, allowed range and meaning.

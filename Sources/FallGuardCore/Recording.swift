@@ -1,6 +1,7 @@
 /// A recorded stream in the project's format: CSV with the header `x_g,y_g,z_g`, or
 /// `t_s,x_g,y_g,z_g` where a leading column gives times in seconds. Without times, rows are
-/// 40 Hz apart starting at 0.
+/// 40 Hz apart starting at 0. Lines after the header that begin with `#` are notes (the
+/// bridge's recordings carry a wall-clock anchor so); they are skipped.
 public struct Recording: Sendable, Equatable {
     public var samples: [AccelerationSample]
     /// True when the file carried its own `t_s` column.
@@ -38,9 +39,23 @@ public struct Recording: Sendable, Equatable {
     public static let header = "x_g,y_g,z_g"
     public static let timedHeader = "t_s,x_g,y_g,z_g"
 
-    /// One data row of a timed recording (`t_s,x_g,y_g,z_g`), without the newline.
-    public static func row(_ s: AccelerationSample) -> String {
-        [s.time, s.x, s.y, s.z].map { fixedDecimal($0, digits: 4) }.joined(separator: ",")
+    /// One data row of a timed recording (`t_s,x_g,y_g,z_g`), without the newline: times to
+    /// 0.1 ms, acceleration to `valueDigits` decimals of a g (default 4: 0.1 mg).
+    public static func row(_ s: AccelerationSample, valueDigits: Int = 4) -> String {
+        var bytes: [UInt8] = []
+        appendRow(s, valueDigits: valueDigits, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// ``row(_:valueDigits:)`` appended to `bytes` (with no newline), without making a String.
+    public static func appendRow(_ s: AccelerationSample, valueDigits: Int = 4, to bytes: inout [UInt8]) {
+        appendFixedDecimal(s.time, digits: 4, to: &bytes)
+        bytes.append(0x2C)
+        appendFixedDecimal(s.x, digits: valueDigits, to: &bytes)
+        bytes.append(0x2C)
+        appendFixedDecimal(s.y, digits: valueDigits, to: &bytes)
+        bytes.append(0x2C)
+        appendFixedDecimal(s.z, digits: valueDigits, to: &bytes)
     }
 }
 
@@ -76,7 +91,7 @@ public enum RecordingParser {
         var values: (Double, Double, Double, Double) = (0, 0, 0, 0)
         while !p.atEnd {
             lineNumber += 1
-            if p.skipBlankLine() { continue }
+            if p.skipBlankLine() || p.skipComment() { continue }
             for c in 0..<columns.count {
                 let v: Double
                 switch p.number() {
@@ -146,6 +161,14 @@ public enum RecordingParser {
             if j >= bytes.count { i = j; return true }
             if bytes[j] == 0x0A { i = j + 1; return true }
             return false
+        }
+
+        /// Skips a line that begins with `#` (a note such as the wall-clock anchor); true if it did.
+        mutating func skipComment() -> Bool {
+            guard i < bytes.count, bytes[i] == 0x23 else { return false }
+            while i < bytes.count, bytes[i] != 0x0A { i += 1 }
+            if i < bytes.count { i += 1 }
+            return true
         }
 
         /// After a value: a comma (not last) or end of line (last). False if neither.

@@ -67,6 +67,8 @@ public final class Daemon: Sendable {
     /// longest either sleeps, so a live one is never taken for stalled.
     static let livenessAllowance = Int64(2 * max(AlarmController.longestSleep, DeliveryWorker.longestSleep) * 1e9)
     let incidentLog: IncidentLog
+    /// The incident archive and, with `recording.enabled`, the continuous recording.
+    public let recorder: FieldRecorder
     let metrics = DaemonMetrics()
     let registry: PrometheusCollectorRegistry
     let started = Date()
@@ -103,10 +105,11 @@ public final class Daemon: Sendable {
         self.liveness = liveness
         watchdog = (try? WatchdogPinger.fromEnvironment(liveness: liveness)) ?? nil
         source = try Self.makeSource(configuration)
-        let detector: any FallDetector
-        do { detector = try configuration.detector.configuration().makeDetector() } catch {
+        let detectorConfiguration: DetectorConfiguration
+        do { detectorConfiguration = try configuration.detector.configuration() } catch {
             throw DaemonStartError(description: "detector: \(error)", status: 78)
         }
+        let detector = detectorConfiguration.makeDetector()
         if let outputs {
             self.outputs = outputs
         } else {
@@ -138,16 +141,36 @@ public final class Daemon: Sendable {
                                 buzzer: self.outputs.buzzer, led: self.outputs.led, button: self.outputs.button,
                                 sink: notifiers.sink, incidentLog: incidentLog, logger: Logger(label: "fallguard.alarm"))
         alarm.onPass = { liveness.pass(Daemon.alarmThread, nowNanoseconds: monotonicNanoseconds()) }
+        let recording = configuration.recording
+        let outbox = notifiers.outbox
+        recorder = FieldRecorder(
+            stateDirectory: state, recordingFolder: recording.enabled ? recording.folder(stateDirectory: state) : nil,
+            keepBytes: recording.keepBytes, flushInterval: recording.flushInterval,
+            before: recording.incidentBefore, after: recording.incidentAfter,
+            detector: Self.detectorInfo(detectorConfiguration), logger: Logger(label: "fallguard.recorder"),
+            deliveries: { id in
+                (try? outbox.deliveries(incident: id))?.map {
+                    IncidentRecord.Delivery(channel: $0.channel, to: $0.delivery.recipient?.name, state: $0.state.rawValue,
+                                            attempts: $0.attempts, error: $0.lastError)
+                }
+            })
         loop = SensorLoop(source: source, detector: detector)
         let shown = self.outputs.display
         let metrics = self.metrics
         let notifiers = self.notifiers
+        let recorder = self.recorder
         alarm.onUpdate = { engine, effects in
+            recorder.record(effects.compactMap { if case let .record(event) = $0 { event } else { nil } })
             shown?.update(engine, effects)
             for effect in effects { if case .dispatch = effect { metrics.alerts.increment() } }
             notifiers.engineChanged(engine, effects)
         }
         adoptOpenAlarm(lost: dispatchLostFall(), activeTimeout: alert.activeTimeout)
+    }
+
+    /// The detector as the incident archive records it: name, every setting, the software.
+    static func detectorInfo(_ d: DetectorConfiguration) -> IncidentRecord.DetectorInfo {
+        IncidentRecord.DetectorInfo(name: d.name, settings: d.settings.values, software: "fallguard \(fallguardVersion)")
     }
 
     /// The configuration in force (a reload replaces it).
@@ -159,6 +182,7 @@ public final class Daemon: Sendable {
         var services: [any Service] = notifiers.services(drainOnStop: c.state.drainOnStop)
         services.append(AcknowledgementService(inbox: notifiers.inbox, alarm: alarm))
         services.append(AlarmService(daemon: self))
+        services.append(RecorderService(recorder: recorder))
         services.append(SensorService(daemon: self))
         services.append(StatusService(daemon: self))
         if c.metrics.enabled, let address = c.metrics.address {
@@ -243,7 +267,7 @@ public final class Daemon: Sendable {
     public var problems: [String] {
         let stalled = liveness.stalled(nowNanoseconds: monotonicNanoseconds())
             .map { "\($0.part) has not gone round for \(Int($0.silentSeconds)) s (the watchdog is no longer fed)" }
-        return notifiers.problems + [incidentLog.problem].compactMap { $0 } + stalled
+        return notifiers.problems + [incidentLog.problem].compactMap { $0 } + recorder.problems + stalled
     }
 
     @Sendable func pingWatchdog() {
@@ -341,6 +365,7 @@ public final class Daemon: Sendable {
         }
         if new.detector != configuration.detector, let d = try? new.detector.configuration() {
             loop.replaceDetector(d.makeDetector())
+            recorder.detectorChanged(Self.detectorInfo(d))
             logger.notice("detector now \(d.label)")
         }
         var restart: [String] = []
@@ -380,7 +405,7 @@ public final class Daemon: Sendable {
                       problems: sensor.problems.map(\.rawValue), samples: total, overruns: sensor.overruns)
             },
             lastIncident: notifiers.lastIncident, outbox: outbox, configuration: configuration.label,
-            problems: problems, gpio: outputs.library?.description)
+            problems: problems, gpio: outputs.library?.description, recording: recorder.status)
         do { try file.write(to: configuration.stateDirectory) } catch {
             logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")
         }

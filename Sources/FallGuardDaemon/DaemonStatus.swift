@@ -63,6 +63,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// The libgpiod the buzzer, LED and button go through, e.g. `libgpiod 2.1.3 (libgpiod.so.3,
     /// uAPI v2)`; nil without GPIO (console) or from an older daemon.
     public var gpio: String?
+    /// The incident archive and the continuous recording: file, bytes, dropped samples.
+    public var recording: FieldRecorder.Status?
 
     public static func path(in stateDirectory: String) -> String { stateDirectory + "/status.json" }
 

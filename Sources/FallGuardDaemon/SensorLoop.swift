@@ -53,13 +53,16 @@ public final class SensorLoop: Sendable {
 
     /// Starts the source and runs the loop on a thread of its own until ``stopAndWait()``.
     /// The thread runs on the source's CPU (`sensor.cpu`), beside the capture thread.
+    /// `onSample` sees every 40 Hz sample the detector sees (the field-test recorder's tap).
     public func start(logger: Logger, afterPass: @escaping @Sendable () -> Void = {},
+                      onSample: (@Sendable (AccelerationSample) -> Void)? = nil,
                       _ handle: @escaping @Sendable (SensorPipeline.Output) -> Void) {
         source.start()
         let thread = Thread { [self] in
             defer { finished.signal() }
             if let why = source.cpu.pinCurrentThread() { logger.warning("sensor.cpu: not pinned: \(why)") }
-            _ = run(while: { !self.stopping.load(ordering: .acquiring) }, afterPass: afterPass, handle)
+            _ = run(while: { !self.stopping.load(ordering: .acquiring) }, prepare: { $0.onDetectorSample = onSample },
+                    afterPass: afterPass, handle)
         }
         thread.name = "fallguard-samples"
         thread.start()

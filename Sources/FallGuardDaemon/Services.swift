@@ -20,11 +20,23 @@ struct SensorService: Service {
 
     func run() async throws {
         let d = daemon
-        d.loop.start(logger: d.logger, afterPass: d.pingWatchdog) { output in d.sensorOutput(output) }
+        d.loop.start(logger: d.logger, afterPass: d.pingWatchdog, onSample: d.recorder.tap) { output in d.sensorOutput(output) }
         d.announceReady()
         try? await gracefulShutdown()
         try? d.systemd?.stopping()
         d.loop.stopAndWait()
+    }
+}
+
+/// The field-test recorder's thread: the incident archive and the continuous recording. It
+/// stops after the sensor (services stop in reverse order), writing what it holds.
+struct RecorderService: Service {
+    let recorder: FieldRecorder
+
+    func run() async throws {
+        recorder.start()
+        try? await gracefulShutdown()
+        recorder.stopAndWait()
     }
 }
 

@@ -9,12 +9,20 @@ public struct LabelledTrial: Sendable, Hashable {
     public init(path: String, label: TrialLabel) { (self.path, self.label) = (path, label) }
 }
 
-/// A folder tree of `<CODE>_<SUBJECT>_R<TRIAL>.csv` recordings (`F…` falls, `D…` ADLs).
+/// A folder tree of `<CODE>_<SUBJECT>_R<TRIAL>.csv` recordings (`F…` falls, `D…` ADLs), and of
+/// continuous recordings with a labels sidecar (`<name>.labels.csv`), scored by events. Either
+/// may be gzip (`.csv.gz`).
 public struct Dataset: Sendable {
     public var root: String
     public var trials: [LabelledTrial]
-    /// `.csv` files whose names do not follow the scheme (listed, not scored).
+    /// Recordings with a labels sidecar (any name), scored by events.
+    public var recordings: [String] = []
+    /// `.csv` files whose names do not follow the scheme and that have no sidecar (listed, not scored).
     public var unlabelled: [String]
+
+    public init(root: String, trials: [LabelledTrial], recordings: [String] = [], unlabelled: [String] = []) {
+        (self.root, self.trials, self.recordings, self.unlabelled) = (root, trials, recordings, unlabelled)
+    }
 
     public enum ScanError: Error, CustomStringConvertible {
         case notADirectory(String)
@@ -24,8 +32,8 @@ public struct Dataset: Sendable {
             switch self {
             case .notADirectory(let p): return "\(p): not a readable directory"
             case .noTrials(let p, let n):
-                return "\(p): no labelled trials (<CODE>_<SUBJECT>_R<TRIAL>.csv with CODE F… or D…)"
-                    + (n > 0 ? "; \(n) .csv files have other names" : "")
+                return "\(p): no labelled trials (<CODE>_<SUBJECT>_R<TRIAL>.csv with CODE F… or D…) and no recordings with a <name>.labels.csv"
+                    + (n > 0 ? "; \(n) .csv files have other names and no labels" : "")
             }
         }
     }
@@ -38,18 +46,21 @@ public struct Dataset: Sendable {
         var trials: [LabelledTrial] = []
         var unlabelled: [String] = []
         let base = root.hasSuffix("/") ? root : root + "/"
+        var recordings: [String] = []
         while let rel = walker.nextObject() as? String {
-            guard rel.hasSuffix(".csv") else { continue }
+            guard rel.hasSuffix(".csv") || rel.hasSuffix(".csv.gz"), !rel.hasSuffix(LabelsFile.suffix) else { continue }
             let name = rel.split(separator: "/").last.map(String.init) ?? rel
-            if let label = TrialLabel(fileName: name) {
+            if let label = TrialLabel(fileName: name.hasSuffix(".gz") ? String(name.dropLast(3)) : name) {
                 trials.append(LabelledTrial(path: base + rel, label: label))
+            } else if FileManager.default.fileExists(atPath: LabelsFile.sidecar(of: base + rel)) {
+                recordings.append(base + rel)
             } else {
                 unlabelled.append(base + rel)
             }
         }
-        guard !trials.isEmpty else { throw .noTrials(root, unlabelled: unlabelled.count) }
+        guard !trials.isEmpty || !recordings.isEmpty else { throw .noTrials(root, unlabelled: unlabelled.count) }
         trials.sort { ($0.label, $0.path) < ($1.label, $1.path) }
-        return Dataset(root: root, trials: trials, unlabelled: unlabelled.sorted())
+        return Dataset(root: root, trials: trials, recordings: recordings.sorted(), unlabelled: unlabelled.sorted())
     }
 }
 

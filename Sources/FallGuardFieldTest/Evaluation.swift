@@ -210,17 +210,7 @@ public enum Evaluator {
                 return outcome(of: trials[i], recording: rec, configuration: configuration)
             }
         }
-        var outcomes: [TrialOutcome] = []
-        var skipped: [RecordingFileError] = []
-        outcomes.reserveCapacity(results.count)
-        for r in results {
-            switch r {
-            case .success(let o): outcomes.append(o)
-            case .failure(let e):
-                if !skipBad { throw e }
-                skipped.append(e)
-            }
-        }
+        let (outcomes, skipped) = try gather(results, skipBad: skipBad)
         return Evaluation(detector: configuration.label, outcomes: outcomes, skipped: skipped)
     }
 
@@ -249,6 +239,22 @@ public enum Evaluator {
               last - referenceImpact < impactConfirmation else { return nil }
         return OpenDecision(impactTime: referenceImpact, dueTime: referenceImpact + impactConfirmation, rule: "impact-at-end")
     }
+}
+
+/// The values of `results` in order; the first failure is thrown, or with `skipBad` every
+/// failure is listed apart.
+func gather<T>(_ results: [Result<T, RecordingFileError>], skipBad: Bool) throws(RecordingFileError) -> ([T], [RecordingFileError]) {
+    var values: [T] = [], skipped: [RecordingFileError] = []
+    values.reserveCapacity(results.count)
+    for r in results {
+        switch r {
+        case .success(let v): values.append(v)
+        case .failure(let e):
+            if !skipBad { throw e }
+            skipped.append(e)
+        }
+    }
+    return (values, skipped)
 }
 
 /// `body` over `0..<count` on `threads` threads, results in index order. Each thread gets its

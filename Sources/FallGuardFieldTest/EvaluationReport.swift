@@ -87,6 +87,8 @@ public struct EvaluationSummary: Codable, Sendable {
     public var focus_by_population: [PopulationRow]
     public var skipped: [Skipped]
     public var trials: [Trial]?
+    /// Continuous recordings with labels, scored by events (nil when the folder has none).
+    public var events: EventSummary?
 
     public init(_ e: Evaluation, configuration: DetectorConfiguration, dataset: String, includeTrials: Bool,
                 populations: Populations = Populations(), focusCodes: [String] = []) {
@@ -159,6 +161,11 @@ public struct EvaluationSummary: Codable, Sendable {
         func pct(_ v: Double?) -> String { v.map { String(format: "%6.2f %%", $0) } ?? "   n/a  " }
         func sec(_ v: Double?) -> String { v.map { String(format: "%.2f s", $0) } ?? "n/a" }
         out += "Detector      \(detector)\(settingsText)\n"
+        if falls + adls + too_short == 0, let events {   // continuous recordings only
+            out += "Dataset       \(dataset)\n" + events.text().dropFirst()
+            for s in skipped { out += "Skipped       \(s.path)\(s.line.map { ":\($0)" } ?? ""): \(s.reason)\n" }
+            return out
+        }
         out += "Dataset       \(dataset): \(falls + adls) trials (\(falls) falls, \(adls) ADLs, \(String(format: "%.2f", adl_hours)) h of ADL)\n"
         out += "Sensitivity  \(pct(sensitivity))  \(detected_falls) of \(falls) fall trials detected\n"
         out += "Specificity  \(pct(specificity))  \(adls - alarmed_adls) of \(adls) ADL trials without an alarm\n"
@@ -204,6 +211,7 @@ public struct EvaluationSummary: Codable, Sendable {
                     + "\(String(format: "%.2f", t.due_s)) s, recording ends at \(String(format: "%.2f", t.duration_s)) s\n"
             }
         }
+        if let events { out += events.text() }
         if !skipped.isEmpty {
             out += "\nSkipped \(skipped.count) unreadable files:\n"
             for s in skipped { out += "  \(s.path)\(s.line.map { ":\($0)" } ?? ""): \(s.reason)\n" }

@@ -21,7 +21,7 @@ public struct RecordingFileError: Error, Equatable, CustomStringConvertible {
 }
 
 public enum RecordingFile {
-    /// Reads and parses a recording file.
+    /// Reads and parses a recording file: CSV, or CSV in gzip (`.csv.gz`, told by its first bytes).
     public static func read(path: String) throws(RecordingFileError) -> Recording {
         var buffer: [UInt8] = []
         return try read(path: path, reusing: &buffer)
@@ -53,14 +53,24 @@ public enum RecordingFile {
         }
         if let readError { throw RecordingFileError(path: path, reason: systemError(readError)) }
         let parsed = buffer.withUnsafeBytes { raw in
-            Result { () throws(RecordingFormatError) -> Recording in
-                try RecordingParser.parse(UnsafeRawBufferPointer(rebasing: raw[0..<total]))
+            Result { () throws(RecordingFileError) -> Recording in
+                let bytes = UnsafeRawBufferPointer(rebasing: raw[0..<total])
+                do {
+                    guard Gzip.isGzip(bytes) else { return try RecordingParser.parse(bytes) }
+                    // A recording the bridge was writing when it stopped ends with a cut member:
+                    // its whole lines are read (at most one flush interval is lost).
+                    let inflated = try Gzip.inflate(bytes).bytes
+                    return try inflated.withUnsafeBytes { (text) throws(RecordingFormatError) in try RecordingParser.parse(text) }
+                } catch let error as GzipError {
+                    throw RecordingFileError(path: path, reason: error.reason)
+                } catch let error as RecordingFormatError {
+                    throw RecordingFileError(path: path, line: error.line, reason: error.reason)
+                } catch {
+                    throw RecordingFileError(path: path, reason: "\(error)")
+                }
             }
         }
-        switch parsed {
-        case .success(let recording): return recording
-        case .failure(let error): throw RecordingFileError(path: path, line: error.line, reason: error.reason)
-        }
+        return try parsed.get()
     }
 
     static func systemError(_ code: Int32) -> String { String(cString: strerror(code)) }

@@ -50,6 +50,10 @@ struct CrossValidateCommand: ParsableCommand {
             throw ValidationError(error.description)
         }
         let dataset = try scanDataset(directory)
+        guard !dataset.trials.isEmpty else {
+            printError("\(directory): no labelled trials to cross-validate (continuous recordings are scored by `fallguard evaluate`)")
+            throw ExitStatus.noInput
+        }
         let recordings: [Recording]
         do {
             recordings = try readAll(dataset, threads: threads)

@@ -25,6 +25,10 @@ struct EvaluateCommand: ParsableCommand {
             trailing digits (SA01 -> SA, SE03 -> SE); --population older=SE* or --subjects FILE name \
             them. --focus F10,F13 adds rows for those codes alone in every population.
 
+            Continuous recordings (any other name, .csv or .csv.gz, e.g. the bridge's hourly files)             with a sidecar <name>.labels.csv (t_s,label[,note]: fall at an impact time, not-worn-start             and not-worn-end around spans the device was off the body) are scored by events: a             labelled fall is detected when a detection's impact lies within --tolerance seconds of it,             every other detection is a false alarm; false alarms per hour of wear, delay from the             labelled impact (JSON: events). A folder may mix trials and such recordings.
+
+            The incident archive (<state>/incidents) is a dataset too: each incident's signal is             replayed with the settings given, and the report says which labelled falls they would             miss and which labelled false alarms (no-fall) they would still raise.
+
             Exit status: 0 on success, 65 when a file is malformed (its path, line and reason are \
             printed) unless --skip-bad, 66 when DIR is missing or holds no labelled trials, 64 on bad options.
             """)
@@ -48,23 +52,41 @@ struct EvaluateCommand: ParsableCommand {
     @Option(help: "Worker threads (default: one per core).")
     var threads: Int = defaultThreads()
 
+    @Option(help: "Seconds between a labelled fall and a detection's impact for it to count (events and the incident archive).")
+    var tolerance: Double = EventEvaluator.defaultTolerance
+
+    func validate() throws {
+        guard (0.1...60).contains(tolerance) else { throw ValidationError("--tolerance must be 0.1 to 60 seconds") }
+        guard (1...256).contains(threads) else { throw ValidationError("--threads must be 1 to 256") }
+    }
+
     func run() throws {
         let configuration = try detectorOptions.configuration()
         let populations = try populationOptions.populations()
+        if IncidentArchive.isArchive(directory) {
+            let result = ArchiveEvaluation.evaluate(IncidentArchive(folder: directory), configuration: configuration, tolerance: tolerance)
+            print(json ? result.json(detector: configuration) : result.text(detector: configuration), terminator: json ? "\n" : "")
+            return
+        }
         let dataset = try scanDataset(directory)
         let evaluation: Evaluation
+        let events: (outcomes: [EventOutcome], skipped: [RecordingFileError])
         do {
             evaluation = try Evaluator.evaluate(dataset, configuration: configuration, skipBad: skipBad, threads: threads)
+            events = try EventEvaluator.evaluate(dataset, configuration: configuration, tolerance: tolerance, skipBad: skipBad, threads: threads)
         } catch {
             printError(error.description + " (use --skip-bad to score the other files)")
             throw ExitStatus.dataError
         }
-        if evaluation.outcomes.isEmpty {
-            printError("\(directory): none of the \(dataset.trials.count) trials could be read")
+        if evaluation.outcomes.isEmpty && events.outcomes.isEmpty {
+            printError("\(directory): none of the \(dataset.trials.count + dataset.recordings.count) recordings could be read")
             throw ExitStatus.dataError
         }
-        let summary = EvaluationSummary(evaluation, configuration: configuration, dataset: directory, includeTrials: trials,
+        var summary = EvaluationSummary(Evaluation(detector: evaluation.detector, outcomes: evaluation.outcomes,
+                                                   skipped: evaluation.skipped + events.skipped),
+                                        configuration: configuration, dataset: directory, includeTrials: trials,
                                         populations: populations, focusCodes: populationOptions.focusCodes)
+        if !dataset.recordings.isEmpty { summary.events = EventSummary(events.outcomes, tolerance: tolerance) }
         print(json ? summary.json() : summary.text(), terminator: json ? "\n" : "")
     }
 }

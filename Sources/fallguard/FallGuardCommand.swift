@@ -18,7 +18,8 @@ struct FallGuardCommand: AsyncParsableCommand {
                 DevicesCommand.self, WatchCommand.self, RecordCommand.self, GPIOCommand.self, AlarmCommand.self,
             ]),
             CommandGroup(name: "Field testing", subcommands: [
-                ReplayCommand.self, EvaluateCommand.self, CrossValidateCommand.self, DetectorsCommand.self,
+                ReplayCommand.self, EvaluateCommand.self, ReportCommand.self, CrossValidateCommand.self, DetectorsCommand.self,
+                IncidentsCommand.self, LabelCommand.self,
             ]),
         ]
     )

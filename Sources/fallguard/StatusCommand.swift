@@ -76,6 +76,10 @@ struct StatusCommand: ParsableCommand {
                 + ((o.quarantined ?? 0) > 0 ? ", \(o.quarantined ?? 0) quarantined (unreadable)" : ""))
         }
         lines.append("gpio: \(s.gpio ?? "none (console)")")
+        if let r = s.recording {
+            lines.append("recording: " + (r.file.map { "\($0), \(r.bytes / 1000) kB written" } ?? "off")
+                         + ", \(r.dropped) samples dropped; \(r.incidents) incidents archived since start")
+        }
         lines.append("configuration: \(s.configuration); status updated \(s.updated)")
         return lines.joined(separator: "\n")
     }

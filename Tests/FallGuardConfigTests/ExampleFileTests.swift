@@ -26,10 +26,20 @@ struct ExampleFileTests {
         gpio.wiring.led = nil
         #expect(gpio == GPIOSection())
         #expect(c.state == StateSection())
+        #expect(c.recording == RecordingSection())
         #expect(c.metrics == MetricsSection())
         #expect(c.log == LogSection())
         let notify = try #require(c.notify.settings)
         #expect(notify.policy == NotificationPolicy() && notify.templates == MessageTemplates())
+    }
+
+    /// The field-test profile: loads without a problem, records, and keeps a few months.
+    @Test func theFieldTestProfileRecordsAndLoadsWithoutAProblem() throws {
+        let (c, diagnostics) = DaemonConfiguration.load(path: repositoryRoot + "/deploy/field-test.yaml", environment: Self.environment)
+        #expect(diagnostics.map(\.description) == [])
+        #expect(c.recording.enabled && c.recording.keepGB == 8 && c.recording.flushInterval <= 10)
+        #expect(c.recording.folder(stateDirectory: c.stateDirectory) == StateSection.defaultDirectory + "/recordings")
+        #expect(c.gpio.enabled && c.detector == DetectorSection())
     }
 
     /// Every key path of a tree: mapping keys joined by dots, list items as `*`.

@@ -140,4 +140,27 @@ import FallGuardTestSupport
             #expect(TrialLabel(fileName: bad) == nil, "\(bad)")
         }
     }
+
+    @Test func rowsWrittenAsBytesAreTheTextFixedDecimalGives() {
+        var values: [Double] = [0, -0, 0.00004, -0.00004, 0.00005, -0.00006, 1, -1, 0.9999, -0.99995, 12.5, 29912.29541]
+        values += [1e-9, -1e-9, 123456789.123, 8.9e14, 9.1e15, -9.1e15, Double.infinity, -Double.infinity, Double.nan, Double.pi]
+        var seed: UInt64 = 42
+        for _ in 0..<2000 {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            let unit = Double(seed >> 11) / Double(UInt64(1) << 53) - 0.5
+            var scale = 0.001
+            for _ in 0..<Int(seed % 9) { scale *= 10 }
+            values.append(unit * scale)
+        }
+        for v in values {
+            for digits in [0, 1, 3, 4, 15] {
+                var bytes: [UInt8] = []
+                appendFixedDecimal(v, digits: digits, to: &bytes)
+                #expect(String(decoding: bytes, as: UTF8.self) == fixedDecimal(v, digits: digits), "\(v) to \(digits)")
+            }
+        }
+        let s = AccelerationSample(time: 12.34567, x: -0.0004, y: 1.23456, z: -16)
+        #expect(Recording.row(s) == "12.3457,-0.0004,1.2346,-16.0000")
+        #expect(Recording.row(s, valueDigits: 3) == "12.3457,0.000,1.235,-16.000")
+    }
 }

@@ -88,7 +88,7 @@ private func isoNow() -> String {
 /// the console buzzer (or `gpio`), and every alert through an `exec` channel that appends it to
 /// `<folder>/<alertsFile>` as one JSON line.
 func writeExecConfig(_ path: String, folder: String, wearer: String = "Test Wearer", alertsFile: String = "alerts.jsonl",
-                     gpio: String = "{enabled: false}", failingOnce: Bool = false) throws {
+                     gpio: String = "{enabled: false}", failingOnce: Bool = false, extra: String = "") throws {
     let alerts = folder + "/" + alertsFile
     // Failing once: the first send exits 1 (transient), the retry about a second later works.
     let once = failingOnce ? "[ -e \(folder)/tried ] || { touch \(folder)/tried; exit 1; }; " : ""
@@ -102,6 +102,7 @@ func writeExecConfig(_ path: String, folder: String, wearer: String = "Test Wear
         channels:
           pager: {type: exec, command: ["/bin/sh", "-c", "\(once)cat >> \(alerts); echo >> \(alerts)"]}
         \(broadcastPolicy("pager"))
+        \(extra)
         """.write(toFile: path, atomically: true, encoding: .utf8)
 }
 

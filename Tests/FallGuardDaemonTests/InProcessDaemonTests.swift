@@ -15,11 +15,11 @@ import Testing
 /// buzzer, LED and button on an in-memory GPIO chip and alerts through an `exec` channel.
 @Suite(.serialized) struct InProcessDaemonTests {
     /// A daemon on `gpio` whose alerts are appended to `<dir>/alerts.jsonl`.
-    static func daemon(in dir: TempDirectory, gpio: InMemoryGPIO, failingOnce: Bool = false) throws -> Daemon {
+    static func daemon(in dir: TempDirectory, gpio: InMemoryGPIO, failingOnce: Bool = false, extra: String = "") throws -> Daemon {
         let config = dir.path + "/config.yaml"
         try writeExecConfig(config, folder: dir.path,
                             gpio: "{chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17}, led: {line: GPIO27}}",
-                            failingOnce: failingOnce)
+                            failingOnce: failingOnce, extra: extra)
         let (configuration, diagnostics) = DaemonConfiguration.load(path: config)
         #expect(!diagnostics.contains { $0.isError }, "\(diagnostics)")
         let logger = Logger(label: "test.daemon")
@@ -35,12 +35,12 @@ import Testing
     }
 
     /// Runs a daemon on a new in-memory chip until its countdown starts, then `body`.
-    static func withDaemonInCountdown(_ body: (Daemon, InMemoryGPIO, TempDirectory) async throws -> Void) async throws {
+    static func withDaemonInCountdown(extra: String = "", _ body: (Daemon, InMemoryGPIO, TempDirectory) async throws -> Void) async throws {
         let dir = TempDirectory("daemon")
         umask(0o022)   // as a shell would have it; the daemon sets 077 for the whole process
         defer { umask(0o022) }
         let gpio = InMemoryGPIO()
-        let daemon = try Self.daemon(in: dir, gpio: gpio)
+        let daemon = try Self.daemon(in: dir, gpio: gpio, extra: extra)
         let run = Task { try await daemon.run(duration: 30) }
         defer { run.cancel() }
         #expect(await until(20) { daemon.alarm.snapshot.status == .countdown }, "the fall starts the countdown")
@@ -57,13 +57,7 @@ import Testing
             #expect(daemon.alarm.snapshot.status == .alertOut)
             let status = try DaemonStatus.read(from: dir.path + "/state")
             #expect(status.readyMs != nil, "\(status)")
-            // Health data: the state directory 0700 and every file in it 0600, whatever the umask.
-            let fm = FileManager.default
-            let mode = { (path: String) in ((try? fm.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1) & 0o777 }
-            #expect(mode(dir.path + "/state") == 0o700)
-            for file in try fm.contentsOfDirectory(atPath: dir.path + "/state") {
-                #expect(mode(dir.path + "/state/" + file) == 0o600, "\(file)")
-            }
+            Self.expectHealthDataModes(dir.path + "/state")
         }
     }
 
@@ -77,6 +71,18 @@ import Testing
             #expect(Self.alerts(dir).isEmpty, "no alert after an abort: \(Self.alerts(dir))")
             let log = try String(contentsOfFile: dir.path + "/state/incidents.jsonl", encoding: .utf8)
             #expect(log.contains("\"false-alarm\""), "\(log)")
+        }
+    }
+
+    /// Health data: the state directory and every folder in it 0700, every file 0600, whatever the umask.
+    static func expectHealthDataModes(_ state: String) {
+        let fm = FileManager.default
+        let mode = { (path: String) in ((try? fm.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1) & 0o777 }
+        #expect(mode(state) == 0o700)
+        for item in fm.subpaths(atPath: state) ?? [] {
+            var isFolder: ObjCBool = false
+            _ = fm.fileExists(atPath: state + "/" + item, isDirectory: &isFolder)
+            #expect(mode(state + "/" + item) == (isFolder.boolValue ? 0o700 : 0o600), "\(item)")
         }
     }
 
