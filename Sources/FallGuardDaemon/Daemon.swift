@@ -347,7 +347,7 @@ public final class Daemon: Sendable {
 
     /// SIGHUP: the detector and the notifiers (contacts, wearer, templates, policy, channels
     /// other than MQTT) take the new file at once; parts that own hardware, connections or the
-    /// incident in progress (sensor, gpio, alarm, state, metrics, log, MQTT channels) need a
+    /// incident in progress (sensor, gpio, alarm, state, recording, metrics, log, MQTT channels) need a
     /// restart, and the log says which changed. A file with errors changes nothing.
     public func reload() {
         let configuration = self.configuration
@@ -373,6 +373,7 @@ public final class Daemon: Sendable {
         if new.gpio != configuration.gpio { restart.append("gpio") }
         if new.alarm != configuration.alarm { restart.append("alarm") }
         if new.state != configuration.state { restart.append("state") }
+        if new.recording != configuration.recording { restart.append("recording") }
         if new.metrics != configuration.metrics { restart.append("metrics") }
         if new.log != configuration.log { restart.append("log") }
         var applied = new.detector != configuration.detector ? ["detector"] : []

@@ -197,4 +197,19 @@ struct BackgroundDaemon {
         #expect((json["wearer"] as? [String: Any])?["name"] as? String == "After Reload", "\(json)")
         #expect(((json["message"] as? [String: Any])?["body"] as? String)?.contains("After Reload") == true, "\(json)")
     }
+
+    /// The recorder owns open files and the incident windows: a changed `recording:` waits for a restart, and says so.
+    @Test func aChangedRecordingSectionWaitsForARestartAndTheLogSaysSo() throws {
+        let folder = temporaryFolder()
+        let config = folder + "/fallguard.yaml"
+        try writeExecConfig(config, folder: folder)
+        let daemon = try BackgroundDaemon(["run", "--config", config, "--duration", "5"], log: folder + "/run.log")
+        daemon.waitFor("monitoring:", seconds: 20)
+        try writeExecConfig(config, folder: folder, extra: "recording: {enabled: true}")
+        kill(daemon.process.processIdentifier, SIGHUP)
+        daemon.waitFor("SIGHUP: reloaded", seconds: 5)
+        daemon.process.waitUntilExit()
+        #expect(daemon.output.contains("changes to recording take effect after a restart"), "\(daemon.output)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/state/recordings"), "nothing recorded before the restart")
+    }
 }
