@@ -219,6 +219,10 @@ public final class FieldRecorder: Sendable {
     }
 
     private func save(_ r: IncidentRecord, into records: inout [String: IncidentRecord]) {
+        var r = r
+        // A tester may have labelled the incident (`fallguard label`) since the last write:
+        // their labels are kept beside the wearer's, in the order they were set.
+        if let disk = try? archive.record(r.id) { r.labels = IncidentLabelEntry.merged(r.labels, disk.labels) }
         records[r.id] = r
         do { try archive.write(r); clear("archive") } catch {
             archiveFailed(error)

@@ -23,6 +23,15 @@ public struct IncidentLabelEntry: Sendable, Equatable, Codable {
     }
 }
 
+extension IncidentLabelEntry {
+    /// Both histories as one, each entry once, in the order they were set (`at`, then as given).
+    public static func merged(_ a: [IncidentLabelEntry], _ b: [IncidentLabelEntry]) -> [IncidentLabelEntry] {
+        var out = a
+        for e in b where !out.contains(e) { out.append(e) }
+        return out.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
+    }
+}
+
 /// The `incident.json` of one incident in the archive (`<state>/incidents/<ID>/`), beside its
 /// `signal.csv` (a timed recording, `t_s` on the same clock as `eventTime`).
 public struct IncidentRecord: Sendable, Equatable, Codable {

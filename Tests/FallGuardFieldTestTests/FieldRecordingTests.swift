@@ -134,6 +134,8 @@ import FallGuardTestSupport
         #expect(r.outcome == "false-alarm")
         #expect(r.label == IncidentLabelEntry(label: .noFall, by: "wearer", at: "2026-11-24T01:00:03Z", note: "the wearer aborted the countdown"))
         #expect(r.timeline.map(\.event) == ["fall-suspected", "false-alarm"])
+        let tester = IncidentLabelEntry(label: .fall, by: "tester", at: "2026-11-24T01:00:02Z")
+        #expect(IncidentLabelEntry.merged(r.labels, [tester] + r.labels) == [tester] + r.labels, "each once, in the order set")
         #expect(IncidentRecord.begun(by: IncidentEvent(time: 1, incident: "FG-4", event: .acknowledged, detail: ""),
                                      wallTime: "", before: 1, after: 1, detector: Self.detector) == nil)
 
