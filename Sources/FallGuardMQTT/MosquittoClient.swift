@@ -1,5 +1,6 @@
 import CLibMosquitto
 import Dispatch
+import Foundation
 import FallGuardNotify
 import Synchronization
 #if canImport(Glibc)
@@ -36,8 +37,8 @@ struct MosquittoOptions: Sendable {
 
 private let libraryInitialised: Void = { _ = mosquitto_lib_init() }()
 
-/// One libmosquitto client with its own network thread (`mosquitto_loop_start`), which
-/// reconnects with exponential backoff by itself. The single owner of the C object.
+/// One libmosquitto client with its own network thread, which connects and reconnects with
+/// exponential backoff. The single owner of the C object.
 ///
 /// Sendable: libmosquitto's publish and subscribe are thread-safe in threaded mode, and
 /// everything Swift keeps is behind ``state``'s mutex.
@@ -46,6 +47,9 @@ final class MosquittoClient: @unchecked Sendable {
     let options: MosquittoOptions
     private let onEvent: @Sendable (MosquittoClient, MosquittoEvent) -> Void
     private let state = Mutex(State())
+    /// Ends the network thread's backoff early (stop).
+    private let wake = DispatchSemaphore(value: 0)
+    private let loopFinished = DispatchSemaphore(value: 0)
 
     private struct State {
         var running = false
@@ -53,6 +57,10 @@ final class MosquittoClient: @unchecked Sendable {
         /// Why the last attempt failed or the connection dropped; cleared on connect.
         var problem: String?
         var refusedForGood = false
+        /// The last connection attempt's failure that was reported as an event.
+        var lastReported: String?
+        /// A CONNACK came since the last attempt began: the backoff starts again.
+        var hadConnection = false
         var publishes: [Int32: Publish] = [:]
         var connectionWaiters: [Int: CheckedContinuation<Void, any Error>] = [:]
         var nextWaiter = 0
@@ -89,7 +97,6 @@ final class MosquittoClient: @unchecked Sendable {
             let caPath: String? = tls.caFile == nil ? "/etc/ssl/certs" : nil
             try check(mosquitto_tls_set(h, tls.caFile, caPath, tls.certFile, tls.keyFile, nil), "TLS files")
         }
-        try check(mosquitto_reconnect_delay_set(h, UInt32(options.reconnectDelay), UInt32(options.reconnectDelayMax), true), "reconnect delay")
         mosquitto_connect_callback_set(h) { _, me, rc in MosquittoClient.from(me)?.connected(rc) }
         mosquitto_disconnect_callback_set(h) { _, me, rc in MosquittoClient.from(me)?.disconnected(rc) }
         mosquitto_publish_callback_set(h) { _, me, mid in MosquittoClient.from(me)?.acknowledged(mid) }
@@ -120,8 +127,8 @@ final class MosquittoClient: @unchecked Sendable {
         return String(cString: mosquitto_strerror(rc))
     }
 
-    /// Starts the network thread and the first connection attempt; returns at once (after the
-    /// host name lookup). The client stays alive until ``stop()``, whatever the caller holds.
+    /// Starts the network thread, which makes the first connection attempt; returns at once.
+    /// The client stays alive until ``stop()``, whatever the caller holds.
     func start() {
         let begin = state.withLock { s in
             guard !s.running else { return false }
@@ -131,39 +138,60 @@ final class MosquittoClient: @unchecked Sendable {
         guard begin else { return }
         // The network thread holds a reference until stop(): callbacks never see a freed client.
         mosquitto_user_data_set(handle, Unmanaged.passRetained(self).toOpaque())
-        let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepalive))
-        if rc != MOSQ_ERR_SUCCESS.rawValue {
-            let problem = "cannot connect: \(Self.describe(rc)); retrying"
-            // Keep libmosquitto's own text (the TLS error) when its log callback gave one.
-            state.withLock { s in if s.problem == nil { s.problem = "\(endpoint): \(problem)" } }
-            onEvent(self, .error(problem))
-            // libmosquitto's network thread waits for ever after a first attempt that failed
-            // (eclipse-mosquitto/mosquitto#1903: a broker not up yet when the Pi boots), so
-            // the first connection is retried from here until one starts; the thread's own
-            // reconnects take over from there.
-            retryFirstConnection(after: Double(options.reconnectDelay))
-        }
-        let thread = mosquitto_loop_start(handle)
-        if thread != MOSQ_ERR_SUCCESS.rawValue {
-            state.withLock { $0.problem = "\(endpoint): no network thread: \(Self.describe(thread))" }
-            onEvent(self, .error("cannot start the network thread: \(Self.describe(thread))"))
+        // Our own thread, not mosquitto_loop_start: libmosquitto's thread gives up for good after
+        // a first attempt that failed (eclipse-mosquitto/mosquitto#1903: a broker not up yet when
+        // the Pi boots) and after a TLS error, and retrying from another thread while it runs
+        // races it inside OpenSSL (a crash seen in CI). Every connect, read and write happens
+        // here; publish and subscribe from other threads only queue (threaded mode).
+        mosquitto_threaded_set(handle, true)
+        let thread = Thread { [self] in networkLoop() }
+        thread.name = "mosquitto loop"
+        thread.start()
+    }
+
+    /// Connects, runs the connection until it drops, waits the backoff (doubling from
+    /// `reconnectDelay` to `reconnectDelayMax`, back to the start after a connection), and again,
+    /// until ``stop()``.
+    private func networkLoop() {
+        defer { loopFinished.signal() }
+        var delay = Double(max(options.reconnectDelay, 1))
+        while state.withLock({ $0.running }) {
+            let rc = mosquitto_connect_async(handle, options.host, Int32(options.port), Int32(options.keepalive))
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                // Until the connection drops or fails; after stop(), up to a second more to send
+                // the DISCONNECT that stop() queued (so the broker drops the last will).
+                var loop = MOSQ_ERR_SUCCESS.rawValue
+                var stopping: DispatchTime?
+                while loop == MOSQ_ERR_SUCCESS.rawValue {
+                    if stopping == nil, !state.withLock({ $0.running }) { stopping = .now() + 1 }
+                    if let stopping, DispatchTime.now() >= stopping { break }
+                    loop = mosquitto_loop(handle, stopping == nil ? 1000 : 100, 1)
+                }
+                if state.withLock({ $0.hadConnection }) { delay = Double(max(options.reconnectDelay, 1)) }
+                state.withLock { $0.hadConnection = false }
+            } else {
+                failedToConnect("cannot connect: \(Self.describe(rc)); retrying")
+            }
+            guard state.withLock({ $0.running }) else { break }
+            _ = wake.wait(timeout: .now() + delay)
+            delay = min(delay * 2, Double(max(options.reconnectDelayMax, options.reconnectDelay, 1)))
         }
     }
 
-    /// Tries the first connection again after `delay` seconds, doubling up to the maximum
-    /// delay, until an attempt starts or ``stop()``.
-    private func retryFirstConnection(after delay: Double) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [self] in
-            guard state.withLock({ $0.running && !$0.connected }) else { return }
-            let rc = mosquitto_reconnect_async(handle)
-            guard rc != MOSQ_ERR_SUCCESS.rawValue else { return }
-            state.withLock { s in s.problem = "\(endpoint): cannot connect: \(Self.describe(rc)); retrying" }
-            retryFirstConnection(after: min(delay * 2, Double(options.reconnectDelayMax)))
+    /// An attempt that failed before it reached the broker: reported once per distinct reason.
+    private func failedToConnect(_ problem: String) {
+        let report = state.withLock { s in
+            // Keep libmosquitto's own text (the TLS error) when its log callback gave one.
+            guard s.problem == nil || s.lastReported != problem else { return false }
+            if s.problem == nil { s.problem = "\(endpoint): \(problem)" }
+            s.lastReported = problem
+            return true
         }
+        if report { onEvent(self, .error(problem)) }
     }
 
     /// Disconnects (no last will: the caller published its own goodbye) and joins the network
-    /// thread. Waiters fail as transient.
+    /// thread (within about a second). Waiters fail as transient.
     func stop() {
         let (wasRunning, waiters) = state.withLock { s in
             defer { s.connectionWaiters = [:]; s.running = false; s.connected = false }
@@ -171,7 +199,8 @@ final class MosquittoClient: @unchecked Sendable {
         }
         guard wasRunning else { return }
         mosquitto_disconnect(handle)
-        mosquitto_loop_stop(handle, false)
+        wake.signal()
+        loopFinished.wait()
         for w in waiters { w.resume(throwing: DeliveryFailure.transient("the MQTT client stopped")) }
         Unmanaged.passUnretained(self).release()
     }
@@ -260,7 +289,9 @@ final class MosquittoClient: @unchecked Sendable {
         if rc == 0 {
             let waiters = state.withLock { s in
                 s.connected = true
+                s.hadConnection = true
                 s.problem = nil
+                s.lastReported = nil
                 s.refusedForGood = false
                 defer { s.connectionWaiters = [:] }
                 return Array(s.connectionWaiters.values)
