@@ -15,7 +15,7 @@ import FallGuardCore
 ///   incident-prefix: FG
 ///   patterns:                # per sound, each replacing that sound's default
 ///     countdown: {on-ms: 200, off-ms: 800}
-///   led-patterns:            # per LED state: monitoring, countdown, alert-out, fault
+///   led-patterns:            # per LED state: monitoring, countdown, alert-out, alert-delivered, fault
 ///     monitoring: {on-ms: 100, off-ms: 1900}
 /// ```
 public struct AlarmSection: ConfigSection, Codable, Equatable {
@@ -57,8 +57,9 @@ public struct AlarmSection: ConfigSection, Codable, Equatable {
                                               incidentPrefix: "FG")
 
     /// The buzzer patterns used when the file names none: a 1 Hz beep in the countdown, 4 Hz
-    /// in its final phase, a calm double beep every 3 s while the alert is out, a triple chirp
-    /// every 10 s for a sensor fault, and two one-shots.
+    /// in its final phase, a calm double beep every 3 s while the alert is being sent, one beep
+    /// every 6 s once a message went out, a triple chirp every 10 s for a sensor fault, and three
+    /// one-shots (help requested; a short chirp for an abort; three long tones: help is coming).
     public static let defaultPatterns: [AlarmSound: OnOffPattern] = [
         .silent: .off,
         .countdown: OnOffPattern(onMs: 200, offMs: 800),
@@ -66,15 +67,18 @@ public struct AlarmSection: ConfigSection, Codable, Equatable {
         .alertActive: OnOffPattern(onMs: 150, offMs: 150, count: 2, pauseMs: 2700),
         .helpRequested: OnOffPattern(onMs: 500, offMs: 100, count: 3),
         .sensorFault: OnOffPattern(onMs: 50, offMs: 150, count: 3, pauseMs: 9400),
+        .alertDelivered: OnOffPattern(onMs: 150, offMs: 0, count: 1, pauseMs: 5850),
         .acknowledge: OnOffPattern(onMs: 60, offMs: 60, count: 2),
+        .helpComing: OnOffPattern(onMs: 700, offMs: 300, count: 3),
     ]
 
-    /// The LED patterns used when the file names none: slow heartbeat, fast blink, steady,
-    /// and a triple blink for a fault.
+    /// The LED patterns used when the file names none: slow heartbeat, fast blink, steady while
+    /// the alert is being sent, a slow 1 s blink once it went out, and a triple blink for a fault.
     public static let defaultLEDPatterns: [StatusIndicator: OnOffPattern] = [
         .monitoring: OnOffPattern(onMs: 100, offMs: 1900),
         .countdown: OnOffPattern(onMs: 100, offMs: 100),
         .alertOut: .steady,
+        .alertDelivered: OnOffPattern(onMs: 1000, offMs: 1000),
         .fault: OnOffPattern(onMs: 100, offMs: 150, count: 3, pauseMs: 1000),
     ]
 

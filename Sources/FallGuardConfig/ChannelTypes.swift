@@ -1,3 +1,4 @@
+import FallGuardCore
 import FallGuardEmail
 import FallGuardMQTT
 import FallGuardNotify
@@ -73,23 +74,59 @@ struct UnknownChannel: ChannelOptions, ConfigSection, Equatable {
 
 // MARK: the channel types
 
-/// `type: twilio-sms`: `account-sid`, `auth-token`, `from`, `base-url`, `timeout`, `allow-plaintext`.
+/// `type: twilio-sms`: `account-sid`, `auth-token`, `from`, `base-url`, `timeout`,
+/// `allow-plaintext`, `read-replies`, `reply-poll-interval`, `acknowledge-words`.
 extension TwilioSMSOptions: ChannelSection {
-    public init(fromConfig decoder: any Decoder) throws { self.init(account: try TwilioAccount(fromConfig: decoder)) }
-    public func encodeConfig(to encoder: any Encoder) throws { try account.encodeConfig(to: encoder) }
-    public func problems(at path: [String]) -> [ConfigProblem] { account.problems(at: path) }
+    enum CodingKeys: String, CodingKey {
+        case readReplies = "read-replies", replyPollInterval = "reply-poll-interval", acknowledgeWords = "acknowledge-words"
+    }
+
+    public init(fromConfig decoder: any Decoder) throws {
+        let account = try TwilioAccount(fromConfig: decoder)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = TwilioSMSOptions(account: account)
+        self.init(account: account, readReplies: try c.value(.readReplies, default: d.readReplies),
+                  replyPollInterval: try c.value(.replyPollInterval, default: d.replyPollInterval),
+                  acknowledgeWords: try c.value(.acknowledgeWords, default: d.acknowledgeWords))
+    }
+
+    public func encodeConfig(to encoder: any Encoder) throws {
+        try account.encodeConfig(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(readReplies, forKey: .readReplies)
+        try c.encode(replyPollInterval, forKey: .replyPollInterval)
+        try c.encode(acknowledgeWords, forKey: .acknowledgeWords)
+    }
+
+    public func problems(at path: [String]) -> [ConfigProblem] {
+        var found = account.problems(at: path)
+        if !(2...300).contains(replyPollInterval) {
+            found.append(ConfigProblem(path + ["reply-poll-interval"], "\(fixedDecimal(replyPollInterval, digits: 1)) s is outside 2...300"))
+        }
+        if readReplies, ReplyReader(words: acknowledgeWords).words.isEmpty {
+            found.append(ConfigProblem(path + ["acknowledge-words"], "no word acknowledges: give at least one (default: \(ReplyReader.defaultWords.joined(separator: ", ")))"))
+        }
+        return found
+    }
 }
 
-/// `type: twilio-call`: the account's keys, `repeat` and `language`.
+/// `type: twilio-call`: the account's keys, `repeat`, `language`, `follow-calls`,
+/// `call-poll-interval` and `machine-detection`.
 extension TwilioCallOptions: ChannelSection {
-    enum CodingKeys: String, CodingKey { case repeatCount = "repeat", language }
+    enum CodingKeys: String, CodingKey {
+        case repeatCount = "repeat", language, followCalls = "follow-calls", callPollInterval = "call-poll-interval"
+        case machineDetection = "machine-detection"
+    }
 
     public init(fromConfig decoder: any Decoder) throws {
         let account = try TwilioAccount(fromConfig: decoder)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = TwilioCallOptions(account: account)
         self.init(account: account, repeatCount: try c.value(.repeatCount, default: d.repeatCount),
-                  language: try c.value(.language, default: d.language))
+                  language: try c.value(.language, default: d.language),
+                  followCalls: try c.value(.followCalls, default: d.followCalls),
+                  callPollInterval: try c.value(.callPollInterval, default: d.callPollInterval),
+                  machineDetection: try c.value(.machineDetection, default: d.machineDetection))
     }
 
     public func encodeConfig(to encoder: any Encoder) throws {
@@ -97,12 +134,18 @@ extension TwilioCallOptions: ChannelSection {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(repeatCount, forKey: .repeatCount)
         try c.encode(language, forKey: .language)
+        try c.encode(followCalls, forKey: .followCalls)
+        try c.encode(callPollInterval, forKey: .callPollInterval)
+        try c.encode(machineDetection, forKey: .machineDetection)
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
         var found = account.problems(at: path)
         if !(1...10).contains(repeatCount) { found.append(ConfigProblem(path + ["repeat"], "\(repeatCount) is outside 1...10")) }
         found += ConfigCheck.required(language, at: path + ["language"])
+        if !(1...60).contains(callPollInterval) {
+            found.append(ConfigProblem(path + ["call-poll-interval"], "\(fixedDecimal(callPollInterval, digits: 1)) s is outside 1...60"))
+        }
         return found
     }
 }

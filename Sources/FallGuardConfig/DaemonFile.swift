@@ -36,6 +36,7 @@ public struct DaemonFile: ConfigSection, Codable {
     public var gpio = GPIOSection()
     public var state = StateSection()
     public var recording = RecordingSection()
+    public var speech = SpeechSection()
     public var metrics = MetricsSection()
     public var log = LogSection()
     public var notify = NotifySections()
@@ -61,6 +62,7 @@ public struct DaemonFile: ConfigSection, Codable {
         gpio = try section("gpio", gpio)
         state = try section("state", state)
         recording = try section("recording", recording)
+        speech = try section("speech", speech)
         metrics = try section("metrics", metrics)
         log = try section("log", log)
         if NotifySections.keys.contains(where: { c.contains(Key($0)) }) {
@@ -76,6 +78,7 @@ public struct DaemonFile: ConfigSection, Codable {
         try c.encode(gpio, forKey: Key("gpio"))
         try c.encode(state, forKey: Key("state"))
         try c.encode(recording, forKey: Key("recording"))
+        try c.encode(speech, forKey: Key("speech"))
         try c.encode(metrics, forKey: Key("metrics"))
         try c.encode(log, forKey: Key("log"))
         try notify.settings?.encodeConfig(to: encoder)
@@ -85,7 +88,8 @@ public struct DaemonFile: ConfigSection, Codable {
         // The loader checks only the value it decodes (the whole file): gather every section's.
         sensor.problems(at: path + ["sensor"]) + detector.problems(at: path + ["detector"])
             + alarm.problems(at: path + ["alarm"]) + gpio.problems(at: path + ["gpio"])
-            + state.problems(at: path + ["state"]) + recording.problems(at: path + ["recording"]) + metrics.problems(at: path + ["metrics"])
+            + state.problems(at: path + ["state"]) + recording.problems(at: path + ["recording"])
+            + speech.problems(at: path + ["speech"]) + metrics.problems(at: path + ["metrics"])
             + log.problems(at: path + ["log"]) + (notify.settings?.problems(at: path) ?? [])
     }
 }

@@ -14,6 +14,11 @@ public enum AlertInput: Sendable, Equatable {
     case sensorRecovered
     /// The sensor side's hint about walking; only matters during a countdown.
     case wearerActivity(walking: Bool)
+    /// A message of the active alarm was accepted by its provider or receiver: the wearer hears
+    /// that it went out.
+    case alertDelivered(incidentID: String)
+    /// A caregiver answered the alarm's call (a person, not a voicemail).
+    case contactReached(incidentID: String, by: String)
     /// An alarm (fall or help request) a previous process dispatched and nobody resolved, found
     /// at start: while monitoring, the engine takes it over as the active alert without sending
     /// it again (alarm sound, acknowledgements and the wearer's press end it as usual).
@@ -101,6 +106,10 @@ public enum AlertState: Sendable, Equatable {
         public let timeoutDeadline: Double
         public let fall: FallSuspected?
         public let wearerResumedWalking: Bool
+        /// A message of this alarm went out (a provider or receiver accepted it).
+        public var delivered = false
+        /// Who answered the alarm's call, when someone did.
+        public var reachedBy: String?
     }
 
     /// The incident under way, if any.
@@ -378,6 +387,20 @@ public struct AlertEngine: Sendable, Equatable {
             wearerActivity(walking: walking, at: t, into: &effects)
         case let .alertResumed(alert):
             resume(alert, at: t, into: &effects)
+        case let .alertDelivered(id):
+            guard case var .alertActive(a) = state, a.incident == id, !a.delivered else { return }
+            a.delivered = true
+            state = .alertActive(a)
+            record(.alertDelivered, id, at: t, "the \(a.kind.rawValue) alert went out \(seconds(t - a.dispatchedAt)) s after it was raised",
+                   into: &effects)
+            updateOutputs(into: &effects)
+        case let .contactReached(id, who):
+            guard case var .alertActive(a) = state, a.incident == id else { return }
+            if !a.delivered { a.delivered = true }
+            a.reachedBy = a.reachedBy ?? who
+            state = .alertActive(a)
+            record(.contactReached, id, at: t, "\(who) answered the call", into: &effects)
+            updateOutputs(into: &effects)
         }
     }
 
@@ -464,7 +487,8 @@ public struct AlertEngine: Sendable, Equatable {
             dispatch(alert, .acknowledged, at: t,
                      "acknowledged by \(who) \(seconds(t - a.dispatchedAt)) s after the \(a.kind.rawValue) alert",
                      into: &effects)
-            updateOutputs(chirp: .acknowledge, into: &effects)
+            // The wearer hears that someone knows: not the short chirp of an abort.
+            updateOutputs(chirp: .helpComing, into: &effects)
         case let .countdown(c) where c.incident == id:
             record(.acknowledgementIgnored, id, at: t,
                    "acknowledgement by \(who) before any alert went out; the countdown goes on", into: &effects)
@@ -576,9 +600,9 @@ public struct AlertEngine: Sendable, Equatable {
         case let .countdown(c):
             wantedSound = c.inFinalPhase ? .countdownFinal : .countdown
             wantedLED = .countdown
-        case .alertActive:
-            wantedSound = .alertActive
-            wantedLED = .alertOut
+        case let .alertActive(a):
+            wantedSound = a.delivered ? .alertDelivered : .alertActive
+            wantedLED = a.delivered ? .alertDelivered : .alertOut
         case .monitoring:
             wantedSound = sensorFault == nil ? .silent : .sensorFault
             wantedLED = .monitoring

@@ -25,6 +25,10 @@ public struct IncidentEvent: Sendable, Equatable, Codable {
         case helpRequested = "help-requested"
         /// A short press while the alert was out: "I'm OK".
         case resolvedByWearer = "resolved-by-wearer"
+        /// A message of the active alarm went out (accepted by a provider or receiver).
+        case alertDelivered = "alert-delivered"
+        /// A caregiver answered the alarm's call.
+        case contactReached = "contact-reached"
         /// A caregiver acknowledged the active alert.
         case acknowledged
         /// At start, an alarm a previous run dispatched and nobody resolved became the active

@@ -159,8 +159,10 @@ public final class Daemon: Sendable {
         let metrics = self.metrics
         let notifiers = self.notifiers
         let recorder = self.recorder
+        let speech = configuration.speech.enabled ? SpokenPrompts(settings: configuration.speech.settings) : nil
         alarm.onUpdate = { engine, effects in
             recorder.record(effects.compactMap { if case let .record(event) = $0 { event } else { nil } })
+            speech?.handle(effects)
             shown?.update(engine, effects)
             for effect in effects { if case .dispatch = effect { metrics.alerts.increment() } }
             notifiers.engineChanged(engine, effects)
@@ -180,7 +182,7 @@ public final class Daemon: Sendable {
     public var services: [any Service] {
         let c = configuration
         var services: [any Service] = notifiers.services(drainOnStop: c.state.drainOnStop)
-        services.append(AcknowledgementService(inbox: notifiers.inbox, alarm: alarm))
+        services.append(AcknowledgementService(inbox: notifiers.inbox, progress: notifiers.outbox.progress, alarm: alarm))
         services.append(AlarmService(daemon: self))
         services.append(RecorderService(recorder: recorder))
         services.append(SensorService(daemon: self))
@@ -374,6 +376,7 @@ public final class Daemon: Sendable {
         if new.alarm != configuration.alarm { restart.append("alarm") }
         if new.state != configuration.state { restart.append("state") }
         if new.recording != configuration.recording { restart.append("recording") }
+        if new.speech != configuration.speech { restart.append("speech") }
         if new.metrics != configuration.metrics { restart.append("metrics") }
         if new.log != configuration.log { restart.append("log") }
         var applied = new.detector != configuration.detector ? ["detector"] : []
@@ -418,6 +421,9 @@ public final class Daemon: Sendable {
         metrics.sensorFaults.increment(by: Int64(faultsRaised.exchange(0, ordering: .relaxed)))
         metrics.fallsSuspected.increment(by: Int64(detections.exchange(0, ordering: .relaxed)))
         metrics.state.record(status.gaugeValue)
+        let active: AlertState.Active? = if case let .alertActive(a) = engine.state { a } else { nil }
+        metrics.alertDelivered.record(active?.delivered == true ? 1 : 0)
+        metrics.alertReached.record(active?.reachedBy != nil ? 1 : 0)
         if let o = outbox {
             metrics.outboxPending.record(o.pending)
             metrics.outboxSent.record(o.sent)

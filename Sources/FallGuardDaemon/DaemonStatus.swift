@@ -22,6 +22,18 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var kind: String
         /// Wall-clock time, ISO 8601.
         public var at: String
+        /// Who acknowledged it and how (`Anna (SMS reply)`), for an `acknowledged` incident.
+        public var acknowledgedBy: String?
+        /// A message of the alarm went out (nil before, and for other kinds).
+        public var delivered: Bool?
+        /// Who answered the alarm's call.
+        public var reachedBy: String?
+
+        public init(id: String, kind: String, at: String, acknowledgedBy: String? = nil, delivered: Bool? = nil,
+                    reachedBy: String? = nil) {
+            (self.id, self.kind, self.at) = (id, kind, at)
+            (self.acknowledgedBy, self.delivered, self.reachedBy) = (acknowledgedBy, delivered, reachedBy)
+        }
     }
 
     public struct Outbox: Codable, Sendable, Equatable {

@@ -48,6 +48,10 @@ final class DaemonMetrics: Sendable {
     let alerts = Counter(label: "fallguard_alerts_total")
     /// 0 monitoring, 1 countdown, 2 alert out.
     let state = Gauge(label: "fallguard_alarm_state")
+    /// 1 while the alert out has a message delivered (a provider or receiver accepted it).
+    let alertDelivered = Gauge(label: "fallguard_alert_delivered")
+    /// 1 while someone answered the call of the alert out.
+    let alertReached = Gauge(label: "fallguard_alert_reached")
     let outboxPending = Gauge(label: "fallguard_outbox_pending")
     let outboxSent = Gauge(label: "fallguard_outbox_sent")
     let outboxFailed = Gauge(label: "fallguard_outbox_failed")

@@ -24,6 +24,8 @@ public final class Notifiers: Sendable {
     private let context: ChannelContext
     private let mqtt: [MQTTChannel]
     private let worker: DeliveryWorker
+    /// Call outcomes and SMS replies, read from the provider while an alarm is open.
+    private let followUp: CaregiverFollowUp
     private let logger: Logger
     private let last = Mutex<DaemonStatus.Incident?>(nil)
 
@@ -62,6 +64,7 @@ public final class Notifiers: Sendable {
         worker = DeliveryWorker(outbox: outbox, channels: channels, unavailable: failures.mapValues { "\($0)" },
                                 onPass: onDeliveryPass)
         summary = channels.map(\.name).joined(separator: ", ") + " (outbox \(path))"
+        followUp = CaregiverFollowUp(outbox: outbox, client: client, inbox: inbox)
     }
 
     /// The delivery worker with the hand-off's retries (pending deliveries of an earlier run
@@ -70,6 +73,7 @@ public final class Notifiers: Sendable {
     public func services(drainOnStop: Double) -> [any Service] {
         [MQTTBridgeService(channels: mqtt),
          DeliveryService(worker: worker, handOff: handOff, client: client, drain: drainOnStop, logger: logger),
+         FollowUpService(followUp: followUp),
          HeartbeatService(notifiers: self, logger: logger)]
     }
 
@@ -79,9 +83,23 @@ public final class Notifiers: Sendable {
     /// After every batch of engine effects (alarm thread): the MQTT state and last incident.
     public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
         mqtt.forEach { $0.publish(state: engine.status) }
-        for case let .dispatch(alert) in effects {
-            last.withLock { $0 = .init(id: alert.incident, kind: alert.kind.rawValue, at: isoTimestamp()) }
-            mqtt.forEach { $0.publish(lastIncident: alert, at: Date()) }
+        for effect in effects {
+            switch effect {
+            case let .dispatch(alert):
+                last.withLock { $0 = .init(id: alert.incident, kind: alert.kind.rawValue, at: isoTimestamp(),
+                                           acknowledgedBy: alert.acknowledgedBy) }
+                mqtt.forEach { $0.publish(lastIncident: alert, at: Date()) }
+            case let .record(event) where event.event == .alertDelivered || event.event == .contactReached:
+                guard case let .alertActive(a) = engine.state, a.incident == event.incident else { continue }
+                last.withLock { l in
+                    guard l?.id == a.incident else { return }
+                    l?.delivered = a.delivered
+                    l?.reachedBy = a.reachedBy
+                }
+                mqtt.forEach { $0.publish(progressOf: a.incident, delivered: a.delivered, reachedBy: a.reachedBy) }
+            default:
+                break
+            }
         }
     }
 

@@ -58,15 +58,39 @@ struct AlarmService: Service {
     }
 }
 
-/// Acknowledgements from every channel, in arrival order, to the alarm.
+/// Acknowledgements from every channel, in arrival order, and what became of the alarm's
+/// messages (sent, a person reached), to the alarm: the wearer hears both.
 struct AcknowledgementService: Service {
     let inbox: AcknowledgementInbox
+    let progress: AsyncStream<DeliveryProgress>
     let alarm: AlarmController
 
     func run() async throws {
-        for await ack in inbox.acknowledgements.cancelOnGracefulShutdown() {
-            alarm.acknowledge(incident: ack.incident, by: ack.by)
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                for await ack in inbox.acknowledgements.cancelOnGracefulShutdown() {
+                    alarm.acknowledge(incident: ack.incident, by: ack.byAndVia)
+                }
+            }
+            group.addTask {
+                for await p in progress.cancelOnGracefulShutdown() {
+                    switch p {
+                    case let .delivered(incident, _, _): alarm.delivered(incident: incident)
+                    case let .reached(incident, _, contact): alarm.reached(incident: incident, by: contact)
+                    case .notReached, .reply: break
+                    }
+                }
+            }
         }
+    }
+}
+
+/// Call outcomes and SMS replies from the provider while an alarm is open.
+struct FollowUpService: Service {
+    let followUp: CaregiverFollowUp
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await followUp.run() }
     }
 }
 

@@ -173,10 +173,14 @@ public struct MQTTLastIncident: Sendable, Codable, Equatable {
     /// Wall-clock time, ISO 8601.
     public var at: String
     public var acknowledgedBy: String?
+    /// A message of the alarm went out (nil before any did, and for other kinds).
+    public var delivered: Bool?
+    /// Who answered the alarm's call.
+    public var reachedBy: String?
 
     enum CodingKeys: String, CodingKey {
-        case incident, kind, severity, at
-        case acknowledgedBy = "acknowledged-by"
+        case incident, kind, severity, at, delivered
+        case acknowledgedBy = "acknowledged-by", reachedBy = "reached-by"
     }
 
     public init(incident: String, kind: String, severity: String, at: String, acknowledgedBy: String? = nil) {

@@ -83,6 +83,15 @@ public final class MQTTChannel: NotificationChannel {
         retained.set(lastIncident: info, client)
     }
 
+    /// What became of the alarm `incident` (a message went out, who answered the call), on the
+    /// retained last-incident topic, when it is still the last incident.
+    public func publish(progressOf incident: String, delivered: Bool, reachedBy: String?) {
+        retained.update(incident, client) { last in
+            last.delivered = delivered
+            last.reachedBy = reachedBy ?? last.reachedBy
+        }
+    }
+
     static let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -113,6 +122,16 @@ private final class BridgeSession: Sendable {
     func set(lastIncident: MQTTLastIncident, _ client: MosquittoClient) {
         current.withLock { $0.incident = lastIncident }
         client.publish(topics.lastIncident, Self.json(lastIncident), retain: true)
+    }
+
+    func update(_ incident: String, _ client: MosquittoClient, _ change: (inout MQTTLastIncident) -> Void) {
+        guard let updated = current.withLock({ c -> MQTTLastIncident? in
+            guard var last = c.incident, last.incident == incident else { return nil }
+            change(&last)
+            c.incident = last
+            return last
+        }) else { return }
+        client.publish(topics.lastIncident, Self.json(updated), retain: true)
     }
 
     func handle(_ event: MosquittoEvent, _ client: MosquittoClient) {

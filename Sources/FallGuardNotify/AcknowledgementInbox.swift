@@ -5,8 +5,13 @@ public struct Acknowledgement: Sendable, Equatable {
     public var incident: String
     /// Who, as the channel names them (a contact's name, "Home Assistant").
     public var by: String
+    /// How, when the channel says (`SMS reply`): the incident log names it.
+    public var via: String?
 
-    public init(incident: String, by: String) { (self.incident, self.by) = (incident, by) }
+    public init(incident: String, by: String, via: String? = nil) { (self.incident, self.by, self.via) = (incident, by, via) }
+
+    /// `Anna (SMS reply)`: who and how, as the alarm records and the follow-up messages show it.
+    public var byAndVia: String { via.map { "\(by) (\($0))" } ?? by }
 }
 
 /// Where every channel that receives acknowledgements (MQTT today) hands them on, created
@@ -33,6 +38,11 @@ public final class AcknowledgementInbox: Sendable {
         { [continuation, contactNames] incident, by in
             continuation.yield(Acknowledgement(incident: incident, by: Self.shownName(by, contacts: contactNames)))
         }
+    }
+
+    /// An acknowledgement from a contact the channel already identified (by phone number).
+    public func receive(incident: String, contact: String, via: String) {
+        continuation.yield(Acknowledgement(incident: incident, by: Self.shownName(contact, contacts: contactNames), via: via))
     }
 
     /// The configured contact `by` names, or ``otherwise``.

@@ -65,7 +65,11 @@ struct StatusCommand: ParsableCommand {
             lines.append("sensor: not open")
         }
         if let last = s.lastIncident {
-            lines.append("last incident: \(last.id) (\(last.kind)) at \(last.at)")
+            var line = "last incident: \(last.id) (\(last.kind)) at \(last.at)"
+            if last.delivered == true { line += ", delivered" }
+            if let who = last.reachedBy { line += ", \(who) answered the call" }
+            if let who = last.acknowledgedBy { line += ", acknowledged by \(who)" }
+            lines.append(line)
         } else {
             lines.append("last incident: none since start")
         }

@@ -93,3 +93,15 @@ import FallGuardTestSupport
         #expect(GPIOSection.bias("up") == nil)
     }
 }
+
+@Suite struct SpeechSectionTests {
+    @Test func speechIsOffByDefaultAndItsValuesAreChecked() throws {
+        let d = try decodeSection(SpeechSection.self, "{}")
+        #expect(!d.enabled && d.settings == SpeechSettings() && d.problems(at: ["speech"]).isEmpty)
+        let s = try decodeSection(SpeechSection.self, #"{"voice": "de", "rate": 180, "help-coming": "{by} weiß Bescheid."}"#)
+        #expect(s.settings.voice == "de" && s.settings.rate == 180 && s.settings.helpComing == "{by} weiß Bescheid.")
+        let bad = try decodeSection(SpeechSection.self, #"{"voice": "-w /tmp/x", "rate": 50, "device": ""}"#)
+        let keys = bad.problems(at: ["speech"]).map { $0.keyPath.joined(separator: ".") }
+        #expect(Set(keys) == ["speech.voice", "speech.rate", "speech.device"], "\(keys)")
+    }
+}

@@ -32,6 +32,21 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
 
     func decode(_ json: String) throws -> NotificationSettings { try decodeSection(NotificationSettings.self, json) }
 
+    @Test func twilioChannelsFollowCallsAndReadRepliesByDefaultWithCheckedIntervals() throws {
+        let s = try decode(Self.minimal)
+        let sms = try #require(s.channels["sms"] as? TwilioSMSOptions)
+        let call = try #require(s.channels["call"] as? TwilioCallOptions)
+        #expect(sms.readReplies && sms.replyPollInterval == 10 && sms.acknowledgeWords == ["ok", "yes", "coming", "1"])
+        #expect(call.followCalls && call.callPollInterval == 5 && call.machineDetection)
+        let tuned = try decode(Self.minimal
+            .replacingOccurrences(of: #""from": "+15005550006"}"#, with: #""from": "+15005550006", "reply-poll-interval": 1, "acknowledge-words": ["", "!"]}"#)
+            .replacingOccurrences(of: #""repeat": 2}"#, with: #""repeat": 2, "call-poll-interval": 0.5, "machine-detection": false}"#))
+        let problems = tuned.errors.map { "\($0)" }.joined(separator: "\n")
+        #expect(problems.contains("reply-poll-interval") && problems.contains("outside 2...300"), "\(problems)")
+        #expect(problems.contains("acknowledge-words") && problems.contains("call-poll-interval"), "\(problems)")
+        #expect((tuned.channels["call"] as? TwilioCallOptions)?.machineDetection == false)
+    }
+
     @Test func minimalSettingsGetTheThesisDefaults() throws {
         let s = try decode(Self.minimal)
         #expect(s.errors.isEmpty, "\(s.errors)")

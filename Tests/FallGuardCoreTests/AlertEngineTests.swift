@@ -305,8 +305,37 @@ extension AlertState {
         #expect(alert.severity == .information && alert.incident == "FG-1")
         let event = try #require(fx.events.first)
         #expect(event.event == .acknowledged && event.detail.contains("alice") && event.alert == .acknowledged)
-        #expect(fx.sounds == [.acknowledge, .silent] && fx.indicators == [.monitoring])
+        #expect(fx.sounds == [.helpComing, .silent] && fx.indicators == [.monitoring],
+                "the wearer hears that help is coming, not the abort's chirp")
         #expect(e.state == .monitoring && e.nextDeadline == nil)
+    }
+
+    @Test func theWearerHearsWhenTheAlertWentOutAndWhenSomeoneAnswered() throws {
+        var e = AlertFixtures.alertOut()
+        #expect(e.sound == .alertActive && e.indicator == .alertOut)
+        let other = e.handle(.alertDelivered(incidentID: "FG-9"), at: 31)
+        #expect(other.isEmpty, "another incident's delivery changes nothing")
+        let sent = e.handle(.alertDelivered(incidentID: "FG-1"), at: 32)
+        #expect(sent.sounds == [.alertDelivered] && sent.indicators == [.alertDelivered])
+        #expect(sent.events.map(\.event) == [.alertDelivered])
+        #expect(e.handle(.alertDelivered(incidentID: "FG-1"), at: 33).isEmpty, "said once")
+        let reached = e.handle(.contactReached(incidentID: "FG-1", by: "Ben"), at: 40)
+        #expect(reached.events.map(\.event) == [.contactReached] && reached.events.first?.detail == "Ben answered the call")
+        #expect(reached.sounds.isEmpty, "the delivered pattern goes on")
+        guard case let .alertActive(a) = e.state else { Issue.record("\(e.state)"); return }
+        #expect(a.delivered && a.reachedBy == "Ben")
+        let ack = e.handle(.acknowledged(incidentID: "FG-1", by: "Ben (SMS reply)"), at: 45)
+        #expect(ack.sounds == [.helpComing, .silent] && ack.alerts.first?.acknowledgedBy == "Ben (SMS reply)")
+        #expect(e.handle(.alertDelivered(incidentID: "FG-1"), at: 46).isEmpty, "nothing after the end")
+    }
+
+    @Test func aHelpRequestAfterDeliveryIsSentAgainAndSoundsUndelivered() {
+        var e = AlertFixtures.alertOut()
+        _ = e.handle(.alertDelivered(incidentID: "FG-1"), at: 32)
+        _ = e.handle(.buttonPressed, at: 40)
+        let help = e.advance(to: 43)
+        #expect(help.alerts.map(\.kind) == [.helpRequested])
+        #expect(help.sounds.last == .alertActive && e.indicator == .alertOut, "the new alert is being sent")
     }
 
     @Test func acknowledgementsOfOtherIncidentsAreRecordedAndIgnored() {

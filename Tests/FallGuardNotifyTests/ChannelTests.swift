@@ -25,13 +25,14 @@ import FallGuardTestSupport
     @Test func aCallSpeaksTheMessageRepeatedInInlineTwiML() async throws {
         let receiver = try Receiver()
         let receipt = try await withHTTPClient { client in
-            try await TwilioChannel(name: "call", account: twilioAccount(receiver), mode: .call(repeatCount: 3, language: "en-GB"), client: client)
+            try await TwilioChannel(name: "call", account: twilioAccount(receiver), mode: .call(repeatCount: 3, language: "en-GB", machineDetection: true), client: client)
                 .send(delivery(channel: "call", to: ben))
         }
         let r = try #require(receiver.requests.first)
         #expect(r.path.hasSuffix("/Calls.json") && r.auth_ok == true)
         let twiml = try #require(r.form?["Twiml"])
         #expect(r.form?["To"] == "+447700900002")
+        #expect(r.form?["MachineDetection"] == "Enable", "a voicemail must not count as a person reached")
         #expect(twiml.hasPrefix("<Response><Say language=\"en-GB\">") && twiml.hasSuffix("</Say></Response>"))
         #expect(twiml.components(separatedBy: "<Say").count - 1 == 3)
         #expect(twiml.contains("fallen &amp; needs help &lt;now&gt;."))

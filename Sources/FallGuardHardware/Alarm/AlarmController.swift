@@ -119,6 +119,12 @@ public final class AlarmController: @unchecked Sendable {
     /// A caregiver acknowledged `incident` through a notifier.
     public func acknowledge(incident: String, by: String) { post(.acknowledged(incidentID: incident, by: by)) }
 
+    /// A message of the alarm `incident` went out: the wearer hears that it was sent.
+    public func delivered(incident: String) { post(.alertDelivered(incidentID: incident)) }
+
+    /// `by` answered the alarm's call.
+    public func reached(incident: String, by: String) { post(.contactReached(incidentID: incident, by: by)) }
+
     /// The sensor became faulty.
     public func sensorFault(_ fault: SensorFault) { post(.sensorFault(fault)) }
 

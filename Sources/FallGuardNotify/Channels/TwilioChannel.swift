@@ -8,7 +8,7 @@ import NIOCore
 public struct TwilioChannel: NotificationChannel {
     public enum Mode: Sendable, Equatable {
         case sms
-        case call(repeatCount: Int, language: String)
+        case call(repeatCount: Int, language: String, machineDetection: Bool)
     }
 
     public let name: String
@@ -21,11 +21,7 @@ public struct TwilioChannel: NotificationChannel {
     }
 
     /// The resource URL for this mode.
-    var url: String {
-        let base = account.baseURL.hasSuffix("/") ? String(account.baseURL.dropLast()) : account.baseURL
-        let resource = mode == .sms ? "Messages.json" : "Calls.json"
-        return "\(base)/2010-04-01/Accounts/\(account.accountSID)/\(resource)"
-    }
+    var url: String { account.url(mode == .sms ? "Messages.json" : "Calls.json") }
 
     public func send(_ delivery: Delivery) async throws -> DeliveryReceipt {
         guard let to = delivery.recipient?.phone else {
@@ -34,13 +30,12 @@ public struct TwilioChannel: NotificationChannel {
         var fields = [("To", to), ("From", account.from)]
         switch mode {
         case .sms: fields.append(("Body", delivery.payload.message.body))
-        case let .call(repeatCount, language):
+        case let .call(repeatCount, language, machineDetection):
             fields.append(("Twiml", Self.twiml(speaking: delivery.payload.message.body, times: repeatCount, language: language)))
+            // A voicemail must not count as a person reached (the follow-up reads AnsweredBy).
+            if machineDetection { fields.append(("MachineDetection", "Enable")) }
         }
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        let credentials = Data("\(account.accountSID):\(account.authToken)".utf8).base64EncodedString()
-        request.headers.add(name: "Authorization", value: "Basic \(credentials)")
+        var request = account.request(url, method: .POST)
         request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         // Twilio itself ignores it; compatible providers and proxies may drop duplicates by it.
         request.headers.add(name: "I-Twilio-Idempotency-Token", value: delivery.idempotencyKey)

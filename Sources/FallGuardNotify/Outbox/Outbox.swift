@@ -25,6 +25,10 @@ public final class Outbox: AlertSink, Sendable {
     /// Countdowns this instance armed and has not released or disarmed: incident → alert row
     /// and the uid its keys start with.
     let armedAlerts = Mutex<[String: (id: Int64, uid: String)]>([:])
+    /// What became of alarms' messages (accepted, a person reached or not, replies), in order,
+    /// for the alarm and the status; the newest 256 are kept while nobody reads.
+    public let progress: AsyncStream<DeliveryProgress>
+    let progressFeed: AsyncStream<DeliveryProgress>.Continuation
     /// The outbox file's name in the state directory.
     public static let fileName = "outbox.sqlite"
 
@@ -36,6 +40,7 @@ public final class Outbox: AlertSink, Sendable {
         current = Mutex(Self.derive(settings))
         self.logger = logger
         self.now = now
+        (progress, progressFeed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
     private static func derive(_ settings: NotificationSettings)

@@ -8,6 +8,8 @@ import GRDB
 /// - `incident`: the escalation state of each alarm: which contact is responsible, when the
 ///   next one is tried, who acknowledged, and the contact list it escalates along (as it was
 ///   when the alarm began: a reload that reorders the contacts changes the next incident).
+/// - `reply`: each SMS reply read from the provider, with the incident it was taken for and what
+///   it meant (`acknowledged`, `other`, `other-incident`, `too-early`, `unknown-sender`).
 enum OutboxSchema {
     /// Opens (creating if needed) the outbox at `path`.
     static func open(path: String) throws -> DatabasePool {
@@ -72,6 +74,25 @@ enum OutboxSchema {
         m.registerMigration("v2: incident contacts") { db in
             // Rows from before v2 have none and escalate along the configured list.
             try db.execute(sql: "ALTER TABLE incident ADD COLUMN contacts_json TEXT")
+        }
+        m.registerMigration("v3: provider ids, call outcomes, replies") { db in
+            // The provider's id of a sent delivery (a call's SID, followed until it ends), what
+            // became of it (`reached`, or `not-reached: no-answer`), and every SMS reply read.
+            try db.execute(sql: """
+                ALTER TABLE delivery ADD COLUMN provider_id TEXT;
+                ALTER TABLE delivery ADD COLUMN outcome TEXT;
+                ALTER TABLE delivery ADD COLUMN outcome_at REAL;
+                CREATE TABLE reply (
+                    sid TEXT PRIMARY KEY,
+                    incident TEXT,
+                    contact TEXT,
+                    from_number TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    sent_at REAL NOT NULL,
+                    meaning TEXT NOT NULL,
+                    read_at REAL NOT NULL
+                );
+                """)
         }
         return m
     }

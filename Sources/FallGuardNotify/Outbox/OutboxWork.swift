@@ -92,11 +92,18 @@ extension Outbox {
         case .sent(let receipt):
             try await db.write { db in
                 try db.execute(sql: """
-                    UPDATE delivery SET state = 'sent', attempts = ?, last_attempt_at = ?, finished_at = ?, receipt = ?
+                    UPDATE delivery SET state = 'sent', attempts = ?, last_attempt_at = ?, finished_at = ?, receipt = ?,
+                        provider_id = ?
                     WHERE id = ?
-                    """, arguments: [attempts, t, t, receipt.providerID.map { "\($0): \(receipt.detail)" } ?? receipt.detail, d.id])
+                    """, arguments: [attempts, t, t, receipt.providerID.map { "\($0): \(receipt.detail)" } ?? receipt.detail,
+                                     receipt.providerID, d.id])
             }
             logger.info("delivered", metadata: meta)
+            let payload = d.delivery.payload
+            if !payload.test, payload.alert.kind == .fall || payload.alert.kind == .helpRequested {
+                progressFeed.yield(.delivered(incident: d.incident, channel: d.delivery.channel,
+                                             to: d.delivery.recipient?.name))
+            }
         case .failed(.transient(let why)) where t < d.deadline:
             let wait = settings.policy.retry.delay(afterAttempts: attempts, random: Double.random(in: 0...1))
             let next = min(t + wait, d.deadline)
