@@ -12,12 +12,12 @@ import FallGuardTestSupport
 struct CaregiverLoopEndToEndTests {
     static let anna = "+447700900001", ben = "+447700900002", cara = "+447700900003"
 
-    func config(_ receiver: Receiver, state: String) throws -> String {
+    func config(_ receiver: Receiver, state: String, lib: GPIOLib) throws -> String {
         let path = state + ".yaml"
         let account = "account-sid: \(twilioSID), auth-token: \(twilioToken), from: \"+15005550006\", base-url: \"\(receiver.base)\""
         try """
             sensor: {replay: "\(DaemonCrashDuringCountdownTests.fixture)"}
-            gpio: {chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
+            gpio: {library: \(lib.rawValue), chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
             alarm: {countdown: 5, final-phase: 2}
             state: {directory: "\(state)"}
             metrics: {enabled: false}
@@ -37,10 +37,11 @@ struct CaregiverLoopEndToEndTests {
         receiver.requests.filter { $0.method != "GET" && $0.path.hasSuffix(resource) && $0.form?["To"] == to }
     }
 
-    @Test func anUnansweredCallEscalatesAReplyAcknowledgesAndTheWearerHearsBoth() async throws {
+    @Test(arguments: GPIOLib.allCases)
+    func anUnansweredCallEscalatesAReplyAcknowledgesAndTheWearerHearsBoth(lib: GPIOLib) async throws {
         let receiver = try Receiver(["--call-script", "\(Self.anna)=ringing@0.5,no-answer@2"])
         let state = NSTemporaryDirectory() + "fg-caregiver-\(UUID().uuidString.prefix(8))"
-        let run = try GPIOEmulatorRun(["run", "--config", try config(receiver, state: state), "--duration", "32"], library: .v1)
+        let run = try GPIOEmulatorRun(["run", "--config", try config(receiver, state: state, lib: lib), "--duration", "32"], library: lib)
         #expect(run.waitForLog("fall suspected", timeout: 25), "\(run.stderr)")
         // The fall alert goes out; Anna's call rings out and Ben is called at once.
         #expect(await until(25) { !posts(receiver, "Calls.json", to: Self.ben).isEmpty }, "\(run.stderr)")
@@ -76,6 +77,10 @@ struct CaregiverLoopEndToEndTests {
         print("incident log: \(events.map { "\($0["event"] ?? "?")@\($0["time"] ?? "?")" })")
         let ack = try #require(events.first { $0["event"] as? String == "acknowledged" }, "\(kinds)")
         #expect((ack["detail"] as? String)?.contains("Ben (SMS reply)") == true, "\(ack)")
+
+        // The status shows who is handling it.
+        let status = try String(contentsOfFile: state + "/status.json", encoding: .utf8)
+        #expect(status.contains(#""acknowledged_by" : "Ben (SMS reply)""#), "\(status)")
 
         // The buzzer: the delivered pattern (one 150 ms beep, ~5.85 s of quiet), then help coming
         // (three ~700 ms tones).

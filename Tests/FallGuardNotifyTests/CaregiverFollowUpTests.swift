@@ -114,6 +114,22 @@ import Testing
         }
     }
 
+    @Test func aCallTheProviderNoLongerShowsCountsAsNotReached() async throws {
+        let receiver = try Receiver(["--call-script", "\(anna.phone!)=ringing@30"])
+        try await Self.withFollowUp(receiver) { outbox, _, _ in
+            try outbox.enqueue(fallAlert())
+            #expect(await until(10) { !Self.posts(receiver, "Calls.json", to: anna).isEmpty })
+            // The provider forgets the call (a new server on the same port): its GET answers 404.
+            let port = receiver.port
+            receiver.stop()
+            try receiver.start(port: port)
+            #expect(await until(10) { (try? Self.outcome(outbox, key: "p0.call"))?.hasPrefix("not-reached: not shown by the provider") == true },
+                    "\(String(describing: try? Self.outcome(outbox, key: "p0.call")))")
+            #expect(await until(10) { !Self.posts(receiver, "Calls.json", to: ben).isEmpty }, "the next contact is called")
+            #expect(try Self.outcome(outbox, key: "p0.call")?.contains(twilioToken) == false)
+        }
+    }
+
     @Test func anOKFromTheSecondContactAcknowledgesWithinTwoPollsAndStopsEscalation() async throws {
         let receiver = try Receiver()
         try await Self.withFollowUp(receiver, acknowledgeWithin: 6) { outbox, inbox, _ in

@@ -31,48 +31,64 @@ public final class CaregiverFollowUp: Sendable {
 
     /// Polls until cancelled.
     public func run() async {
-        var nextCalls = 0.0, nextReplies = 0.0
-        var callFailures = 0, replyFailures = 0
+        var calls = Schedule(), replies = Schedule()
         while !Task.isCancelled {
             let channels = outbox.settings.channels
-            let calls = channels.compactMapValues { $0 as? TwilioCallOptions }.filter(\.value.followCalls)
+            let call = channels.compactMapValues { $0 as? TwilioCallOptions }.filter(\.value.followCalls)
             let sms = channels.compactMapValues { $0 as? TwilioSMSOptions }.filter(\.value.readReplies)
-            let t = outbox.now()
-            if !calls.isEmpty, t >= nextCalls {
-                do {
-                    try await followCalls(calls)
-                    callFailures = 0
-                    nextCalls = t + (calls.values.map(\.callPollInterval).min() ?? 5)
-                } catch {
-                    callFailures += 1
-                    nextCalls = t + outbox.settings.policy.retry.delay(afterAttempts: callFailures, random: .random(in: 0...1))
-                    logger.warning("cannot follow the calls (again in \(Int(nextCalls - t)) s): \(redacted("\(error)", calls.values.map(\.account)))")
-                }
+            if !call.isEmpty {
+                await calls.poll(every: call.values.map(\.callPollInterval).min() ?? 5, "follow the calls", self,
+                                 call.values.map(\.account)) { try await followCalls(call) }
             }
-            if !sms.isEmpty, t >= nextReplies {
-                do {
-                    try await readReplies(sms)
-                    replyFailures = 0
-                    nextReplies = t + (sms.values.map(\.replyPollInterval).min() ?? 10)
-                } catch {
-                    replyFailures += 1
-                    nextReplies = t + outbox.settings.policy.retry.delay(afterAttempts: replyFailures, random: .random(in: 0...1))
-                    logger.warning("cannot read the SMS replies (again in \(Int(nextReplies - t)) s): \(redacted("\(error)", sms.values.map(\.account)))")
-                }
+            if !sms.isEmpty {
+                await replies.poll(every: sms.values.map(\.replyPollInterval).min() ?? 10, "read the SMS replies", self,
+                                   sms.values.map(\.account)) { try await readReplies(sms) }
             }
             try? await Task.sleep(for: .milliseconds(250))
         }
     }
 
+    /// When one kind of poll is next due, and how many failed in a row (the delivery backoff).
+    struct Schedule {
+        var next = 0.0
+        var failures = 0
+
+        mutating func poll(every interval: Double, _ what: String, _ f: CaregiverFollowUp, _ accounts: [TwilioAccount],
+                           _ body: () async throws -> Void) async {
+            let t = f.outbox.now()
+            guard t >= next else { return }
+            do {
+                try await body()
+                failures = 0
+                next = t + interval
+            } catch {
+                failures += 1
+                next = t + f.outbox.settings.policy.retry.delay(afterAttempts: failures, random: .random(in: 0...1))
+                let text = SecretRedactor(secrets: accounts.flatMap(\.secrets)).redact("\(error)")
+                f.logger.warning("cannot \(what) (again in \(Int(next - t)) s): \(text)")
+            }
+        }
+    }
+
     // MARK: Calls
 
-    /// Reads every call not ended yet once; stores the outcome of those that ended.
+    /// Reads every call not ended yet once; stores the outcome of those that ended. A call the
+    /// provider refuses to show (404, say) is taken as not reached: nobody can tell that a person
+    /// answered it. A transient failure is thrown after the other calls were read.
     func followCalls(_ channels: [String: TwilioCallOptions]) async throws {
+        var transient: (any Error)?
         for call in try outbox.callsToFollow(channels: Set(channels.keys), window: Self.window) {
             guard let account = channels[call.channel]?.account else { continue }
-            let state: TwilioCall = try await get(account.url("Calls/\(call.sid).json"), account: account)
-            if let outcome = state.outcome { try outbox.record(outcome, of: call) }
+            do {
+                let state: TwilioCall = try await get(account.url("Calls/\(call.sid).json"), account: account)
+                if let outcome = state.outcome { try outbox.record(outcome, of: call) }
+            } catch let DeliveryFailure.permanent(why) {
+                try outbox.record(.notReached("not shown by the provider: \(SecretRedactor(secrets: account.secrets).redact(why))"), of: call)
+            } catch {
+                transient = transient ?? error
+            }
         }
+        if let transient { throw transient }
     }
 
     // MARK: Replies
@@ -139,10 +155,6 @@ public final class CaregiverFollowUp: Sendable {
         let answer = try await HTTPDelivery.send(account.request(url, method: .GET), client: client, timeout: account.timeout)
         try HTTPDelivery.check(answer, url: url)
         return try JSONDecoder().decode(T.self, from: Data(answer.body.utf8))
-    }
-
-    private func redacted(_ text: String, _ accounts: [TwilioAccount]) -> String {
-        SecretRedactor(secrets: accounts.flatMap(\.secrets)).redact(text)
     }
 
     /// A phone number's digits (and a leading +): `+44 7700 900123` and `+447700900123` match.
