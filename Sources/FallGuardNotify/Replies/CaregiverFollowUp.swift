@@ -44,7 +44,11 @@ public final class CaregiverFollowUp: Sendable {
                 await replies.poll(every: sms.values.map(\.replyPollInterval).min() ?? 10, "read the SMS replies", self,
                                    sms.values.map(\.account)) { try await readReplies(sms) }
             }
-            try? await Task.sleep(for: .milliseconds(250))
+            // Asleep until the next poll is due (at most 5 s, so that a reload's new channels are
+            // seen): no wake-ups of its own on a bridge without a provider to ask.
+            let due = (call.isEmpty ? [] : [calls.next]) + (sms.isEmpty ? [] : [replies.next])
+            let wait = due.min().map { min(max($0 - outbox.now(), 0.25), 5) } ?? 5
+            try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
         }
     }
 

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# build-modules.sh <version> : build the rig's out-of-tree modules against the headers
+# fetch.sh extracted, into $FG_KERNEL_CACHE/<krel>/build/modules/ (the repository stays
+# clean: the sources are copied there first).
+#   fg_i2c_devices.ko  from tools/kernel-rig/modules/fg_i2c_devices.c
+#   gpio_sim.ko        drivers/gpio/gpio-sim.c of that kernel's linux-source, with
+#                      kernel/irq/irq_sim.c compiled into the same module
+# Rebuilds only when an input changed (FG_RIG_REBUILD=1 forces it).
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $# -eq 1 && $1 != -h && $1 != --help ]] || { sed -n '2,9p' "$0"; exit 2; }
+load_env "$1"
+for t in make gcc flex bison bc; do command -v "$t" >/dev/null || die "$t missing: run fetch.sh (it installs the build tools)"; done
+[[ -f $KHEADERS/Makefile ]] || die "no headers in $KHEADERS: run fetch.sh ${SERIES}"
+for f in drivers/gpio/gpio-sim.c kernel/irq/irq_sim.c; do
+    [[ -f $KSRC/$f ]] || die "$KSRC/$f missing: run fetch.sh ${SERIES} again (rm $KDIR/kernel.env to re-extract)"
+done
+
+OUT=$KDIR/build/modules
+inputs() {
+    cat "$RIG_DIR/modules/fg_i2c_devices.c" "$RIG_DIR/modules/Makefile" \
+        "$KSRC/drivers/gpio/gpio-sim.c" "$KSRC/kernel/irq/irq_sim.c" "$RIG_DIR/build-modules.sh"
+    [[ -f $KSRC/drivers/gpio/gpiolib.h ]] && cat "$KSRC/drivers/gpio/gpiolib.h"
+    echo "$KREL $PKGVER"
+}
+sum=$(inputs | sha256sum | cut -d' ' -f1)
+if [[ ${FG_RIG_REBUILD:-0} != 1 && -f $OUT/.inputs && $(cat "$OUT/.inputs") == "$sum" \
+      && -f $OUT/fg_i2c_devices.ko && -f $OUT/gpio_sim.ko ]]; then
+    log "modules for $KREL are up to date in $OUT"
+    exit 0
+fi
+
+rm -rf "$OUT"; mkdir -p "$OUT"
+cp "$RIG_DIR/modules/fg_i2c_devices.c" "$RIG_DIR/modules/Makefile" "$OUT/"
+cp "$KSRC/drivers/gpio/gpio-sim.c" "$OUT/gpio-sim-main.c"
+cp "$KSRC/kernel/irq/irq_sim.c" "$OUT/irq_sim.c"
+[[ -f $KSRC/drivers/gpio/gpiolib.h ]] && cp "$KSRC/drivers/gpio/gpiolib.h" "$OUT/"
+
+# The compiler the kernel was built with (Debian 12's gcc-12 for both series).
+cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\(gcc-[0-9]*\).*/\1/p' "$KHEADERS/.config" | head -n1)
+cc=${cc:-gcc}
+command -v "$cc" >/dev/null || cc=gcc
+
+log "building fg_i2c_devices and gpio_sim for $KREL with $cc"
+t0=$(date +%s.%N)
+make -C "$KHEADERS" M="$OUT" CC="$cc" -j"$(nproc)" modules >"$OUT/build.log" 2>&1 \
+    || { tail -n 40 "$OUT/build.log" >&2; die "module build failed for $KREL (full log: $OUT/build.log)"; }
+t1=$(date +%s.%N)
+grep -E 'warning|error' "$OUT/build.log" >&2 || true
+for m in fg_i2c_devices gpio_sim; do
+    [[ -f $OUT/$m.ko ]] || die "$m.ko was not produced (see $OUT/build.log)"
+    v=$(modinfo -F vermagic "$OUT/$m.ko")
+    [[ $v == "$KREL "* ]] || die "$m.ko has vermagic '$v', expected $KREL"
+done
+echo "$sum" >"$OUT/.inputs"
+log "built in $(awk "BEGIN{printf \"%.1f\", $t1-$t0}") s: $(cd "$OUT" && ls -s --block-size=K ./*.ko | tr '\n' ' ')"

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# fetch.sh [6.1|6.12] ... : download one of Debian's kernels, its headers and linux-source
+# with `apt-get download` and extract them (dpkg-deb -x, nothing is installed) into
+# $FG_KERNEL_CACHE/<kernel release>/. Also installs what building and booting needs
+# (Debian packages + virtme-ng from PyPI) unless FG_RIG_NO_INSTALL=1.
+#
+# Versions are pinned below; if the archive no longer carries a pinned version
+# (security updates replace them), the newest one the archive has for the series is
+# used instead and a warning says so. A second run with everything cached downloads
+# nothing and runs no apt-get update.
+#
+# Options: --download-only (no extraction), --no-install (same as FG_RIG_NO_INSTALL=1)
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# ---- pins ------------------------------------------------------------------------
+# series -> "ABI PKGVER": the image is linux-image-<ABI>-amd64 at version PKGVER.
+declare -A PIN=(
+    [6.12]="6.12.117+deb12 6.12.117-1~deb12u1"   # bookworm-security (linux-6.12 for Debian 12)
+    [6.1]="6.1.0-56 6.1.192-2"                   # bookworm-security (Debian 12's own kernel)
+)
+VIRTME_NG_PIN=${VIRTME_NG_PIN:-1.42}
+HOST_PKGS=(gcc gcc-12 make flex bison libelf-dev libssl-dev bc dwarves kmod cpio xz-utils
+           qemu-system-x86 busybox-static i2c-tools libiio-utils gpiod python3 python3-pip file)
+
+DOWNLOAD_ONLY=0
+INSTALL=${FG_RIG_NO_INSTALL:-0}; [[ $INSTALL == 1 ]] && INSTALL=0 || INSTALL=1
+SERIES=()
+for a in "$@"; do
+    case $a in
+        --download-only) DOWNLOAD_ONLY=1 ;;
+        --no-install) INSTALL=0 ;;
+        6.1|6.12) SERIES+=("$a") ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        *) die "unknown argument '$a' (expected 6.1, 6.12, --download-only, --no-install)" ;;
+    esac
+done
+[[ ${#SERIES[@]} -gt 0 ]] || SERIES=(6.12 6.1)
+need_root
+
+APT_UPDATED=0
+apt_update_once() {
+    if [[ $APT_UPDATED == 0 ]]; then
+        log "apt-get update"
+        apt-get update -qq || die "apt-get update failed"
+        APT_UPDATED=1
+    fi
+}
+
+ensure_host_tools() {
+    local missing=() p
+    for p in "${HOST_PKGS[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        apt_update_once
+        log "installing ${missing[*]}"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+            || die "apt-get install ${missing[*]} failed"
+    fi
+    if ! command -v vng >/dev/null 2>&1; then
+        log "installing virtme-ng==$VIRTME_NG_PIN from PyPI"
+        pip install -q "virtme-ng==$VIRTME_NG_PIN" 2>/dev/null || pip install -q virtme-ng \
+            || die "pip install virtme-ng failed"
+        hash -r
+        command -v vng >/dev/null || die "vng not on PATH after pip install virtme-ng"
+    fi
+}
+
+# has_version PKG VER -> true when the archive index lists PKG at VER
+has_version() { apt-cache madison "$1" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -qxF "$2"; }
+
+# newest_abi SERIES -> "ABI PKGVER" of the newest amd64 image of that series that also
+# has a linux-source-SERIES of the same version.
+newest_abi() {
+    local series=$1 best="" bestver="" p v abi
+    local re
+    if [[ $series == 6.1 ]]; then re='^linux-image-6\.1\.0-[0-9]+-amd64$'; else re='^linux-image-6\.12\.[0-9]+\+deb[0-9]+-amd64$'; fi
+    while read -r p; do
+        [[ $p =~ $re ]] || continue
+        while read -r v; do
+            has_version "linux-source-$series" "$v" || continue
+            if [[ -z $bestver ]] || dpkg --compare-versions "$v" gt "$bestver"; then
+                bestver=$v; abi=${p#linux-image-}; best="${abi%-amd64} $v"
+            fi
+        done < <(apt-cache madison "$p" | awk -F'|' '{gsub(/ /,"",$2); print $2}')
+    done < <(apt-cache pkgnames "linux-image-$series" | sort -u)
+    [[ -n $best ]] || return 1
+    echo "$best"
+}
+
+# packages SERIES ABI -> the package names to download
+packages() {
+    local series=$1 abi=$2 kbuild
+    if [[ $series == 6.1 ]]; then kbuild=linux-kbuild-6.1; else kbuild=linux-kbuild-$abi; fi
+    echo "linux-image-$abi-amd64 linux-headers-$abi-amd64 linux-headers-$abi-common $kbuild linux-source-$series"
+}
+
+fix_headers() {
+    # Debian's headers point at /usr/src and /lib/modules with absolute paths; rewrite
+    # them into the extracted root so that `make -C <root>/usr/src/linux-headers-KREL M=...`
+    # works without installing anything.
+    local root=$1 krel=$2 abi=$3
+    local hdr=$root/usr/src/linux-headers-$krel common=$root/usr/src/linux-headers-$abi-common
+    [[ -f $hdr/Makefile && -d $common ]] || die "headers not found under $root/usr/src"
+    sed -i "s#^include /usr/src/#include $root/usr/src/#" "$hdr/Makefile"
+    local m
+    for m in "$root"/lib/modules/"$krel" "$root"/usr/lib/modules/"$krel"; do
+        [[ -d $m ]] || continue
+        ln -sfn "$hdr" "$m/build"
+        ln -sfn "$common" "$m/source"
+    done
+}
+
+fetch_series() {
+    local series=$1 abi pkgver pinabi pinver
+    read -r pinabi pinver <<<"${PIN[$series]}"
+    local krel_pin="$pinabi-amd64"
+    local dir="$FG_KERNEL_CACHE/$krel_pin"
+    abi=$pinabi; pkgver=$pinver
+
+    # Fully cached pin: nothing to resolve, nothing to download.
+    if [[ -f $dir/.downloaded ]]; then
+        log "$series: $krel_pin $pkgver already downloaded in $dir/debs"
+    else
+        apt_update_once
+        local p ok=1
+        for p in $(packages "$series" "$abi"); do has_version "$p" "$pkgver" || { ok=0; break; }; done
+        if [[ $ok == 0 ]]; then
+            local newest
+            newest=$(newest_abi "$series") || die "the archive has no linux-image/linux-source pair for $series (is bookworm-security / bookworm-backports in the apt sources?)"
+            read -r abi pkgver <<<"$newest"
+            log "WARNING: pinned $series kernel $pinabi ($pinver) is gone from the archive; using $abi ($pkgver)"
+            for p in $(packages "$series" "$abi"); do
+                has_version "$p" "$pkgver" || die "$p=$pkgver not in the archive"
+            done
+            dir="$FG_KERNEL_CACHE/$abi-amd64"
+        fi
+        if [[ -f $dir/.downloaded ]]; then
+            log "$series: $abi-amd64 already downloaded"
+        else
+            mkdir -p "$dir/debs"
+            local specs=() all=()
+            for p in $(packages "$series" "$abi"); do
+                all+=("$p=$pkgver")
+                # a .deb left by an interrupted run is kept (apt-get download would fetch it again)
+                compgen -G "$dir/debs/${p}_${pkgver//:/%3a}_*.deb" >/dev/null || specs+=("$p=$pkgver")
+            done
+            local t0=$SECONDS
+            if [[ ${#specs[@]} -gt 0 ]]; then
+                log "$series: apt-get download ${specs[*]}"
+                (cd "$dir/debs" && apt-get download -q "${specs[@]}" 2>&1 | grep -v 'unsandboxed' >&2) \
+                    || die "apt-get download failed for $series"
+            fi
+            for p in "${all[@]}"; do
+                compgen -G "$dir/debs/${p%%=*}_${pkgver//:/%3a}_*.deb" >/dev/null || die "$p was not downloaded"
+            done
+            log "$series: downloaded $(du -sh "$dir/debs" | cut -f1) in $((SECONDS - t0)) s"
+            printf '%s\n' "${all[@]}" >"$dir/.downloaded"
+        fi
+    fi
+
+    local krel="$abi-amd64"
+    ln -sfn "$krel" "$FG_KERNEL_CACHE/$series"
+    [[ $DOWNLOAD_ONLY == 1 ]] && return 0
+
+    if [[ -f $dir/kernel.env ]]; then
+        log "$series: already extracted in $dir"
+        return 0
+    fi
+    local t0=$SECONDS root=$dir/root deb
+    rm -rf "$root" "$dir/src"; mkdir -p "$root" "$dir/src"
+    for deb in "$dir"/debs/*.deb; do
+        case $(basename "$deb") in linux-source-*) continue ;; esac
+        log "$series: dpkg-deb -x $(basename "$deb")"
+        dpkg-deb -x "$deb" "$root"
+    done
+    local kimg moddir
+    kimg=$(ls "$root"/boot/vmlinuz-"$krel" 2>/dev/null) || die "no vmlinuz-$krel in the image package"
+    if [[ -d $root/lib/modules/$krel/kernel ]]; then moddir=$root/lib/modules/$krel
+    elif [[ -d $root/usr/lib/modules/$krel/kernel ]]; then moddir=$root/usr/lib/modules/$krel
+    else die "no modules tree for $krel in the image package"; fi
+    fix_headers "$root" "$krel" "$abi"
+    log "$series: depmod for the extracted modules"
+    depmod -b "${moddir%/lib/modules/*}" "$krel"
+
+    # Only a few files of linux-source are needed (gpio-sim + irq_sim, and the two IIO
+    # drivers for reference); take them out of the tarball without unpacking it whole.
+    log "$series: taking gpio-sim, irq_sim and the IIO driver sources out of linux-source"
+    local srcdeb tarball tmp
+    srcdeb=$(ls "$dir"/debs/linux-source-*.deb)
+    tmp=$(mktemp -d "$dir/srcdeb.XXXXXX")
+    dpkg-deb -x "$srcdeb" "$tmp"
+    tarball=$(ls "$tmp"/usr/src/linux-source-*.tar.xz) || die "no tarball in $(basename "$srcdeb")"
+    local top
+    top=$(basename "$tarball" .tar.xz)
+    tar -C "$dir/src" --strip-components=1 -xJf "$tarball" \
+        --wildcards "$top/drivers/gpio/gpio-sim.c" "$top/drivers/gpio/gpiolib.h" \
+        "$top/kernel/irq/irq_sim.c" "$top/include/linux/irq_sim.h" \
+        "$top/drivers/iio/accel/adxl345*" "$top/drivers/iio/imu/inv_mpu6050/*" \
+        "$top/drivers/i2c/i2c-stub.c"
+    rm -rf "$tmp"
+
+    cat >"$dir/kernel.env" <<EOF
+SERIES=$series
+KREL=$krel
+ABI=$abi
+PKGVER=$pkgver
+KIMG=$kimg
+MODDIR=$moddir
+KHEADERS=$root/usr/src/linux-headers-$krel
+KSRC=$dir/src
+EOF
+    log "$series: extracted $krel in $((SECONDS - t0)) s ($(du -sh "$root" | cut -f1))"
+}
+
+[[ $INSTALL == 1 ]] && ensure_host_tools
+mkdir -p "$FG_KERNEL_CACHE"
+for s in "${SERIES[@]}"; do fetch_series "$s"; done
+for s in "${SERIES[@]}"; do
+    [[ -f $FG_KERNEL_CACHE/$s/kernel.env ]] && echo "$s: $(grep -E '^(KREL|PKGVER)=' "$FG_KERNEL_CACHE/$s/kernel.env" | tr '\n' ' ')"
+done
+exit 0

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# run-guest.sh <version> [-- COMMAND...] : boot a kernel fetched by fetch.sh with
+# virtme-ng (software emulation, `vng --disable-kvm`), the host's root shared read-only
+# (virtme's overlays make /tmp, /etc, /var ... writable inside the guest only), set up
+# i2c-stub + fg_i2c_devices + adxl345_i2c + inv-mpu6050-i2c + gpio-sim (guest-setup.sh),
+# run COMMAND inside and exit with its status. Prints how long the boot took.
+#
+# <version>: 6.1, 6.12 or a kernel release in the cache. COMMAND defaults to `true`.
+# Inside COMMAND, /tmp/fg-rig.env holds FG_I2C_BUS, FG_IIO_ADXL345, FG_IIO_MPU6050,
+# FG_RIG_SYSFS, FG_GPIOCHIP, FG_GPIOSIM_SYSFS (also exported).
+#
+# Environment: FG_RIG_SENSORS (adxl345,mpu6050 | adxl345 | mpu6050 | none),
+#   FG_RIG_MPU_IRQ (1), FG_RIG_ADXL_IRQ (0), FG_RIG_GPIO_LINES (32, 0 = no gpio-sim),
+#   FG_RIG_CPUS (2), FG_RIG_MEMORY (1G), FG_RIG_TIMEOUT seconds (300),
+#   FG_RIG_KVM=1 to allow KVM where /dev/kvm works (default: --disable-kvm),
+#   FG_RIG_VERBOSE=1 to show the guest's boot console, FG_RIG_QUIET=1.
+set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $# -ge 1 && $1 != -h && $1 != --help ]] || { sed -n '2,16p' "$0"; exit 2; }
+VERSION=$1; shift
+if [[ $# -gt 0 ]]; then
+    [[ $1 == -- ]] || die "expected -- before the command, got '$1'"
+    shift
+fi
+[[ $# -gt 0 ]] || set -- true
+
+need_root
+load_env "$VERSION"
+command -v vng >/dev/null || die "vng not found: run tools/kernel-rig/fetch.sh (pip install virtme-ng)"
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
+BUILD=$KDIR/build/modules
+[[ -f $BUILD/fg_i2c_devices.ko ]] || die "modules not built for $KREL: run tools/kernel-rig/build-modules.sh $VERSION"
+if [[ ${FG_RIG_GPIO_LINES:-32} != 0 && ! -f $BUILD/gpio_sim.ko ]]; then
+    die "gpio_sim.ko not built for $KREL (run build-modules.sh $VERSION, or FG_RIG_GPIO_LINES=0)"
+fi
+
+vng_args=(--run "$KIMG" --cpus "${FG_RIG_CPUS:-2}" --memory "${FG_RIG_MEMORY:-1G}")
+[[ ${FG_RIG_KVM:-0} == 1 && -w /dev/kvm ]] || vng_args+=(--disable-kvm)
+[[ ${FG_RIG_VERBOSE:-0} == 1 ]] && vng_args+=(--verbose)
+
+genv=(FG_RIG_BUILD="$BUILD")
+for v in FG_RIG_SENSORS FG_RIG_MPU_IRQ FG_RIG_ADXL_IRQ FG_RIG_GPIO_LINES FG_RIG_QUIET; do
+    [[ -n ${!v:-} ]] && genv+=("$v=${!v}")
+done
+guest_cmd=$(printf '%q ' env "${genv[@]}" "$RIG_DIR/guest-setup.sh" -- "$@")
+
+log "booting $KREL ($PKGVER) with vng ${vng_args[*]}"
+errlog=$(mktemp /tmp/fg-rig-stderr.XXXXXX)
+trap 'rm -f "$errlog"' EXIT
+t0=$(date +%s.%N)
+set +e
+timeout --foreground -k 10 "${FG_RIG_TIMEOUT:-300}" \
+    vng "${vng_args[@]}" --exec "$guest_cmd" 2> >(tee "$errlog" >&2)
+status=$?
+tee_pid=$!
+set -e
+t1=$(date +%s.%N)
+wait "$tee_pid" 2>/dev/null || true
+total=$(awk "BEGIN{printf \"%.1f\", $t1-$t0}")
+guest=$(sed -n 's/.*guest-side total \([0-9.]*\) s.*/\1/p' "$errlog" | tail -n1)
+if [[ -n $guest ]]; then
+    boot=$(awk "BEGIN{printf \"%.1f\", $total-$guest}")
+    log "$KREL: wall ${total} s = boot+shutdown ${boot} s + rig setup and command ${guest} s; exit $status"
+else
+    [[ $status == 124 ]] && log "timed out after ${FG_RIG_TIMEOUT:-300} s"
+    log "$KREL: wall ${total} s, the guest never reached the command (exit $status)"
+fi
+exit "$status"
