@@ -57,7 +57,11 @@ public final class ConsoleAlarmDisplay: Sendable {
         switch e.state {
         case .monitoring: text = "monitoring"
         case let .countdown(c): text = "\(c.incident) COUNTDOWN \(String(format: "%.1f", c.remaining(at: now))) s"
-        case let .alertActive(a): text = "\(a.incident) ALERT OUT (\(a.kind.rawValue)) — press for I'm OK"
+        case let .alertActive(a):
+            text = "\(a.incident) ALERT OUT (\(a.kind.rawValue))"
+            if a.delivered { text += ", SENT" }
+            if let who = a.reachedBy { text += ", \(who) answered" }
+            text += " — press for I'm OK"
         }
         if let f = e.sensorFault { text += "  SENSOR FAULT \(f.fault.problem.rawValue)" }
         text += "  buzzer \(buzzer.isOn ? "■" : "□") \(e.sound.rawValue) (\(patterns.pattern(for: e.sound)))"
