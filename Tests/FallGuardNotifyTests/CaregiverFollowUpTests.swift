@@ -132,6 +132,20 @@ import Testing
         }
     }
 
+    @Test func aFailingProviderIsAskedNoMoreOftenThanTheInterval() async throws {
+        // Every read of the Messages list answers 503; sending works.
+        let receiver = try Receiver(["--fail-first", "1000", "--fail-path-prefix", "/2010-04-01/Accounts/\(twilioSID)/Messages.json?"])
+        try await Self.withFollowUp(receiver) { outbox, _, _ in
+            try outbox.enqueue(fallAlert())
+            #expect(await until(10) { !Self.posts(receiver, "Messages.json", to: ben).isEmpty })
+            let start = Date().timeIntervalSince1970
+            try await Task.sleep(for: .seconds(8))
+            let reads = receiver.requests.filter { $0.method == "GET" && $0.path.contains("Messages.json?") && $0.t >= start }
+            #expect(reads.allSatisfy { $0.status == 503 })
+            #expect(reads.count >= 2 && reads.count <= Int(8 / Self.replyInterval) + 1, "\(reads.count) reads in 8 s")
+        }
+    }
+
     @Test func anOKFromTheSecondContactAcknowledgesWithinTwoPollsAndStopsEscalation() async throws {
         let receiver = try Receiver()
         try await Self.withFollowUp(receiver, acknowledgeWithin: 6) { outbox, inbox, _ in

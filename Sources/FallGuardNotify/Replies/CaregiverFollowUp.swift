@@ -10,8 +10,8 @@ import NIOCore
 ///
 /// It asks the provider only while something is open: a call not ended yet (polled every
 /// `call-poll-interval`), an alarm nobody acknowledged (its replies read every
-/// `reply-poll-interval`). A provider error is retried with the delivery backoff. Nothing it
-/// logs carries a credential: texts pass the accounts' redactor.
+/// `reply-poll-interval`). A provider error is retried with the delivery backoff, never sooner
+/// than the interval. Nothing it logs carries a credential: texts pass the accounts' redactor.
 public final class CaregiverFollowUp: Sendable {
     let outbox: Outbox
     let client: HTTPClient
@@ -67,7 +67,8 @@ public final class CaregiverFollowUp: Sendable {
                 next = t + interval
             } catch {
                 failures += 1
-                next = t + f.outbox.settings.policy.retry.delay(afterAttempts: failures, random: .random(in: 0...1))
+                // Backing off never asks more often than the interval.
+                next = t + max(interval, f.outbox.settings.policy.retry.delay(afterAttempts: failures, random: .random(in: 0...1)))
                 let text = SecretRedactor(secrets: accounts.flatMap(\.secrets)).redact("\(error)")
                 f.logger.warning("cannot \(what) (again in \(Int(next - t)) s): \(text)")
             }
