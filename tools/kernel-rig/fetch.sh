@@ -16,9 +16,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # ---- pins ------------------------------------------------------------------------
 # series -> "ABI PKGVER": the image is linux-image-<ABI>-amd64 at version PKGVER.
+# FG_RIG_PIN_6_12 / FG_RIG_PIN_6_1="ABI PKGVER" override them.
 declare -A PIN=(
-    [6.12]="6.12.117+deb12 6.12.117-1~deb12u1"   # bookworm-security (linux-6.12 for Debian 12)
-    [6.1]="6.1.0-56 6.1.192-2"                   # bookworm-security (Debian 12's own kernel)
+    [6.12]="${FG_RIG_PIN_6_12:-6.12.117+deb12 6.12.117-1~deb12u1}"   # bookworm-security (linux-6.12 for Debian 12)
+    [6.1]="${FG_RIG_PIN_6_1:-6.1.0-56 6.1.192-2}"                    # bookworm-security (Debian 12's own kernel)
 )
 VIRTME_NG_PIN=${VIRTME_NG_PIN:-1.42}
 HOST_PKGS=(gcc gcc-12 make flex bison libelf-dev libssl-dev bc dwarves kmod cpio xz-utils

@@ -49,9 +49,18 @@ if [[ $SENSORS != none ]]; then
     done
     [[ -n $bus ]] || fail "i2c-stub created no adapter"
     export_var FG_I2C_BUS "$bus"
-    # identity registers the probes check
-    has adxl345 && i2cset -y "$bus" 0x53 0x00 0xe5       # ADXL345 DEVID
-    has mpu6050 && i2cset -y "$bus" 0x68 0x75 0x68       # MPU6050 WHO_AM_I
+    # i2c-stub starts with every register 0; preset the power-on values of a real chip
+    # that the probes check or report (the rest of both register maps resets to 0):
+    # ADXL345 DEVID 0x00=0xe5, BW_RATE 0x2c=0x0a (100 Hz); MPU6050 PWR_MGMT_1 0x6b=0x40
+    # (sleep), WHO_AM_I 0x75=0x68.
+    if has adxl345; then
+        i2cset -y "$bus" 0x53 0x00 0xe5
+        i2cset -y "$bus" 0x53 0x2c 0x0a
+    fi
+    if has mpu6050; then
+        i2cset -y "$bus" 0x68 0x6b 0x40
+        i2cset -y "$bus" 0x68 0x75 0x68
+    fi
     insmod "$BUILD/fg_i2c_devices.ko" \
         adxl345="$(has adxl345 && echo 1 || echo 0)" mpu6050="$(has mpu6050 && echo 1 || echo 0)" \
         adxl345_irq="$(on_off "$ADXL_IRQ")" mpu6050_irq="$(on_off "$MPU_IRQ")"
@@ -94,5 +103,5 @@ status=$?
 set -e
 t_end=$(cut -d' ' -f1 /proc/uptime)
 # run-guest.sh reads this line to split boot time from command time
-echo "guest: command exited $status after $(awk "BEGIN{print $t_end-$t_ready}") s; guest-side total $(awk "BEGIN{print $t_end-$t_setup}") s" >&2
+echo "guest: command exited $status after $(awk "BEGIN{print $t_end-$t_ready}") s; kernel uptime at setup ${t_setup} s, rig ready ${t_ready} s; guest-side total $(awk "BEGIN{print $t_end-$t_setup}") s" >&2
 exit "$status"

@@ -10,6 +10,7 @@
 #   $FG_KERNEL_CACHE/<series> -> <krel>  (symlink, e.g. 6.12 -> 6.12.117+deb12-amd64)
 
 FG_KERNEL_CACHE=${FG_KERNEL_CACHE:-/var/cache/fallguard/kernels}
+# shellcheck disable=SC2034  # used by the scripts that source this file
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 die() { echo "kernel-rig: error: $*" >&2; exit 1; }

@@ -23,7 +23,7 @@ for d in /sys/bus/iio/devices/iio:device*; do echo "${d##*/}/name: $(cat "$d/nam
 
 section "iio_info -u local:"
 iio_info -u local: 2>&1 | tee /tmp/iio_info.txt | head -n 80
-grep -q 'adxl345' /tmp/iio_info.txt && ok "iio_info lists adxl345" || bad "iio_info lists no adxl345"
+if grep -q 'adxl345' /tmp/iio_info.txt; then ok "iio_info lists adxl345"; else bad "iio_info lists no adxl345"; fi
 
 if [[ -n ${FG_IIO_ADXL345:-} ]]; then
     section "ADXL345 (${FG_IIO_ADXL345##*/}, i2c-$FG_I2C_BUS 0x53)"
@@ -48,6 +48,24 @@ if [[ -n ${FG_IIO_ADXL345:-} ]]; then
     expect "adxl345 BW_RATE register" "$(i2cget -f -y "$FG_I2C_BUS" 0x53 0x2c)" 0x09
 fi
 
+if [[ -n ${FG_IIO_ADXL345:-} ]]; then
+    section "ADXL345 unbind / bind"
+    c=$(cat "$FG_RIG_SYSFS/adxl345_client")
+    drv=/sys/bus/i2c/drivers/adxl345_i2c
+    echo "$c" >"$drv/unbind"
+    if grep -qx adxl345 /sys/bus/iio/devices/iio:device*/name 2>/dev/null; then bad "adxl345 still listed after unbind"; else ok "adxl345 gone after unbind of $c"; fi
+    echo "$c" >"$drv/bind"
+    a2=""
+    for d in /sys/bus/iio/devices/iio:device*; do [[ $(cat "$d/name") == adxl345 ]] && a2=$d; done
+    if [[ -n $a2 ]]; then
+        ok "adxl345 back as ${a2##*/} after bind"
+        expect "adxl345 in_accel_x_raw after rebind" "$(cat "$a2/in_accel_x_raw")" -4096
+        FG_IIO_ADXL345=$a2
+    else
+        bad "adxl345 did not come back after bind"
+    fi
+fi
+
 if [[ -n ${FG_IIO_MPU6050:-} ]]; then
     section "MPU6050 (${FG_IIO_MPU6050##*/}, i2c-$FG_I2C_BUS 0x68)"
     m=$FG_IIO_MPU6050
@@ -63,7 +81,7 @@ if [[ -n ${FG_IIO_MPU6050:-} ]]; then
     expect "mpu6050 in_accel_z_raw (0x4000)" "$(cat "$m/in_accel_z_raw")" 16384
     if [[ -d $m/buffer ]]; then
         ok "mpu6050 has buffer/ (interrupt $(cat "$FG_RIG_SYSFS/mpu6050_irq"))"
-        ls /sys/bus/iio/devices/ | grep trigger && cat /sys/bus/iio/devices/trigger*/name
+        for t in /sys/bus/iio/devices/trigger*; do echo "${t##*/}: $(cat "$t/name")"; done
         echo 1 >"$FG_RIG_SYSFS/fire_mpu6050"
         sleep 0.2
         expect "mpu6050 interrupts fired" "$(cat "$FG_RIG_SYSFS/fired_mpu6050")" 1
@@ -76,7 +94,7 @@ fi
 if [[ -n ${FG_GPIOCHIP:-} ]]; then
     section "gpio-sim ($FG_GPIOCHIP)"
     gpiodetect
-    gpiodetect | grep -q "^$FG_GPIOCHIP \[fallguard-sim\] (32 lines)" && ok "gpiodetect shows $FG_GPIOCHIP" || bad "gpiodetect does not show $FG_GPIOCHIP with 32 lines"
+    if gpiodetect | grep -q "^$FG_GPIOCHIP \[fallguard-sim\] (32 lines)"; then ok "gpiodetect shows $FG_GPIOCHIP"; else bad "gpiodetect does not show $FG_GPIOCHIP with 32 lines"; fi
     gpioinfo "$FG_GPIOCHIP" | head -n 5
     # an output driven by libgpiod is visible in sim_gpioN/value
     gpioset --mode=time --sec=1 "$FG_GPIOCHIP" 3=1 &
