@@ -10,11 +10,4 @@ public enum DeliveryProgress: Sendable, Equatable {
     case notReached(incident: String, channel: String, contact: String, why: String)
     /// An SMS reply from a contact that did not acknowledge (kept with the incident).
     case reply(incident: String, contact: String, body: String)
-
-    /// The incident it is about.
-    public var incident: String {
-        switch self {
-        case let .delivered(i, _, _), let .reached(i, _, _), let .notReached(i, _, _, _), let .reply(i, _, _): i
-        }
-    }
 }

@@ -31,13 +31,14 @@ extension Outbox {
         guard !channels.isEmpty else { return [] }
         let since = now() - window
         return try db.read { db in
-            let names = channels.map { "'\($0.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ",")
+            let names = Array(channels)
+            let marks = Array(repeating: "?", count: names.count).joined(separator: ",")
             return try Row.fetchAll(db, sql: """
                 SELECT id, incident, channel, provider_id, role, contact_index, delivery_json, idempotency_key FROM delivery
                 WHERE state = 'sent' AND outcome IS NULL AND provider_id IS NOT NULL AND finished_at >= ?
-                    AND channel IN (\(names))
+                    AND channel IN (\(marks))
                 ORDER BY id
-                """, arguments: [since]).compactMap { row in
+                """, arguments: StatementArguments([since] + names.map { $0 as (any DatabaseValueConvertible) })).compactMap { row in
                 let delivery = try? JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
                 guard let delivery, !delivery.payload.test else { return nil }
                 return FollowedCall(id: row["id"], incident: row["incident"], channel: row["channel"], sid: row["provider_id"],

@@ -146,8 +146,9 @@ public final class CaregiverFollowUp: Sendable {
         let meta: Logger.Metadata = ["incident": "\(incident.incident)", "contact": "\(contact.name)"]
         if meaning == ReplyReader.Meaning.acknowledges.rawValue {
             logger.notice("\(contact.name) acknowledged by SMS reply", metadata: meta)
-            try outbox.acknowledge(incident: incident.incident, by: "\(contact.name) (SMS reply)")
-            inbox.receive(incident: incident.incident, contact: contact.name, via: "SMS reply")
+            let ack = Acknowledgement(incident: incident.incident, by: contact.name, via: "SMS reply")
+            try outbox.acknowledge(incident: ack.incident, by: ack.byAndVia)
+            inbox.receive(incident: ack.incident, contact: ack.by, via: "SMS reply")
         } else {
             logger.notice("SMS reply from \(contact.name) kept with the incident (\(meaning)): \(m.body.prefix(160))", metadata: meta)
             outbox.progressFeed.yield(.reply(incident: incident.incident, contact: contact.name, body: m.body))

@@ -26,7 +26,7 @@ public struct TwilioCall: Sendable, Equatable, Decodable {
         case "completed":
             switch answeredBy {
             case nil, "", "human": return .reached
-            default: return .notReached("answered by \(answeredBy!.replacingOccurrences(of: "_", with: " "))")
+            case let machine?: return .notReached("answered by \(machine.replacingOccurrences(of: "_", with: " "))")
             }
         case "no-answer", "busy", "failed", "canceled": return .notReached(status)
         default: return nil
