@@ -39,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
+        // TLS for the page (web.tls-certificate); already in async-http-client's graph.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // 4.x: what async-http-client's graph (swift-nio-extras → swift-certificates) resolves to.
@@ -75,6 +78,12 @@ let package = Package(
             name: "FallGuardFieldTest",
             dependencies: ["FallGuardCore", "CZlib"],
             resources: [.embedInCode("Resources/demo-fall.csv")]
+        ),
+        // The page on the bridge: its HTML and script, logins and form tokens, the live |a| tap.
+        // Pure: the daemon serves it (WebEndpoint).
+        .target(
+            name: "FallGuardWeb",
+            dependencies: ["FallGuardCore", "FallGuardFieldTest", .product(name: "Atomics", package: "swift-atomics")]
         ),
         // The edge: IIO accelerometers, GPIO buzzer / button / LED, replay sensor.
         .target(
@@ -136,8 +145,11 @@ let package = Package(
             name: "FallGuardDaemon",
             dependencies: [
                 "FallGuardCore", "FallGuardFieldTest", "FallGuardHardware", "FallGuardNotify",
-                "FallGuardConfig", "FallGuardSystemd", "FallGuardMQTT",
+                "FallGuardConfig", "FallGuardSystemd", "FallGuardMQTT", "FallGuardWeb",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -220,7 +232,7 @@ let package = Package(
             name: "FallGuardDaemonTests",
             dependencies: [
                 "FallGuardDaemon", "FallGuardConfig", "FallGuardHardware", "FallGuardNotify", "FallGuardCore",
-                "FallGuardTestSupport",
+                "FallGuardWeb", "FallGuardFieldTest", "FallGuardTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -38,6 +38,7 @@ public struct DaemonFile: ConfigSection, Codable {
     public var recording = RecordingSection()
     public var speech = SpeechSection()
     public var metrics = MetricsSection()
+    public var web = WebSection()
     public var log = LogSection()
     public var notify = NotifySections()
 
@@ -64,6 +65,7 @@ public struct DaemonFile: ConfigSection, Codable {
         recording = try section("recording", recording)
         speech = try section("speech", speech)
         metrics = try section("metrics", metrics)
+        web = try section("web", web)
         log = try section("log", log)
         if NotifySections.keys.contains(where: { c.contains(Key($0)) }) {
             notify.settings = try NotificationSettings(fromConfig: decoder)
@@ -80,6 +82,7 @@ public struct DaemonFile: ConfigSection, Codable {
         try c.encode(recording, forKey: Key("recording"))
         try c.encode(speech, forKey: Key("speech"))
         try c.encode(metrics, forKey: Key("metrics"))
+        try c.encode(web, forKey: Key("web"))
         try c.encode(log, forKey: Key("log"))
         try notify.settings?.encodeConfig(to: encoder)
     }
@@ -90,6 +93,13 @@ public struct DaemonFile: ConfigSection, Codable {
             + alarm.problems(at: path + ["alarm"]) + gpio.problems(at: path + ["gpio"])
             + state.problems(at: path + ["state"]) + recording.problems(at: path + ["recording"])
             + speech.problems(at: path + ["speech"]) + metrics.problems(at: path + ["metrics"])
+            + web.problems(at: path + ["web"]) + webAccessProblems(at: path)
             + log.problems(at: path + ["log"]) + (notify.settings?.problems(at: path) ?? [])
+    }
+
+    /// The page and the metrics share one server at `metrics.listen`: who may reach it.
+    public func webAccessProblems(at path: [String]) -> [ConfigProblem] {
+        guard metrics.enabled || web.enabled, let (host, _) = metrics.address else { return [] }
+        return web.accessProblems(listenHost: host, at: path + ["web"])
     }
 }

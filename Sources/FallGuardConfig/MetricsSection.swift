@@ -1,6 +1,7 @@
 import FallGuardCore
 
-/// `metrics:` — the Prometheus `/metrics` endpoint.
+/// `metrics:` — the daemon's HTTP server: the Prometheus `/metrics` endpoint, and the page
+/// (`web:`) at the same address.
 public struct MetricsSection: ConfigSection, Codable, Equatable {
     /// Key `enabled`, default true.
     public var enabled = true
@@ -30,13 +31,13 @@ public struct MetricsSection: ConfigSection, Codable, Equatable {
         return host.isEmpty ? nil : (host, port)
     }
 
+    /// Whether the server listens on loopback only (`localhost`, `::1`, 127.x).
+    public var onLoopback: Bool { address.map { ConfigCheck.isLoopback($0.host) } ?? true }
+
     public func problems(at path: [String]) -> [ConfigProblem] {
-        guard let (host, _) = address else {
+        guard address != nil else {
             return [ConfigProblem(path + ["listen"], "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:9466 or [::1]:9466), found '\(listen)'")]
         }
-        if enabled && !ConfigCheck.isLoopback(host) {
-            return [ConfigProblem(path + ["listen"], "\(host) serves the metrics (including when the wearer fell) beyond this machine", severity: .warning)]
-        }
-        return []
+        return []   // who may reach it: the web section's checks (one server for the page and the metrics)
     }
 }

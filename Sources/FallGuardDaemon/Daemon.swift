@@ -5,8 +5,10 @@ import FallGuardFieldTest
 import FallGuardHardware
 import FallGuardNotify
 import FallGuardSystemd
+import FallGuardWeb
 import Foundation
 import Logging
+import NIOSSL
 import Prometheus
 import ServiceLifecycle
 import Synchronization
@@ -78,6 +80,12 @@ public final class Daemon: Sendable {
     let faultsRaised = ManagedAtomic<Int>(0)
     /// The device name the sensor loop reports problems under.
     private let deviceName = Mutex("sensor")
+    /// The last minute of |a| for open pages (idle while none is open).
+    public let live = LiveSignal()
+    /// The server's TLS (`web.tls-certificate`, `web.tls-key`).
+    let tls: TLSConfiguration?
+    /// The status as open pages get it, made by the status service while one is open.
+    private let pageStatus = Mutex<(version: Int, json: String)?>(nil)
 
     /// Builds every part (nothing runs until ``run(duration:)``). `outputs` overrides the
     /// configuration's choice of buzzer, LED and button (tests pass in-memory GPIO parts).
@@ -167,6 +175,14 @@ public final class Daemon: Sendable {
             for effect in effects { if case .dispatch = effect { metrics.alerts.increment() } }
             notifiers.engineChanged(engine, effects)
         }
+        let webSection = configuration.web
+        if let files = webSection.tls {
+            do { tls = try MetricsEndpoint.tls(certificate: files.certificate, key: files.key) } catch {
+                throw DaemonStartError(description: "web.tls-certificate / web.tls-key: \(files.certificate), \(files.key): \(error)", status: 78)
+            }
+        } else {
+            tls = nil
+        }
         adoptOpenAlarm(lost: dispatchLostFall(), activeTimeout: alert.activeTimeout)
     }
 
@@ -187,12 +203,46 @@ public final class Daemon: Sendable {
         services.append(RecorderService(recorder: recorder))
         services.append(SensorService(daemon: self))
         services.append(StatusService(daemon: self))
-        if c.metrics.enabled, let address = c.metrics.address {
+        if c.metrics.enabled || c.web.enabled, let address = c.metrics.address {
             services.append(MetricsService(registry: registry, address: (address.host, address.port),
-                                           listen: c.metrics.listen, logger: logger))
+                                           listen: c.metrics.listen, web: c.web.enabled ? makeWebSite(c, host: address.host) : nil,
+                                           tls: tls, logger: logger))
         }
         services.append(ReloadService(daemon: self))
         return services
+    }
+
+    /// The page, on the server at `metrics.listen`.
+    func makeWebSite(_ c: DaemonConfiguration, host: String) -> WebSite {
+        let outbox = notifiers.outbox
+        let redactor = c.redactor
+        return WebSite(access: WebAccess(password: c.web.password, sessionHours: c.web.sessionHours), live: live,
+                       loopbackOnly: c.metrics.onLoopback, secure: tls != nil,
+                       status: { [self] in pageStatusJSON(currentStatus()) },
+                       cachedStatus: { [self] in pageStatus.withLock { $0 } },
+                       archive: IncidentArchive(folder: IncidentArchive.folder(inState: c.stateDirectory)),
+                       deliveries: { incident in
+                           ((try? outbox.deliveries(incident: incident, newest: incident == nil ? 200 : nil)) ?? []).map {
+                               WebDelivery(incident: $0.incident, channel: $0.channel, to: $0.delivery.recipient?.name,
+                                           state: $0.state.rawValue, attempts: $0.attempts, error: $0.lastError.map(redactor.redact),
+                                           created: isoTimestamp(Date(timeIntervalSince1970: $0.createdAt)))
+                           }
+                       },
+                       logger: Logger(label: "fallguard.web"))
+    }
+
+    /// The status as the page reads it: `status.json`'s fields, the detector's thresholds on
+    /// |a| for the live plot, and the last heartbeat message.
+    func pageStatusJSON(_ status: DaemonStatus) -> String {
+        let thresholds = ((try? configuration.detector.configuration()).map(SignalPlot.thresholds(of:)) ?? [])
+            .map { PageStatus.Threshold(name: $0.name, g: $0.g) }
+        let heartbeat = (try? notifiers.outbox.deliveries(incident: "heartbeat", newest: 1))?.last.map {
+            "\(isoTimestamp(Date(timeIntervalSince1970: $0.createdAt)).prefix(19).replacingOccurrences(of: "T", with: " ")), \($0.state.rawValue)"
+        }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let data = (try? encoder.encode(PageStatus(status: status, thresholds: thresholds, heartbeat: heartbeat))) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// The sensor: a recording played in real time (demo, field tests) or the IIO device.
@@ -389,27 +439,39 @@ public final class Daemon: Sendable {
         logger.notice("SIGHUP: reloaded \(path)\(applied.isEmpty ? "" : "; now in effect: \(applied.joined(separator: ", "))")\(restart.isEmpty ? "" : "; changes to \(restart.joined(separator: ", ")) take effect after a restart")")
     }
 
+    /// The status as `status.json` has it, now.
+    func currentStatus() -> DaemonStatus {
+        let configuration = self.configuration
+        let engine = alarm.snapshot
+        let sensor = loop.sensor
+        var remaining: Double?
+        if case let .countdown(c) = engine.state { remaining = c.remaining(at: Double(monotonicNanoseconds()) * 1e-9) }
+        return DaemonStatus(
+            pid: getpid(), version: fallguardVersion, started: isoTimestamp(started), updated: isoTimestamp(),
+            readyMs: readyMilliseconds.withLock { $0 },
+            state: engine.status.rawValue, incident: engine.state.incident, countdownRemaining: remaining,
+            sensor: sensor.info.map {
+                .init(device: "\($0.id) (\($0.name))", uri: $0.uri, mode: $0.mode.rawValue, rate: $0.samplingFrequency ?? 0,
+                      problems: sensor.problems.map(\.rawValue), samples: loop.rawSamples.load(ordering: .relaxed), overruns: sensor.overruns)
+            },
+            lastIncident: notifiers.lastIncident, outbox: notifiers.outboxStatus(), configuration: configuration.label,
+            problems: problems, gpio: outputs.library?.description, recording: recorder.status)
+    }
+
     /// Writes `<state>/status.json` and refreshes the gauges (status service only).
     func publishStatus(samplesCounted: inout Int) {
         let configuration = self.configuration
         let engine = alarm.snapshot
         let sensor = loop.sensor
         let status = engine.status
-        var remaining: Double?
-        if case let .countdown(c) = engine.state { remaining = c.remaining(at: Double(monotonicNanoseconds()) * 1e-9) }
-        let outbox = notifiers.outboxStatus()
+        let file = currentStatus()
+        let outbox = file.outbox
         let usage = ProcessUsage.current()
-        let total = loop.rawSamples.load(ordering: .relaxed)
-        let file = DaemonStatus(
-            pid: getpid(), version: fallguardVersion, started: isoTimestamp(started), updated: isoTimestamp(),
-            readyMs: readyMilliseconds.withLock { $0 },
-            state: status.rawValue, incident: engine.state.incident, countdownRemaining: remaining,
-            sensor: sensor.info.map {
-                .init(device: "\($0.id) (\($0.name))", uri: $0.uri, mode: $0.mode.rawValue, rate: $0.samplingFrequency ?? 0,
-                      problems: sensor.problems.map(\.rawValue), samples: total, overruns: sensor.overruns)
-            },
-            lastIncident: notifiers.lastIncident, outbox: outbox, configuration: configuration.label,
-            problems: problems, gpio: outputs.library?.description, recording: recorder.status)
+        let total = file.sensor?.samples ?? loop.rawSamples.load(ordering: .relaxed)
+        if live.viewers > 0 {
+            let json = pageStatusJSON(file)
+            pageStatus.withLock { p in if p?.json != json { p = ((p?.version ?? 0) + 1, json) } }
+        }
         do { try file.write(to: configuration.stateDirectory) } catch {
             logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")
         }

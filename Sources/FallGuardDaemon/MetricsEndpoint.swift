@@ -1,12 +1,17 @@
+import FallGuardWeb
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import NIOCore
+import NIOSSL
 import Logging
 import Metrics
 import Prometheus
 
-/// `GET /metrics` in the Prometheus text format, from the registry that swift-metrics reports
-/// into, on a loopback address (the `metrics` section). Runs as one of the daemon's services.
+/// The daemon's HTTP server (the `metrics` section's address): `GET /metrics` in the Prometheus
+/// text format, from the registry that swift-metrics reports into, and the page (``WebSite``,
+/// the `web` section), over TLS when `web` names a certificate. Runs as one of the daemon's
+/// services. With a password, `/metrics` too needs a session or HTTP Basic.
 ///
 /// Any local user can connect, so connections are capped (``maximumConnections``; more wait
 /// in a short backlog, then are refused) and closed after ``idleTimeout`` without a request:
@@ -15,11 +20,22 @@ public enum MetricsEndpoint {
     public static let maximumConnections = 16
     public static let idleTimeout = Duration.seconds(10)
 
+    /// The server's TLS from PEM files (`web.tls-certificate`, `web.tls-key`).
+    public static func tls(certificate: String, key: String) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain,
+                                                        privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+    }
+
     public static func application(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger,
                                    maximumConnections: Int = Self.maximumConnections, idleTimeout: Duration = Self.idleTimeout,
-                                   onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+                                   web: WebSite? = nil, tls: TLSConfiguration? = nil,
+                                   onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let router = Router()
-        router.get("metrics") { _, _ -> Response in
+        router.get("metrics") { request, _ -> Response in
+            if let web, !web.allowsMetrics(request) {
+                return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Basic realm=\"fallguard\""])
+            }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(8192)
             registry.emit(into: &bytes)
@@ -28,8 +44,10 @@ public enum MetricsEndpoint {
         }
         let (seconds, attoseconds) = idleTimeout.components
         let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        web?.addRoutes(to: router)
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: idle))
         return Application(router: router,
-                           server: .http1(configuration: .init(idleTimeout: idle)),
+                           server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
                            configuration: .init(address: .hostname(host, port: port), serverName: "fallguard", backlog: 16,
                                                 availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections)),
                            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },

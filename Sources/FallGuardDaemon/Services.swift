@@ -6,6 +6,8 @@ import FallGuardNotify
 import Foundation
 import Hummingbird
 import Logging
+import NIOSSL
+import FallGuardWeb
 import Prometheus
 import ServiceLifecycle
 import UnixSignals
@@ -20,7 +22,11 @@ struct SensorService: Service {
 
     func run() async throws {
         let d = daemon
-        d.loop.start(logger: d.logger, afterPass: d.pingWatchdog, onSample: d.recorder.tap) { output in d.sensorOutput(output) }
+        let (recorder, live) = (d.recorder, d.live)
+        d.loop.start(logger: d.logger, afterPass: d.pingWatchdog, onSample: { sample in
+            recorder.tap(sample)
+            live.offer(sample, monotonicNow: Double(monotonicNanoseconds()) * 1e-9, wallNow: Date().timeIntervalSince1970)
+        }) { output in d.sensorOutput(output) }
         d.announceReady()
         try? await gracefulShutdown()
         try? d.systemd?.stopping()
@@ -114,12 +120,16 @@ struct MetricsService: Service {
     let registry: PrometheusCollectorRegistry
     let address: (host: String, port: Int)
     let listen: String
+    let web: WebSite?
+    let tls: TLSConfiguration?
     let logger: Logger
 
     func run() async throws {
-        let app = MetricsEndpoint.application(registry: registry, host: address.host, port: address.port,
-                                              logger: Logger(label: "fallguard.metrics"))
-        do { try await app.run() } catch {
+        do {
+            let app = try MetricsEndpoint.application(registry: registry, host: address.host, port: address.port,
+                                                      logger: Logger(label: "fallguard.metrics"), web: web, tls: tls)
+            try await app.run()
+        } catch {
             logger.error("metrics endpoint \(listen): \(error)")
             try? await gracefulShutdown()
         }

@@ -26,6 +26,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Override the state directory.", valueName: "dir"))
     var state: String?
 
+    @Option(help: ArgumentHelp("Override metrics.listen, the address of the page and /metrics (e.g. 127.0.0.1:8080).", valueName: "host:port"))
+    var listen: String?
+
     @Option(help: ArgumentHelp("Stop gracefully after this many seconds (tests, benches).", valueName: "seconds"))
     var duration: Seconds?
 
@@ -46,6 +49,16 @@ struct RunCommand: AsyncParsableCommand {
             }
         }
         if let state { configuration.state.directory = state }
+        if let listen {
+            var m = configuration.metrics
+            m.listen = listen
+            var file = configuration.file
+            file.metrics = m
+            let problems = m.problems(at: []).map { ConfigProblem(["--listen"], $0.message, severity: $0.severity) } + file.webAccessProblems(at: [])
+            for p in problems { printError("\(p.severity == .warning ? "warning: " : "")\(p.keyPath.joined(separator: ".")): \(p.message)") }
+            if problems.contains(where: { $0.severity != .warning }) { throw ExitCode(ConfigReport.exitStatus) }
+            configuration.metrics = m
+        }
         let level = Logger.Level(rawValue: configuration.log.level.rawValue) ?? .info
         let redactor = configuration.redactor
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: level, redactor: redactor) }

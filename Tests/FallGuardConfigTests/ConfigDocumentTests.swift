@@ -183,10 +183,10 @@ struct ConfigDocumentTests {
     }
 
     @Test func warningsDoNotStopStartUpButErrorsDo() {
-        let r = check("metrics:\n  listen: 0.0.0.0:9466\n")
-        #expect(r.lines == ["config.yaml:2: warning: metrics.listen: 0.0.0.0 serves the metrics (including when the wearer fell) beyond this machine"])
+        let allowed = DaemonConfiguration.load(yaml: "metrics:\n  listen: 0.0.0.0:9466\nweb:\n  allow-without-password: true\n", path: "config.yaml").1
+        #expect(allowed.map(\.description) == ["config.yaml:4: warning: web.allow-without-password: 0.0.0.0 serves the page and the metrics (the wearer's falls, the contacts' names) beyond this machine without a password (allowed by allow-without-password)"])
         var printed: [String] = []
-        #expect(ConfigReport.printAndShouldStop(r.doc.diagnostics) { printed.append($0) } == false)
+        #expect(ConfigReport.printAndShouldStop(allowed) { printed.append($0) } == false)
         #expect(printed.count == 1)
 
         let bad = check("log:\n  level: loud\n")
@@ -202,5 +202,36 @@ struct ConfigDocumentTests {
         var doc = ConfigDocument.load(path: "/nonexistent/fallguard.yaml", environment: [:])
         let all = doc.finish()
         #expect(all.map(\.description) == ["/nonexistent/fallguard.yaml: cannot read the configuration file: No such file or directory"])
+    }
+}
+
+
+/// `web:` — who may reach the page and the metrics (issue 19).
+@Suite struct WebSectionTests {
+    static func diagnostics(_ yaml: String) -> [ConfigDiagnostic] { DaemonConfiguration.load(yaml: yaml, path: "config.yaml").1 }
+
+    @Test func beyondLoopbackAPasswordIsRequiredAndTravelsOnlyOverTLSUnlessAllowed() {
+        let open = Self.diagnostics("metrics:\n  listen: 192.168.1.20:9466\n")
+        #expect(open.count == 1 && open[0].isError && open[0].description.contains("web.password: 192.168.1.20 serves the page"), "\(open)")
+        #expect(Self.diagnostics("metrics:\n  listen: \"[::1]:9466\"\n").isEmpty, "loopback needs nothing")
+        #expect(Self.diagnostics("metrics:\n  listen: 127.0.0.1:9466\nweb:\n  password: long-enough\n").isEmpty,
+                "a password on loopback over plain HTTP never leaves the machine")
+        let plain = Self.diagnostics("metrics:\n  listen: 0.0.0.0:9466\nweb:\n  password: long-enough\n")
+        #expect(plain.count == 1 && plain[0].isError && plain[0].description.contains("in clear text") && plain[0].description.contains("allow-plain-http: true"), "\(plain)")
+        let allowed = Self.diagnostics("metrics:\n  listen: 0.0.0.0:9466\nweb:\n  password: long-enough\n  allow-plain-http: true\n")
+        #expect(allowed.count == 1 && !allowed[0].isError && allowed[0].description.hasPrefix("config.yaml:5: warning: web.allow-plain-http"), "\(allowed)")
+        let off = Self.diagnostics("metrics:\n  enabled: false\n  listen: 0.0.0.0:9466\nweb:\n  enabled: false\n")
+        #expect(off.isEmpty, "no server, nothing to guard: \(off)")
+    }
+
+    @Test func badWebValuesNameTheirKey() {
+        let d = Self.diagnostics("web:\n  password: short\n  tls-certificate: /nonexistent/cert.pem\n  session-hours: 0\n  allow-plain-htp: true\n")
+        let text = d.map(\.description)
+        #expect(text.contains("config.yaml:2: web.password: at least 8 characters, found 5"), "\(text)")
+        #expect(text.contains { $0.contains("web.tls-key: tls-certificate and tls-key go together") }, "\(text)")
+        #expect(text.contains("config.yaml:3: web.tls-certificate: cannot read /nonexistent/cert.pem"), "\(text)")
+        #expect(text.contains("config.yaml:4: web.session-hours: must be 0.1 to 720 hours, found 0.0"), "\(text)")
+        #expect(text.contains { $0.hasPrefix("config.yaml:5: web.allow-plain-htp: unknown key") }, "\(text)")
+        #expect(!text.joined().contains("short"), "the password is never printed")
     }
 }

@@ -29,7 +29,7 @@ import Testing
 
     @Test func idleConnectionsAreCappedAndClosed() async throws {
         let port = freeLoopbackPort()
-        let app = MetricsEndpoint.application(registry: PrometheusCollectorRegistry(), host: "127.0.0.1", port: port,
+        let app = try MetricsEndpoint.application(registry: PrometheusCollectorRegistry(), host: "127.0.0.1", port: port,
                                               logger: Logger(label: "test.metrics"), maximumConnections: 4,
                                               idleTimeout: .seconds(1))
         let group = ServiceGroup(services: [app], logger: Logger(label: "test.metrics"))

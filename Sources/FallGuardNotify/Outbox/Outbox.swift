@@ -287,12 +287,16 @@ public final class Outbox: AlertSink, Sendable {
         return try db.read { db in try OutboxMetrics.read(db, now: t) }
     }
 
-    /// Every delivery of `incident` (all when nil), oldest first: what the outbox knows.
-    public func deliveries(incident: String? = nil) throws -> [DeliveryRecord] {
+    /// Every delivery of `incident` (all when nil), oldest first: what the outbox knows; only
+    /// the `newest` so many when given.
+    public func deliveries(incident: String? = nil, newest: Int? = nil) throws -> [DeliveryRecord] {
         try db.read { db in
             let filter = incident == nil ? "" : "WHERE incident = ?"
-            return try Row.fetchAll(db, sql: "SELECT * FROM delivery \(filter) ORDER BY id",
-                                    arguments: incident.map { [$0] } ?? []).map(DeliveryRecord.init(row:))
+            var arguments: StatementArguments = incident.map { [$0] } ?? []
+            if let newest { arguments += [newest] }
+            let sql = newest == nil ? "SELECT * FROM delivery \(filter) ORDER BY id"
+                : "SELECT * FROM (SELECT * FROM delivery \(filter) ORDER BY id DESC LIMIT ?) ORDER BY id"
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).map(DeliveryRecord.init(row:))
         }
     }
 

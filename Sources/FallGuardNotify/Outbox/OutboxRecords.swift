@@ -67,6 +67,8 @@ public struct DeliveryRecord: Sendable, Equatable {
     public var lastError: String?
     public var receipt: String?
     public var delivery: Delivery
+    /// When it was queued (seconds since 1970).
+    public var createdAt: Double
 
     init(row: Row) throws {
         id = row["id"]
@@ -79,6 +81,7 @@ public struct DeliveryRecord: Sendable, Equatable {
         attempts = row["attempts"]
         lastError = row["last_error"]
         receipt = row["receipt"]
+        createdAt = row["created_at"]
         delivery = try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
     }
 }

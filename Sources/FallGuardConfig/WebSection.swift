@@ -1,0 +1,94 @@
+import FallGuardCore
+import Foundation
+
+/// `web:` — the page on the bridge (live acceleration, state and countdown, incidents with
+/// their plots and labels, the outbox), served at `/` by the daemon's HTTP server at
+/// `metrics.listen`. Loopback only unless a password is set.
+///
+/// ```yaml
+/// web:
+///   enabled: true
+///   password: ...                    # put it in the credentials file
+///   tls-certificate: /etc/fallguard/web.crt
+///   tls-key: /etc/fallguard/web.key
+///   allow-plain-http: false          # a password over plain HTTP beyond this machine
+///   allow-without-password: false    # the page beyond this machine without a password
+///   session-hours: 12
+/// ```
+public struct WebSection: ConfigSection, Codable, Equatable {
+    public var enabled = true
+    /// The password of the login form (also HTTP Basic for `/metrics` scrapers).
+    public var password: String?
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    public var allowPlainHTTP = false
+    public var allowWithoutPassword = false
+    /// How long a login lasts.
+    public var sessionHours = 12.0
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case enabled, password
+        case tlsCertificate = "tls-certificate", tlsKey = "tls-key"
+        case allowPlainHTTP = "allow-plain-http", allowWithoutPassword = "allow-without-password"
+        case sessionHours = "session-hours"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        enabled = try c.value(.enabled, default: enabled)
+        password = try c.decodeIfPresent(String.self, forKey: .password)
+        tlsCertificate = try c.decodeIfPresent(String.self, forKey: .tlsCertificate)
+        tlsKey = try c.decodeIfPresent(String.self, forKey: .tlsKey)
+        allowPlainHTTP = try c.value(.allowPlainHTTP, default: allowPlainHTTP)
+        allowWithoutPassword = try c.value(.allowWithoutPassword, default: allowWithoutPassword)
+        sessionHours = try c.value(.sessionHours, default: sessionHours)
+    }
+
+    /// TLS when both files are named.
+    public var tls: (certificate: String, key: String)? {
+        guard let c = tlsCertificate, let k = tlsKey else { return nil }
+        return (c, k)
+    }
+
+    public func problems(at path: [String]) -> [ConfigProblem] {
+        var out: [ConfigProblem] = []
+        if let p = password, p.count < 8 {
+            out.append(ConfigProblem(path + ["password"], "at least 8 characters, found \(p.count)"))
+        }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            out.append(ConfigProblem(path + [tlsCertificate == nil ? "tls-certificate" : "tls-key"],
+                                     "tls-certificate and tls-key go together"))
+        }
+        for (key, file) in [("tls-certificate", tlsCertificate), ("tls-key", tlsKey)] {
+            if let file, !FileManager.default.isReadableFile(atPath: file) {
+                out.append(ConfigProblem(path + [key], "cannot read \(file)"))
+            }
+        }
+        if let key = tlsKey, let w = ConfigSecrets.modeWarning(key, key: path + ["tls-key"], what: "the TLS key") { out.append(w) }
+        if !(0.1...720).contains(sessionHours) {
+            out.append(ConfigProblem(path + ["session-hours"], "must be 0.1 to 720 hours, found \(sessionHours)"))
+        }
+        return out
+    }
+
+    /// Who can reach the page and the metrics at `listen` (`metrics.listen`, checked by its own
+    /// section), and whether a password would cross the network in clear.
+    public func accessProblems(listenHost host: String, at path: [String]) -> [ConfigProblem] {
+        guard !ConfigCheck.isLoopback(host) else { return [] }
+        var out: [ConfigProblem] = []
+        if password == nil {
+            let what = "\(host) serves the page and the metrics (the wearer's falls, the contacts' names) beyond this machine without a password"
+            out.append(allowWithoutPassword
+                ? ConfigProblem(path + ["allow-without-password"], "\(what) (allowed by allow-without-password)", severity: .warning)
+                : ConfigProblem(path + ["password"], "\(what): set web.password (in the credentials file), or allow-without-password: true to accept it"))
+        } else if tls == nil {
+            let what = "the password would cross the network to \(host) in clear text (plain HTTP)"
+            out.append(allowPlainHTTP
+                ? ConfigProblem(path + ["allow-plain-http"], "\(what) (allowed by allow-plain-http)", severity: .warning)
+                : ConfigProblem(path + ["tls-certificate"], "\(what): set tls-certificate and tls-key, or allow-plain-http: true to accept it"))
+        }
+        return out
+    }
+}

@@ -1,0 +1,254 @@
+import FallGuardCore
+import FallGuardFieldTest
+import FallGuardWeb
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HTTPTypes
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The page on the bridge (`web:`), on the daemon's HTTP server beside `/metrics`: `/` (now,
+/// live, incidents, deliveries), `/live` (Server-Sent Events: the status when it changes and
+/// |a| 8 times a second), `/incidents[/ID]` with the label buttons, `/deliveries`, and the
+/// login when a password is set. Nothing of it runs while no page is open.
+public struct WebSite: Sendable {
+    public let access: WebAccess
+    public let live: LiveSignal
+    /// Served on a loopback address only (then the Host header must name loopback).
+    public let loopbackOnly: Bool
+    /// Served over TLS (the cookie is then Secure).
+    public let secure: Bool
+    /// The status as the page shows it (JSON), fresh.
+    let status: @Sendable () -> String
+    /// The status the status service last made for open pages: a version that changes with it, and the JSON.
+    let cachedStatus: @Sendable () -> (version: Int, json: String)?
+    let archive: IncidentArchive
+    let deliveries: @Sendable (_ incident: String?) -> [WebDelivery]
+    let logger: Logger
+
+    /// How often an open page gets new samples.
+    public static let interval = Duration.milliseconds(125)
+    /// A comment line this often keeps proxies and the idle timeout from closing a quiet stream.
+    static let keepAlive = 5.0
+
+    static let htmlHeaders: HTTPFields = [
+        .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+        HTTPField.Name("Content-Security-Policy")!: "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer",
+        HTTPField.Name("X-Frame-Options")!: "DENY",
+    ]
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    func html(status: HTTPResponse.Status = .ok, _ text: String, headers extra: HTTPFields = [:]) -> Response {
+        var headers = Self.htmlHeaders
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    func session(_ request: Request) -> String? { WebAccess.session(inCookieHeader: request.headers[.cookie]) }
+
+    /// nil when the request may go on; else the answer: 421 for a foreign Host on a loopback
+    /// page, 401 with the login form without a valid session.
+    func refusal(_ request: Request) -> Response? {
+        guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
+            return Response(status: .misdirectedRequest, headers: [.contentType: "text/plain"],
+                            body: .init(byteBuffer: ByteBuffer(string: "this page answers only to a loopback address\n")))
+        }
+        guard access.allows(session: session(request), now: Self.now()) else {
+            return html(status: .unauthorized, WebPages.login(message: nil))
+        }
+        return nil
+    }
+
+    /// Whether `/metrics` may be read: as the page, or with HTTP Basic (a Prometheus scraper).
+    func allowsMetrics(_ request: Request) -> Bool {
+        guard access.requiresLogin else { return access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) }
+        if access.allows(session: session(request), now: Self.now()) { return true }
+        guard let auth = request.headers[.authorization], auth.lowercased().hasPrefix("basic "),
+              let data = Data(base64Encoded: String(auth.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return false }
+        return access.allows(basicPassword: String(text[text.index(after: colon)...]))
+    }
+
+    /// A form's fields (application/x-www-form-urlencoded, at most 4 KiB).
+    static func form(_ request: inout Request) async -> [String: String] {
+        guard let body = try? await request.collectBody(upTo: 4096) else { return [:] }
+        var out: [String: String] = [:]
+        for pair in String(buffer: body).split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1).map { $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            if kv.count == 2 { out[kv[0]] = kv[1] } else if kv.count == 1 { out[kv[0]] = "" }
+        }
+        return out
+    }
+
+    /// An incident id as a folder name of the archive: nothing that could leave it.
+    static func isIncidentID(_ s: Substring) -> Bool {
+        !s.isEmpty && s.count <= 64 && s.first != "." && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
+    }
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.get("/") { request, _ -> Response in
+            if let r = refusal(request) { return r }
+            let records = archive.records()
+            return html(WebPages.main(incidents: WebPages.incidentsTable(Array(records.records.suffix(20)), unreadable: records.unreadable),
+                                      deliveries: WebPages.deliveriesTable(deliveries(nil)),
+                                      formToken: access.formToken(session: session(request), now: Self.now()),
+                                      signedIn: access.requiresLogin))
+        }
+        router.get("page.js") { request, _ -> Response in
+            if let r = refusal(request) { return r }
+            return Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-store"],
+                            body: .init(byteBuffer: ByteBuffer(string: WebPages.script)))
+        }
+        router.get("login") { request, _ -> Response in
+            access.requiresLogin ? html(WebPages.login(message: nil)) : .redirect(to: "/", type: .normal)
+        }
+        router.post("login") { request, _ -> Response in
+            var request = request
+            guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
+                return Response(status: .misdirectedRequest)
+            }
+            let fields = await Self.form(&request)
+            switch access.login(password: fields["password"] ?? "", now: Self.now()) {
+            case let .accepted(id):
+                logger.notice("page: signed in from \(request.head.authority ?? "?")")
+                var r = Response.redirect(to: "/", type: .normal)
+                r.headers[.setCookie] = access.cookie(session: id, secure: secure)
+                return r
+            case .refused:
+                logger.warning("page: a wrong password")
+                return html(status: .unauthorized, WebPages.login(message: "Wrong password."))
+            case let .throttled(seconds):
+                return html(status: .tooManyRequests, WebPages.login(message: "Too many wrong passwords: try again in \(seconds) s."),
+                            headers: [.retryAfter: String(seconds)])
+            }
+        }
+        router.post("logout") { request, _ -> Response in
+            var request = request
+            let fields = await Self.form(&request)
+            let id = session(request)
+            guard access.acceptsForm(token: fields["csrf"], session: id, now: Self.now()) else { return Response(status: .forbidden) }
+            access.logout(session: id)
+            var r = Response.redirect(to: "/login", type: .normal)
+            r.headers[.setCookie] = "\(WebAccess.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+            return r
+        }
+        router.get("live") { request, _ -> Response in
+            if let r = refusal(request) { return r }
+            return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
+                            body: stream())
+        }
+        router.get("incidents") { request, _ -> Response in
+            if let r = refusal(request) { return r }
+            let records = archive.records()
+            return html(WebPages.layout(title: "FallGuard: incidents", body: "<h1>Incidents</h1>" + WebPages.incidentsTable(records.records, unreadable: records.unreadable),
+                                        signedIn: access.requiresLogin, formToken: access.formToken(session: session(request), now: Self.now())))
+        }
+        router.get("incidents/:id") { request, context -> Response in
+            if let r = refusal(request) { return r }
+            guard let id = context.parameters.get("id"), Self.isIncidentID(Substring(id)),
+                  let record = try? archive.record(id) else { return html(status: .notFound, "<p>No such incident.</p>") }
+            var signal: [AccelerationSample]?
+            var problem: String?
+            if FileManager.default.fileExists(atPath: archive.signalPath(of: id)) {
+                do { signal = try RecordingFile.read(path: archive.signalPath(of: id)).samples } catch { problem = "\(error)" }
+            }
+            let token = access.formToken(session: session(request), now: Self.now())
+            return html(WebPages.layout(title: "FallGuard: \(id)",
+                                        body: WebPages.incident(record, signal: signal, deliveries: deliveries(id), formToken: token, signalProblem: problem),
+                                        signedIn: access.requiresLogin, formToken: token))
+        }
+        router.post("incidents/:id/label") { request, context -> Response in
+            var request = request
+            if let r = refusal(request) { return r }
+            let fields = await Self.form(&request)
+            guard access.acceptsForm(token: fields["csrf"], session: session(request), now: Self.now()) else {
+                logger.warning("page: a label without this page's form token was refused")
+                return Response(status: .forbidden, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "missing or wrong form token\n")))
+            }
+            guard let id = context.parameters.get("id"), Self.isIncidentID(Substring(id)),
+                  let label = fields["label"].flatMap(IncidentLabel.init(rawValue:)) else { return Response(status: .badRequest) }
+            let entry = IncidentLabelEntry(label: label, by: "web page", at: iso8601(secondsSince1970: Self.now()))
+            do { try archive.label(id, entry) } catch {
+                logger.error("page: cannot label \(id): \(error)")
+                return html(status: .internalServerError, "<p>Could not save the label: \(htmlEscaped("\(error)"))</p>")
+            }
+            logger.notice("page: \(id) labelled \(label.rawValue)")
+            return .redirect(to: "/incidents/\(WebPages.urlPathEscaped(id))", type: .normal)
+        }
+        router.get("deliveries") { request, _ -> Response in
+            if let r = refusal(request) { return r }
+            return html(WebPages.layout(title: "FallGuard: deliveries", body: "<h1>Deliveries</h1>" + WebPages.deliveriesTable(deliveries(nil), recent: 200),
+                                        signedIn: access.requiresLogin, formToken: access.formToken(session: session(request), now: Self.now())))
+        }
+        router.get("fragments/incidents") { request, _ -> Response in
+            if let r = refusal(request) { return r }
+            let records = archive.records()
+            return html(WebPages.incidentsTable(Array(records.records.suffix(20)), unreadable: records.unreadable))
+        }
+        router.get("fragments/deliveries") { request, _ -> Response in
+            if let r = refusal(request) { return r }
+            return html(WebPages.deliveriesTable(deliveries(nil)))
+        }
+    }
+
+    /// The page's stream: the status at once and whenever it changes, new samples every
+    /// ``interval`` while there are any, a comment every ``keepAlive`` seconds otherwise. Ends
+    /// when the page goes away or the daemon stops.
+    func stream() -> ResponseBody {
+        ResponseBody { writer in
+            let viewer = live.viewer()
+            var next = 0
+            var version = -1
+            var quietSince = ContinuousClock.now
+            try await writer.write(ByteBuffer(string: "retry: 2000\n\nevent: status\ndata: \(status())\n\n"))
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                var out = ""
+                if let s = cachedStatus(), s.version != version {
+                    if version != -1 { out += "event: status\ndata: \(s.json)\n\n" }
+                    version = s.version
+                }
+                let (points, after) = live.points(from: next)
+                next = after
+                if !points.isEmpty {
+                    out.reserveCapacity(out.utf8.count + 24 * points.count + 24)
+                    out += "event: samples\ndata: ["
+                    for (i, p) in points.enumerated() {
+                        if i > 0 { out += "," }
+                        out += "[\(p.wallMilliseconds),\(p.milliG)]"
+                    }
+                    out += "]\n\n"
+                }
+                if out.isEmpty, ContinuousClock.now - quietSince > .seconds(Self.keepAlive) { out = ": still here\n\n" }
+                if !out.isEmpty {
+                    try await writer.write(ByteBuffer(string: out))
+                    quietSince = .now
+                }
+                try await Task.sleep(for: Self.interval)
+            }
+            withExtendedLifetime(viewer) {}
+            try await writer.finish(nil)
+        }
+    }
+}
+
+/// What the page's stream sends as its status: every field of `status.json`, the detector's
+/// thresholds on |a| (drawn on the live plot), and the last heartbeat message.
+struct PageStatus: Encodable {
+    struct Threshold: Encodable { var name: String; var g: Double }
+    var status: DaemonStatus
+    var thresholds: [Threshold]
+    var heartbeat: String?
+
+    enum Keys: String, CodingKey { case thresholds, heartbeat }
+
+    func encode(to encoder: any Encoder) throws {
+        try status.encode(to: encoder)
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(thresholds, forKey: .thresholds)
+        try c.encodeIfPresent(heartbeat, forKey: .heartbeat)
+    }
+}

@@ -1,0 +1,149 @@
+import Synchronization
+
+/// Who may see the page and label incidents: the logins (session cookies) when a password is
+/// set, the anti-forgery tokens for forms, the throttle on wrong passwords, and the Host check
+/// that keeps a loopback page from being read through DNS rebinding. Pure: times come in.
+public final class WebAccess: Sendable {
+    public static let cookieName = "fallguard_session"
+    /// Wrong passwords allowed per ``throttleWindow`` before every login waits for the window.
+    public static let throttleLimit = 5
+    public static let throttleWindow = 60.0
+
+    private let password: [UInt8]?
+    private let sessionSeconds: Double
+    /// The page's form token when no password is set (one per process; a page on another site
+    /// cannot read it, so it cannot forge a label).
+    private let processToken: String
+    private let state = Mutex(State())
+
+    struct Session { var csrf: String; var expires: Double }
+    struct State {
+        var sessions: [String: Session] = [:]
+        var failures: [Double] = []
+    }
+
+    public init(password: String?, sessionHours: Double) {
+        self.password = password.map { Array($0.utf8) }
+        sessionSeconds = sessionHours * 3600
+        processToken = Self.randomToken()
+    }
+
+    public var requiresLogin: Bool { password != nil }
+
+    /// 32 random bytes as hex (the system's CSPRNG).
+    public static func randomToken() -> String {
+        var g = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in
+            let b = UInt8.random(in: 0...255, using: &g)
+            let digits = Array("0123456789abcdef".utf8)
+            return String(decoding: [digits[Int(b >> 4)], digits[Int(b & 15)]], as: UTF8.self)
+        }.joined()
+    }
+
+    /// Compares without an early exit, so the time taken says nothing about where they differ.
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var diff = UInt8(a.count == b.count ? 0 : 1)
+        for i in 0..<max(a.count, b.count) {
+            diff |= (i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0)
+        }
+        return diff == 0
+    }
+
+    public enum LoginResult: Equatable, Sendable {
+        /// The new session's id, for the cookie.
+        case accepted(session: String)
+        case refused
+        /// Too many wrong passwords lately: try again in this many seconds.
+        case throttled(seconds: Int)
+    }
+
+    /// Checks a password from the login form; a right one starts a session.
+    public func login(password given: String, now: Double) -> LoginResult {
+        guard let password else { return .refused }
+        return state.withLock { s in
+            s.failures.removeAll { $0 < now - Self.throttleWindow }
+            if s.failures.count >= Self.throttleLimit {
+                return .throttled(seconds: Int((s.failures[0] + Self.throttleWindow - now).rounded(.up)))
+            }
+            guard Self.constantTimeEqual(Array(given.utf8), password) else {
+                s.failures.append(now)
+                return .refused
+            }
+            s.sessions = s.sessions.filter { $0.value.expires > now }
+            let id = Self.randomToken()
+            s.sessions[id] = Session(csrf: Self.randomToken(), expires: now + sessionSeconds)
+            return .accepted(session: id)
+        }
+    }
+
+    public func logout(session: String?) {
+        guard let session else { return }
+        _ = state.withLock { $0.sessions.removeValue(forKey: session) }
+    }
+
+    /// Whether a request with this session cookie (nil: none) may see the page; with no
+    /// password set, every request on the allowed hosts may.
+    public func allows(session: String?, now: Double) -> Bool {
+        guard password != nil else { return true }
+        guard let session else { return false }
+        return state.withLock { $0.sessions[session].map { $0.expires > now } ?? false }
+    }
+
+    /// HTTP Basic credentials (`Authorization: Basic …`, for a Prometheus scraper), any user name.
+    public func allows(basicPassword: String?) -> Bool {
+        guard let password else { return true }
+        guard let basicPassword else { return false }
+        return Self.constantTimeEqual(Array(basicPassword.utf8), password)
+    }
+
+    /// The token a form of this session carries (the process's own without a password).
+    public func formToken(session: String?, now: Double) -> String? {
+        guard password != nil else { return processToken }
+        guard let session else { return nil }
+        return state.withLock { s in s.sessions[session].flatMap { $0.expires > now ? $0.csrf : nil } }
+    }
+
+    /// Whether a form's token is this session's.
+    public func acceptsForm(token: String?, session: String?, now: Double) -> Bool {
+        guard let token, let expected = formToken(session: session, now: now) else { return false }
+        return Self.constantTimeEqual(Array(token.utf8), Array(expected.utf8))
+    }
+
+    /// Whether the `Host` header names this server as it may be reached: on a loopback-only
+    /// server, a loopback name or address (a page on another site whose name resolves to
+    /// 127.0.0.1 must not read it); anything once a password guards the page.
+    public func acceptsHost(_ host: String?, loopbackOnly: Bool) -> Bool {
+        guard loopbackOnly, password == nil else { return true }
+        guard var h = host?.lowercased() else { return false }
+        if h.hasPrefix("[") {
+            h = String(h.dropFirst().prefix { $0 != "]" })
+        } else if let colon = h.lastIndex(of: ":") {
+            h = String(h[..<colon])
+        }
+        return h == "localhost" || h == "::1" || h.hasPrefix("127.")
+    }
+
+    /// The `Set-Cookie` value for a session (Secure when served over TLS).
+    public func cookie(session: String, secure: Bool) -> String {
+        "\(Self.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(Int(sessionSeconds))\(secure ? "; Secure" : "")"
+    }
+
+    /// The session id in a `Cookie` header.
+    public static func session(inCookieHeader header: String?) -> String? {
+        guard let header else { return nil }
+        for part in header.split(separator: ";") {
+            let kv = part.trimmingCharacters(in: " ")
+            if kv.hasPrefix(cookieName + "=") { return String(kv.dropFirst(cookieName.count + 1)) }
+        }
+        return nil
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: Character) -> Substring {
+        var s = self
+        while s.first == set { s = s.dropFirst() }
+        while s.last == set { s = s.dropLast() }
+        return s
+    }
+}

@@ -1,0 +1,111 @@
+import FallGuardCore
+import FallGuardFieldTest
+import FallGuardWeb
+import Testing
+
+/// The page's logins, form tokens and Host check, and the live tap, without a server.
+@Suite struct WebAccessTests {
+    @Test func aRightPasswordStartsASessionThatExpires() {
+        let access = WebAccess(password: "correct horse", sessionHours: 1)
+        guard case let .accepted(session) = access.login(password: "correct horse", now: 1000) else {
+            Issue.record("refused the right password"); return
+        }
+        #expect(access.allows(session: session, now: 1000 + 3599))
+        #expect(!access.allows(session: session, now: 1000 + 3601), "an hour later the session is gone")
+        #expect(!access.allows(session: nil, now: 1000))
+        #expect(!access.allows(session: "not-a-session", now: 1000))
+        let token = access.formToken(session: session, now: 1001)
+        #expect(token?.count == 64)
+        #expect(access.acceptsForm(token: token, session: session, now: 1002))
+        #expect(!access.acceptsForm(token: token, session: nil, now: 1002), "a token without its session")
+        #expect(!access.acceptsForm(token: String(token!.dropLast()) + "x", session: session, now: 1002))
+        access.logout(session: session)
+        #expect(!access.allows(session: session, now: 1003))
+        #expect(access.cookie(session: "abc", secure: true) == "fallguard_session=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=3600; Secure")
+        #expect(WebAccess.session(inCookieHeader: "a=1; fallguard_session=xyz; b=2") == "xyz")
+        #expect(WebAccess.session(inCookieHeader: "other=1") == nil)
+    }
+
+    @Test func wrongPasswordsAreThrottledEvenForTheRightOne() {
+        let access = WebAccess(password: "correct horse", sessionHours: 1)
+        for i in 0..<WebAccess.throttleLimit {
+            #expect(access.login(password: "guess \(i)", now: 100 + Double(i)) == .refused)
+        }
+        #expect(access.login(password: "correct horse", now: 110) == .throttled(seconds: 50))
+        if case .accepted = access.login(password: "correct horse", now: 161) {} else {
+            Issue.record("a minute after the first wrong password, the right one works again")
+        }
+        #expect(WebAccess.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!WebAccess.constantTimeEqual(Array("abc".utf8), Array("abcd".utf8)))
+        #expect(!WebAccess.constantTimeEqual(Array("abd".utf8), Array("abc".utf8)))
+    }
+
+    @Test func withoutAPasswordOnlyLoopbackNamesAndTheProcessTokenPass() {
+        let access = WebAccess(password: nil, sessionHours: 1)
+        #expect(access.allows(session: nil, now: 0))
+        for host in ["127.0.0.1:9466", "localhost:9466", "[::1]:9466", "localhost", "127.0.0.2"] {
+            #expect(access.acceptsHost(host, loopbackOnly: true), "\(host)")
+        }
+        for host in ["attacker.example:9466", "192.168.1.5:9466", "localhost.attacker.example", "[::2]:9466"] {
+            #expect(!access.acceptsHost(host, loopbackOnly: true), "\(host)")
+        }
+        #expect(!access.acceptsHost(nil, loopbackOnly: true))
+        #expect(access.acceptsHost("attacker.example", loopbackOnly: false), "no loopback promise to keep")
+        let token = access.formToken(session: nil, now: 0)
+        #expect(access.acceptsForm(token: token, session: nil, now: 0))
+        #expect(!access.acceptsForm(token: nil, session: nil, now: 0))
+        #expect(WebAccess(password: nil, sessionHours: 1).formToken(session: nil, now: 0) != token, "one per process")
+    }
+
+    @Test func theLiveTapKeepsNothingWhileNobodyLooksAndTheLastMinuteWhileSomeoneDoes() {
+        let live = LiveSignal(rate: 10)   // 600 points
+        func offer(_ n: Int, from: Int) {
+            for i in from..<(from + n) {
+                live.offer(AccelerationSample(time: Double(i) * 0.1, x: 0, y: 0, z: 1 + Double(i) * 0.001),
+                           monotonicNow: Double(i) * 0.1 + 0.05, wallNow: 1000 + Double(i) * 0.1 + 0.05)
+            }
+        }
+        offer(50, from: 0)
+        #expect(live.points(from: 0).points.isEmpty && live.viewers == 0)
+        var viewer: LiveSignal.Viewer? = live.viewer()
+        #expect(live.viewers == 1)
+        offer(700, from: 0)
+        let (all, next) = live.points(from: 0)
+        #expect(all.count == 600 && next == 700, "the ring holds one minute")
+        #expect(all.first?.sequence == 100 && all.last?.sequence == 699)
+        #expect(zip(all, all.dropFirst()).allSatisfy { $1.sequence == $0.sequence + 1 }, "oldest first, in order")
+        #expect(abs((all.last?.wallMilliseconds ?? 0) - 1_069_900) <= 1, "captured 50 ms before it was offered: \(all.last?.wallMilliseconds ?? 0)")
+        #expect(all.last?.milliG == 1699)
+        let (some, after) = live.points(from: 695)
+        #expect(some.map(\.sequence) == [695, 696, 697, 698, 699] && after == 700)
+        #expect(live.points(from: 700).points.isEmpty)
+        _ = viewer
+        viewer = nil
+        #expect(live.viewers == 0)
+        #expect(live.points(from: 0).points.isEmpty, "dropped when the last page closed")
+    }
+}
+
+/// The page's HTML: what came from outside is escaped, ids are safe in paths.
+@Suite struct WebPagesTests {
+    @Test func textFromOutsideIsEscapedAndTheLabelFormCarriesTheToken() {
+        var r = IncidentRecord(id: "FG-7", kind: "fall-suspected", eventTime: 10, eventWallTime: "2026-11-25T10:00:00Z",
+                               before: 60, after: 60, detector: .init(name: "multiphase", settings: ["impact": 2], software: "t"),
+                               detection: nil)
+        r.timeline = [.init(t: 12, time: "2026-11-25T10:00:02Z", event: "acknowledged", detail: "<script>alert(1)</script> by Ben")]
+        r.labels = [.init(label: .noFall, by: "<b>x</b>", at: "2026-11-25T10:01:00Z")]
+        let samples = (0..<800).map { AccelerationSample(time: Double($0) * 0.025, x: 0, y: 0, z: $0 == 400 ? 4 : 1) }
+        let html = WebPages.incident(r, signal: samples, deliveries: [
+            WebDelivery(incident: "FG-7", channel: "sms", to: "Ben <ben>", state: "failed", attempts: 3, error: "HTTP 500 <html>", created: nil),
+        ], formToken: "tok\"en")
+        #expect(!html.contains("<script>") && html.contains("&lt;script&gt;alert(1)&lt;/script&gt; by Ben"))
+        #expect(!html.contains("<b>x</b>") && html.contains("&lt;b&gt;x&lt;/b&gt;"))
+        #expect(html.contains("Ben &lt;ben&gt;") && html.contains("HTTP 500 &lt;html&gt;"))
+        #expect(html.contains("value=\"tok&quot;en\""), "the token is an attribute value, escaped")
+        #expect(html.contains("<svg") && html.contains("class=\"threshold\""), "the report's plot with the impact threshold")
+        #expect(html.components(separatedBy: "name=\"label\"").count - 1 == 3, "fall, no fall, unsure")
+        #expect(WebPages.incident(r, signal: nil, deliveries: [], formToken: nil).contains("No signal kept"))
+        #expect(!WebPages.incident(r, signal: nil, deliveries: [], formToken: nil).contains("<form"), "no token, no form")
+        #expect(WebPages.urlPathEscaped("FG-1") == "FG-1" && WebPages.urlPathEscaped("a/../b c") == "a%2F..%2Fb%20c")
+    }
+}
