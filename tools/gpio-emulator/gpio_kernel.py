@@ -644,7 +644,9 @@ class Server:
         line.line_seqno = 0
         was_out = line.is_out
         if self.release_outputs == "input" and line.is_out:
-            line.is_out = False
+            # the pin stops driving and follows its pull (mainline pinctrl-bcm2835; gpio-sim's
+            # free() too), but gpiod_free() does not clear FLAG_IS_OUT: line info still says
+            # output until the next request sets a direction (seen on gpio-sim, 6.1 and 6.12)
             line.drive = None
         self.notify(line, LINE_CHANGED_RELEASED)
         self.update_level(line, t_ns, cause, was_out=was_out)

@@ -411,6 +411,14 @@ class Model:
     def reset(self):
         pass
 
+    def store_unsupported(self, s):
+        """A write to an info attribute whose write_raw case does not exist (``_raw``,
+        ``in_temp_offset``...): the IIO core parses the value (INT_PLUS_MICRO), the driver
+        returns EINVAL. The IIO core makes every info attribute 0644 when the driver has a
+        write_raw, so these files are writable and the write fails."""
+        str_to_fixpoint(s, 100000)
+        raise KernelError(errno.EINVAL)
+
     def rate_hz(self) -> float:
         raise NotImplementedError
 
@@ -596,6 +604,12 @@ class Mpu6050(Model):
             raise KernelError(errno.EINVAL)
         self.gyro_fs = self.GYRO_SCALE.index(val2)
 
+    def store_unsupported(self, s):
+        # inv_mpu6050_write_raw claims direct mode first: EBUSY while the buffer is enabled
+        str_to_fixpoint(s, 100000)
+        self._claim_direct()
+        raise KernelError(errno.EINVAL)
+
     def store_cb(self, table, i, s):
         val, _ = str_to_fixpoint(s, 100000)    # write_raw_get_fmt default: INT_PLUS_MICRO
         self._claim_direct()
@@ -634,9 +648,9 @@ class Mpu6050(Model):
             Attr("in_anglvel_mount_matrix", lambda: mm),
             Attr("in_gyro_matrix", lambda: "0, 0, 0; 0, 0, 0; 0, 0, 0\n"),    # deprecated
             Attr("in_temp_raw", raw=True),
-            Attr("in_temp_offset", lambda: "%d\n" % self.TEMP_OFFSET),
+            Attr("in_temp_offset", lambda: "%d\n" % self.TEMP_OFFSET, self.store_unsupported),
             Attr("in_temp_scale", lambda: fmt_micro(self.TEMP_SCALE // 1000000,
-                                                    self.TEMP_SCALE % 1000000)),
+                                                    self.TEMP_SCALE % 1000000), self.store_unsupported),
             Attr("sampling_frequency", self.show_freq, self.store_freq),
             Attr("sampling_frequency_available", lambda: "10 20 50 100 200 500\n"),
             Attr("current_timestamp_clock", lambda: self.clock + "\n", self.store_clock),
@@ -901,6 +915,7 @@ class Emulator:
         self.last_values = None
         self._clk_cache = {}
         self._norm = {}
+        self._own_close = {}
         self.crashed = False
 
     # ---------------------------------------------------------------- public API
@@ -1043,6 +1058,9 @@ class Emulator:
             except OSError:
                 pass
 
+    # every info attribute of a driver with write_raw is 0644, _raw included (writes: EINVAL)
+    RAW_MODE = 0o644
+
     def _attr_mode(self, attr: Attr) -> int:
         return 0o644 if attr.store is not None else 0o444
 
@@ -1080,7 +1098,9 @@ class Emulator:
 
     def _all_attrs(self):
         m = self.model
-        attrs = [Attr("name", lambda: m.name + "\n")]
+        # waiting_for_supplier: the driver core adds it to a device with a firmware node when
+        # fw_devlink is on (the default), as for a sensor probed from the device tree
+        attrs = [Attr("name", lambda: m.name + "\n"), Attr("waiting_for_supplier", lambda: "0\n")]
         if not m.direct_device():
             attrs.append(Attr("dev", lambda: "%d:%d\n" % (IIO_CHR_MAJOR, self.index)))
             attrs.append(Attr("uevent", lambda: "MAJOR=%d\nMINOR=%d\nDEVNAME=%s\nDEVTYPE=iio_device\n"
@@ -1105,7 +1125,7 @@ class Emulator:
                 text = a.show()
             with open(full, "w") as fh:
                 fh.write(text)
-            os.chmod(full, 0o444 if a.raw else self._attr_mode(a))
+            os.chmod(full, self.RAW_MODE if a.raw else self._attr_mode(a))
             if a.raw:
                 self.raw_text[path] = text
             else:
@@ -1129,6 +1149,7 @@ class Emulator:
         self.frozen = None
         self._batch = []
         self._norm = {}
+        self._own_close = {}
         self._initial_raw()
         candidates = [self.want_index] if self.want_index is not None else (
             ([self.index] if self.index >= 0 else []) + list(range(0, 256)))
@@ -1234,6 +1255,7 @@ class Emulator:
             return
         self.plugged = False
         self._norm = {}
+        self._own_close = {}
         self._discard_batch("unplugged")
         self._close_raw_fds(truncate=True)
         if self.buffer_enabled:
@@ -1321,8 +1343,17 @@ class Emulator:
             return
         if a.raw:
             if data.decode("utf-8", "replace") != self.raw_text.get(path):
-                self._warn_ro(path, data)
-                self._write_atomic(full, self.raw_text[path].encode(), 0o444)
+                text = cstr(data)
+                try:
+                    self.model.store_unsupported(text)
+                    code = errno.EINVAL
+                except KernelError as e:
+                    code = e.errno
+                self.warnings += 1
+                self._say("write %s=%r rejected: the kernel would return %s (%s); value restored"
+                          % (path, text, errno.errorcode.get(code, code), os.strerror(code)))
+                self._event("write %s=%r rejected %s" % (path, text, errno.errorcode.get(code)))
+                self._write_atomic(full, self.raw_text[path].encode(), self.RAW_MODE)
             return
         self._process_write(path, a, data)
 
@@ -1336,7 +1367,13 @@ class Emulator:
             if data == pend[1]:
                 return                   # already applied, waiting for the rewrite
         elif data.decode("utf-8", "replace") == self.rendered.get(path):
-            return                       # our own text: nothing was written
+            if self._own_close.get(path):
+                self._own_close[path] -= 1
+                return                   # our own close (normalising rewrite): nothing was written
+            if path.rsplit("/", 1)[-1] in ("enable", "length", "current_trigger"):
+                return                   # the kernel returns at once when the value is unchanged
+            # else a writer wrote the same text again: sysfs calls store() again (e.g. the
+            # ADXL345's in_accel_scale refuses every write with EINVAL, even of its own value)
         now = mono_ns()
         if a.store is None:
             self._warn_ro(path, data)
@@ -1380,6 +1417,7 @@ class Emulator:
             a = self.attr_map[path]
             full = os.path.join(self.devdir, path)
             text = a.show().encode()
+            own = False
             try:
                 fd = os.open(full, os.O_RDWR | os.O_CLOEXEC)
             except OSError:
@@ -1403,12 +1441,17 @@ class Emulator:
                     # file alone (no rewrite, so no window in which a new write could be lost)
                     self.rendered[path] = cur.decode("utf-8", "replace")
                     self._norm.pop(path, None)
+                    own = True
                     continue
                 os.pwrite(fd, text, 0)
                 if len(cur) > len(text):
                     os.ftruncate(fd, len(text))
+                own = True
             finally:
                 os.close(fd)
+                if own and self.inotify is not None:
+                    # this close raises an IN_CLOSE_WRITE of our own
+                    self._own_close[path] = self._own_close.get(path, 0) + 1
             self.rendered[path] = text.decode()
             self._norm.pop(path, None)
             if self.inotify is None:
