@@ -86,6 +86,12 @@ if [[ $LINES != 0 ]]; then
     mkdir "$cfg" "$cfg/bank0"
     echo "$LINES" >"$cfg/bank0/num_lines"
     echo fallguard-sim >"$cfg/bank0/label"
+    # line names as on a Raspberry Pi (GPIO17 button, GPIO18 buzzer, GPIO27 LED)
+    for i in 17 18 27; do
+        (( i < LINES )) || continue
+        mkdir "$cfg/bank0/line$i"
+        echo "GPIO$i" >"$cfg/bank0/line$i/name"
+    done
     echo 1 >"$cfg/live"
     chip=$(cat "$cfg/bank0/chip_name")
     dev=$(cat "$cfg/dev_name")

@@ -6,12 +6,15 @@
 # run COMMAND inside and exit with its status. Prints how long the boot took.
 #
 # <version>: 6.1, 6.12 or a kernel release in the cache. COMMAND defaults to `true`.
+# Exit status: COMMAND's; 125 when the rig could not be set up in the guest; 90 when the
+# guest did not boot at all (never reached guest-setup.sh).
 # Inside COMMAND, /tmp/fg-rig.env holds FG_I2C_BUS, FG_IIO_ADXL345, FG_IIO_MPU6050,
 # FG_RIG_SYSFS, FG_GPIOCHIP, FG_GPIOSIM_SYSFS (also exported).
 #
 # Environment: FG_RIG_SENSORS (adxl345,mpu6050 | adxl345 | mpu6050 | none),
 #   FG_RIG_MPU_IRQ (1), FG_RIG_ADXL_IRQ (0), FG_RIG_GPIO_LINES (32, 0 = no gpio-sim),
-#   FG_RIG_CPUS (2), FG_RIG_MEMORY (1G), FG_RIG_TIMEOUT seconds (300),
+#   FG_RIG_OUT (a host folder shared read-write, passed on to the guest),
+#   FALLGUARD_BIN (passed on), FG_RIG_CPUS (2), FG_RIG_MEMORY (1G), FG_RIG_TIMEOUT seconds (300),
 #   FG_RIG_KVM=1 to allow KVM where /dev/kvm works (default: --disable-kvm),
 #   FG_RIG_VERBOSE=1 to show the guest's boot console, FG_RIG_QUIET=1,
 #   FG_RIG_VNG_OPTS="..." extra vng options, FG_RIG_BLACKLIST (modules udev must not
@@ -42,6 +45,15 @@ fi
 # the modules tree virtme links as /lib/modules/<krel>); share it again, read-only.
 vng_args=(--run "$KIMG" --cpus "${FG_RIG_CPUS:-2}" --memory "${FG_RIG_MEMORY:-1G}"
           --rodir "$(cd "$FG_KERNEL_CACHE" && pwd -P)")
+# the unpacked libgpiod 2.x (tools/setup-debian) sits under the same hidden /var/cache
+FG_LIBGPIOD2_DIR=${FALLGUARD_LIBGPIOD2_DIR:-/var/cache/fallguard/libgpiod2}
+[[ -d $FG_LIBGPIOD2_DIR ]] && vng_args+=(--rodir "$(cd "$FG_LIBGPIOD2_DIR" && pwd -P)")
+# FG_RIG_OUT: a host folder the guest may write (results, logs); the rest of the root is
+# read-only in the guest or an overlay that goes away with it.
+if [[ -n ${FG_RIG_OUT:-} ]]; then
+    mkdir -p "$FG_RIG_OUT"
+    vng_args+=(--rwdir "$(cd "$FG_RIG_OUT" && pwd -P)")
+fi
 # bookworm's qemu ships the old C virtiofsd, which rejects virtme's options: vng waits
 # about 3 s for it before falling back to 9p. Go to 9p at once.
 vng_args+=(--force-9p)
@@ -56,7 +68,7 @@ FG_RIG_BLACKLIST=${FG_RIG_BLACKLIST-kvm_amd,kvm_intel,kvm,ccp,irqbypass,aesni_in
 [[ ${FG_RIG_VERBOSE:-0} == 1 ]] && vng_args+=(--verbose)
 
 genv=(FG_RIG_BUILD="$BUILD")
-for v in FG_RIG_SENSORS FG_RIG_MPU_IRQ FG_RIG_ADXL_IRQ FG_RIG_GPIO_LINES FG_RIG_QUIET; do
+for v in FG_RIG_OUT FALLGUARD_BIN FG_RIG_MPU_SAMPLES FG_RIG_LIBS FG_RIG_ONLY FG_RIG_SENSORS FG_RIG_MPU_IRQ FG_RIG_ADXL_IRQ FG_RIG_GPIO_LINES FG_RIG_QUIET; do
     [[ -n ${!v:-} ]] && genv+=("$v=${!v}")
 done
 guest_cmd=$(printf '%q ' env "${genv[@]}" "$RIG_DIR/guest-setup.sh" -- "$@")
@@ -66,13 +78,25 @@ errlog=$(mktemp /tmp/fg-rig-stderr.XXXXXX)
 trap 'rm -f "$errlog"' EXIT
 t0=$(date +%s.%N)
 set +e
-timeout --foreground -k 10 "${FG_RIG_TIMEOUT:-300}" \
-    vng "${vng_args[@]}" --exec "$guest_cmd" 2> >(tee "$errlog" >&2)
-status=$?
-tee_pid=${!:-}
+# vng in a process group of its own, so that a timeout ends QEMU too (`timeout --foreground`
+# signalled vng alone and left qemu-system-x86_64 running)
+setsid vng "${vng_args[@]}" --exec "$guest_cmd" 2> >(tee "$errlog" >&2) &
+vng_pid=$!
+limit=$(( $(date +%s) + ${FG_RIG_TIMEOUT:-300} ))
+while kill -0 "$vng_pid" 2>/dev/null && (( $(date +%s) < limit )); do sleep 0.5; done
+if kill -0 "$vng_pid" 2>/dev/null; then
+    kill -TERM -- "-$vng_pid" 2>/dev/null
+    sleep 5
+    kill -KILL -- "-$vng_pid" 2>/dev/null
+    wait "$vng_pid" 2>/dev/null
+    status=124
+else
+    wait "$vng_pid"
+    status=$?
+fi
 set -e
 t1=$(date +%s.%N)
-wait "$tee_pid" 2>/dev/null || true
+sleep 0.3   # let tee write the last lines into $errlog
 total=$(awk "BEGIN{printf \"%.1f\", $t1-$t0}")
 guest=$(sed -n 's/.*guest-side total \([0-9.]*\) s.*/\1/p' "$errlog" | tail -n1)
 kup=$(sed -n 's/.*kernel uptime at setup \([0-9.]*\) s.*/\1/p' "$errlog" | tail -n1)
@@ -81,6 +105,12 @@ if [[ -n $guest ]]; then
     log "$KREL: wall ${total} s = boot+shutdown ${boot} s (kernel start to rig setup ${kup} s) + rig setup and command ${guest} s; exit $status"
 else
     [[ $status == 124 ]] && log "timed out after ${FG_RIG_TIMEOUT:-300} s"
-    log "$KREL: wall ${total} s, the guest never reached the command (exit $status)"
+    log "$KREL: wall ${total} s, the command did not finish (exit $status)"
+    if ! grep -q '^guest: ' "$errlog"; then
+        # not even guest-setup.sh ran: the machine cannot boot this kernel (no QEMU that works
+        # here, virtme-ng failing...): exit 90 so that a CI suite can tell it from a failure
+        log "$KREL: the guest did not boot"
+        exit 90
+    fi
 fi
 exit "$status"
