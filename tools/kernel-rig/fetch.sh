@@ -61,11 +61,20 @@ ensure_host_tools() {
             || die "apt-get install ${missing[*]} failed"
     fi
     if ! command -v vng >/dev/null 2>&1; then
-        log "installing virtme-ng==$VIRTME_NG_PIN from PyPI"
-        pip install -q "virtme-ng==$VIRTME_NG_PIN" 2>/dev/null || pip install -q virtme-ng \
+        # a venv of its own: Debian 12's pip refuses system-wide installs (PEP 668), and a
+        # fresh machine may have no pip at all (lib.sh puts $FG_VIRTME_VENV/bin on PATH)
+        log "installing virtme-ng==$VIRTME_NG_PIN from PyPI into $FG_VIRTME_VENV"
+        if ! python3 -m venv "$FG_VIRTME_VENV" 2>/dev/null; then
+            apt_update_once
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv \
+                || die "apt-get install python3-venv failed"
+            python3 -m venv "$FG_VIRTME_VENV" || die "python3 -m venv $FG_VIRTME_VENV failed"
+        fi
+        "$FG_VIRTME_VENV/bin/pip" install -q "virtme-ng==$VIRTME_NG_PIN" || "$FG_VIRTME_VENV/bin/pip" install -q virtme-ng \
             || die "pip install virtme-ng failed"
+        PATH=$FG_VIRTME_VENV/bin:$PATH
         hash -r
-        command -v vng >/dev/null || die "vng not on PATH after pip install virtme-ng"
+        command -v vng >/dev/null || die "vng not on PATH after installing virtme-ng"
     fi
 }
 

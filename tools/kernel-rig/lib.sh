@@ -10,6 +10,10 @@
 #   $FG_KERNEL_CACHE/<series> -> <krel>  (symlink, e.g. 6.12 -> 6.12.117+deb12-amd64)
 
 FG_KERNEL_CACHE=${FG_KERNEL_CACHE:-/var/cache/fallguard/kernels}
+# virtme-ng installed by fetch.sh when no vng is on PATH (outside /var/cache, which the
+# guest's init hides behind a tmpfs)
+FG_VIRTME_VENV=${FG_VIRTME_VENV:-/opt/fallguard-virtme-ng}
+if [[ -x $FG_VIRTME_VENV/bin/vng ]]; then PATH=$FG_VIRTME_VENV/bin:$PATH; fi
 # shellcheck disable=SC2034  # used by the scripts that source this file
 RIG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 

@@ -108,7 +108,7 @@ if [[ -n ${FG_GPIOCHIP:-} ]]; then
     expect "gpioget line 5 after pull-down" "$(gpioget "$FG_GPIOCHIP" 5)" 0
 fi
 
-FG_BIN=${FG_BIN:-/work/main/.build/x86_64-unknown-linux-gnu/debug/fallguard}
+FG_BIN=${FALLGUARD_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/.build/debug/fallguard}
 if [[ -x $FG_BIN ]]; then
     section "fallguard devices ($FG_BIN)"
     if "$FG_BIN" devices; then ok "fallguard devices exited 0"; else bad "fallguard devices exited $?"; fi
