@@ -86,6 +86,8 @@ public final class Daemon: Sendable {
     let tls: TLSConfiguration?
     /// The status as open pages get it, made by the status service while one is open.
     private let pageStatus = Mutex<(version: Int, json: String)?>(nil)
+    /// What the page last got, without the fields that change every second.
+    private let pageStatusShown = Mutex<DaemonStatus?>(nil)
 
     /// Builds every part (nothing runs until ``run(duration:)``). `outputs` overrides the
     /// configuration's choice of buzzer, LED and button (tests pass in-memory GPIO parts).
@@ -468,9 +470,15 @@ public final class Daemon: Sendable {
         let outbox = file.outbox
         let usage = ProcessUsage.current()
         let total = file.sensor?.samples ?? loop.rawSamples.load(ordering: .relaxed)
-        if live.viewers > 0 {
-            let json = pageStatusJSON(file)
-            pageStatus.withLock { p in if p?.json != json { p = ((p?.version ?? 0) + 1, json) } }
+        if live.viewers > 0 {   // a new status for open pages only when something they show changed
+            var shown = file
+            (shown.updated, shown.recording) = ("", nil)
+            shown.sensor?.samples = 0
+            let changed = pageStatusShown.withLock { last in defer { last = shown }; return last != shown }
+            if changed {
+                let json = pageStatusJSON(file)
+                pageStatus.withLock { p in p = ((p?.version ?? 0) + 1, json) }
+            }
         }
         do { try file.write(to: configuration.stateDirectory) } catch {
             logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")

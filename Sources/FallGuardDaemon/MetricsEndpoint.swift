@@ -31,7 +31,7 @@ public enum MetricsEndpoint {
                                    maximumConnections: Int = Self.maximumConnections, idleTimeout: Duration = Self.idleTimeout,
                                    web: WebSite? = nil, tls: TLSConfiguration? = nil,
                                    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
-        let router = Router()
+        let router = Router(context: BridgeRequestContext.self)
         router.get("metrics") { request, _ -> Response in
             if let web, !web.allowsMetrics(request) {
                 return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Basic realm=\"fallguard\""])

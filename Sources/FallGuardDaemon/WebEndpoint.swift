@@ -11,7 +11,7 @@ import ServiceLifecycle
 
 /// The page on the bridge (`web:`), on the daemon's HTTP server beside `/metrics`: `/` (now,
 /// live, incidents, deliveries), `/live` (Server-Sent Events: the status when it changes and
-/// |a| 8 times a second), `/incidents[/ID]` with the label buttons, `/deliveries`, and the
+/// |a| 5 times a second), `/incidents[/ID]` with the label buttons, `/deliveries`, and the
 /// login when a password is set. Nothing of it runs while no page is open.
 public struct WebSite: Sendable {
     public let access: WebAccess
@@ -28,8 +28,9 @@ public struct WebSite: Sendable {
     let deliveries: @Sendable (_ incident: String?) -> [WebDelivery]
     let logger: Logger
 
-    /// How often an open page gets new samples.
-    public static let interval = Duration.milliseconds(125)
+    /// How often an open page gets new samples: 5 a second (the bar is 4; each update costs the
+    /// bridge a few thread wake-ups, measured by bench/page-cost.sh).
+    public static let interval = Duration.milliseconds(200)
     /// A comment line this often keeps proxies and the idle timeout from closing a quiet stream.
     static let keepAlive = 5.0
 
@@ -89,7 +90,7 @@ public struct WebSite: Sendable {
         !s.isEmpty && s.count <= 64 && s.first != "." && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
     }
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
+    func addRoutes(to router: Router<BridgeRequestContext>) {
         router.get("/") { request, _ -> Response in
             if let r = refusal(request) { return r }
             let records = archive.records()
@@ -136,10 +137,10 @@ public struct WebSite: Sendable {
             r.headers[.setCookie] = "\(WebAccess.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
             return r
         }
-        router.get("live") { request, _ -> Response in
+        router.get("live") { request, context -> Response in
             if let r = refusal(request) { return r }
             return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
-                            body: stream())
+                            body: stream(on: context.eventLoop))
         }
         router.get("incidents") { request, _ -> Response in
             if let r = refusal(request) { return r }
@@ -197,41 +198,61 @@ public struct WebSite: Sendable {
 
     /// The page's stream: the status at once and whenever it changes, new samples every
     /// ``interval`` while there are any, a comment every ``keepAlive`` seconds otherwise. Ends
-    /// when the page goes away or the daemon stops.
-    func stream() -> ResponseBody {
+    /// when the page goes away or the daemon stops. It sleeps on the connection's event loop
+    /// timer: `Task.sleep` would add two wake-ups of Dispatch's timer thread to each update.
+    func stream(on eventLoop: any EventLoop) -> ResponseBody {
         ResponseBody { writer in
             let viewer = live.viewer()
-            var next = 0
-            var version = -1
-            var quietSince = ContinuousClock.now
+            defer { withExtendedLifetime(viewer) {} }
+            var next = 0, version = -1
+            var quietSince = NIODeadline.now()
             try await writer.write(ByteBuffer(string: "retry: 2000\n\nevent: status\ndata: \(status())\n\n"))
+            let (seconds, attoseconds) = Self.interval.components
+            let interval = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                var out = ""
-                if let s = cachedStatus(), s.version != version {
-                    if version != -1 { out += "event: status\ndata: \(s.json)\n\n" }
-                    version = s.version
+                if let text = pumpPass(next: &next, version: &version, quietSince: &quietSince) {
+                    try await writer.write(ByteBuffer(string: text))
                 }
-                let (points, after) = live.points(from: next)
-                next = after
-                if !points.isEmpty {
-                    out.reserveCapacity(out.utf8.count + 24 * points.count + 24)
-                    out += "event: samples\ndata: ["
-                    for (i, p) in points.enumerated() {
-                        if i > 0 { out += "," }
-                        out += "[\(p.wallMilliseconds),\(p.milliG)]"
-                    }
-                    out += "]\n\n"
-                }
-                if out.isEmpty, ContinuousClock.now - quietSince > .seconds(Self.keepAlive) { out = ": still here\n\n" }
-                if !out.isEmpty {
-                    try await writer.write(ByteBuffer(string: out))
-                    quietSince = .now
-                }
-                try await Task.sleep(for: Self.interval)
+                try await eventLoop.scheduleTask(in: interval) {}.futureResult.get()
             }
-            withExtendedLifetime(viewer) {}
             try await writer.finish(nil)
         }
+    }
+
+    /// One pass of a stream: what to send now, if anything.
+    func pumpPass(next: inout Int, version: inout Int, quietSince: inout NIODeadline) -> String? {
+        var out = ""
+        if let s = cachedStatus(), s.version != version {
+            if version != -1 { out += "event: status\ndata: \(s.json)\n\n" }
+            version = s.version
+        }
+        let (points, after) = live.points(from: next)
+        next = after
+        if !points.isEmpty {
+            out.reserveCapacity(out.utf8.count + 24 * points.count + 24)
+            out += "event: samples\ndata: ["
+            for (i, p) in points.enumerated() {
+                if i > 0 { out += "," }
+                out += "[\(p.wallMilliseconds),\(p.milliG)]"
+            }
+            out += "]\n\n"
+        }
+        let now = NIODeadline.now()
+        if out.isEmpty, now - quietSince > .milliseconds(Int64(Self.keepAlive * 1000)) { out = ": still here\n\n" }
+        if !out.isEmpty { quietSince = now }
+        return out.isEmpty ? nil : out
+    }
+}
+
+/// The request context of the bridge's server: the basic one, plus the connection's event loop
+/// (the page's stream runs on it).
+public struct BridgeRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let eventLoop: any EventLoop
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        eventLoop = source.channel.eventLoop
     }
 }
 

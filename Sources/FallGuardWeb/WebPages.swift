@@ -199,7 +199,7 @@ public enum WebPages {
           text("last-incident", li ? `${li.id} ${li.kind} at ${li.at.slice(0, 19).replace("T", " ")}` + (li.delivered ? ", delivered" : "") + (li.reached_by ? `, ${li.reached_by} answered` : "") + (li.acknowledged_by ? `, acknowledged by ${li.acknowledged_by}` : "") : "none");
           text("heartbeat", s.heartbeat || "none sent");
           text("problems", s.problems && s.problems.length ? s.problems.join("; ") : "none");
-          text("updated", s.updated.slice(0, 19).replace("T", " "));
+          text("updated", new Date().toLocaleTimeString());
           const key = JSON.stringify([li && li.id, li && li.acknowledged_by, li && li.delivered, o && o.pending, o && o.sent, o && o.failed, s.state]);
           if (listKey && key !== listKey) refreshLists();
           listKey = key;
@@ -255,6 +255,7 @@ public enum WebPages {
           es.addEventListener("samples", e => {
             const batch = JSON.parse(e.data);
             fg.updates++; fg.samples += batch.length; fg.last = performance.now();
+            text("updated", new Date().toLocaleTimeString());
             for (const p of batch) points.push(p);
             if (!pending) { pending = true; requestAnimationFrame(draw); }
           });

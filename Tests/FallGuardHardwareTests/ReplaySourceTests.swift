@@ -59,6 +59,26 @@ import FallGuardTestSupport
         #expect(zip(got.dropFirst(), got).allSatisfy { $0.time > $1.time })
     }
 
+    /// Each sample carries the moment it was due, as a driver stamps its measurement: a thread
+    /// woken late (here: the consumer takes them in bursts, and the machine is busy) never
+    /// yields samples a fraction of a millisecond apart, which an incident's signal file could
+    /// not hold (the recording reader refuses rates above 10 kHz; found by the page's test).
+    @Test func samplesAreStampedWhenTheyWereDueNotWhenTheThreadWoke() throws {
+        let source = ReplaySource(name: "demo", recording: fall, speed: 20)   // 800 samples/s
+        source.start()
+        var got: [AccelerationSample] = []
+        let end = monotonicNanoseconds() + 1_000_000_000
+        while monotonicNanoseconds() < end {
+            source.samples.drain { got.append($0) }
+            source.waitForData(timeout: 0.05)
+        }
+        source.stopAndWait()
+        try #require(got.count >= 400)
+        let recordingStep = (fall[1].time - fall[0].time) / 20
+        let steps = zip(got.dropFirst(), got).map { $0.time - $1.time }
+        #expect(steps.allSatisfy { abs($0 - recordingStep) < 2e-6 }, "min \(steps.min() ?? 0), max \(steps.max() ?? 0), want \(recordingStep)")
+    }
+
     @Test func theRateIsTheMedianSpacing() {
         #expect(ReplaySource.rate(of: fall) == 40)
         let hundred = (0..<50).map { AccelerationSample(time: Double($0) / 100, x: 0, y: 0, z: 1) }

@@ -21,6 +21,7 @@ def main():
     ap.add_argument("--rate-seconds", type=float, default=5.0)
     ap.add_argument("--fall-timeout", type=float, default=45.0)
     ap.add_argument("--live-only", action="store_true", help="only the live plot: rate and delay, for --rate-seconds")
+    ap.add_argument("--marks", help="touch MARKS.start when the page is loaded and updating, MARKS.end when the rate window ends")
     a = ap.parse_args()
     os.makedirs(a.screenshots, exist_ok=True)
     result = {"steps": []}
@@ -38,6 +39,8 @@ def main():
         result["first_update_s"] = round(time.monotonic() - t0, 2)
         # The live values change, and how often the plot is updated.
         values = set()
+        if a.marks:
+            open(a.marks + ".start", "w").close()
         u0 = b.evaluate("window.fallguard.updates")
         start = time.monotonic()
         while time.monotonic() - start < a.rate_seconds:
@@ -45,6 +48,8 @@ def main():
             b.pump(0.1)
         u1 = b.evaluate("window.fallguard.updates")
         elapsed = time.monotonic() - start
+        if a.marks:
+            open(a.marks + ".end", "w").close()
         result["updates_per_second"] = round((u1 - u0) / elapsed, 2)
         result["distinct_values"] = len(values)
         lat = b.evaluate("window.fallguard.latencies")
@@ -66,14 +71,15 @@ def main():
         incident = b.wait_for("(r => r && r.dataset.incident)(document.querySelector('#incidents tr[data-incident]'))", 15)
         result["incident"] = incident
         b.navigate(a.url.rstrip("/") + "/incidents/" + incident)
-        result["plot"] = b.evaluate("document.querySelectorAll('#signal svg polyline, #signal svg path').length > 0")
-        if not result["plot"]:
-            raise BrowserError("the incident page has no signal plot")
+        try:
+            result["plot"] = b.wait_for("location.pathname.endsWith('/incidents/%s') && document.querySelectorAll('#signal svg path').length > 0" % incident, 10)
+        except BrowserError:
+            raise BrowserError("the incident page has no signal plot: " + str(b.evaluate("location.href + ' ' + document.body.innerText.slice(0, 400)")))
         b.events = [e for e in b.events if e.get("method") != "Page.loadEventFired"]
         b.evaluate("document.getElementById('label-%s').click(); true" % a.label)
         b.wait_event("Page.loadEventFired", 15)
         b.navigate(a.url.rstrip("/") + "/incidents/" + incident)   # a reload, from the server
-        label = b.evaluate("document.getElementById('label').textContent")
+        label = b.wait_for("location.pathname.endsWith('/incidents/%s') && document.getElementById('label') && document.getElementById('label').textContent" % incident, 10)
         result["label_after_reload"] = label
         if not label.startswith(a.label + " by web page"):
             raise BrowserError(f"after the reload the label reads {label!r}")

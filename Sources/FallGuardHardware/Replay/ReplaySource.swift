@@ -4,8 +4,9 @@ import Foundation
 
 /// A recording played as a live sensor, in real time (or `speed` times faster), for the
 /// no-hardware demo and for tests of the whole daemon: the samples reach the ring on their
-/// recording schedule, stamped with the current monotonic time, exactly as an accelerometer's
-/// would.
+/// recording schedule, stamped with the monotonic time each was due, as an accelerometer's
+/// driver stamps the moment it measured: a thread woken late delivers late, never a burst of
+/// samples a fraction of a millisecond apart (which an incident's signal file could not hold).
 ///
 /// When the recording ends the wearer does not vanish: the source goes on with the mean of its
 /// last second (the posture the recording ended in) plus a small deterministic jitter, as a
@@ -88,7 +89,7 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
             let dueNs = Int64(saturating: Double(startNs) + dueTime / speed * 1e9)   // any recording's times: no trap
             sleepUntil(nanoseconds: dueNs)
             if stop.load(ordering: .relaxed) { break }
-            sample.time = Double(monotonicNanoseconds()) * 1e-9
+            sample.time = Double(dueNs) * 1e-9
             samples.push(sample)
             doorbell.signal()
             index += 1
