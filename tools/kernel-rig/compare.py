@@ -111,40 +111,51 @@ def sequence(fed, cap, polled, max_lsb):
 
 
 def polled(fed, cap, max_lsb, period_ns):
-    """Arrivals of a polled device, matched by time: a poll stamped at T read the sample whose
-    write had completed by then (k), or the one before it when the write landed between the
-    read and the stamp (k-1); axes read from two samples (a write between the three _raw
-    reads) count as torn. Arrivals before the first write or more than a period after the
-    last one are outside the window."""
+    """Arrivals of a polled device, matched by time. The arrival stamp is taken when the
+    sample reaches the pipeline, after the three _raw reads, and the reads of one poll came
+    after the previous arrival: so the poll read a sample that was in the registers between
+    the previous arrival (less a period) and this one, and polls read samples in order.
+    Candidates are those samples (each poll must equal one within max_lsb, on every axis);
+    axes read from two consecutive candidates (a write between the three _raw reads) count as
+    torn. Arrivals before the first write or more than a period after the last one are
+    outside the window."""
     import bisect
     t1 = [f[1] for f in fed]
-    worst, bad, torn, before, used, idx = 0.0, 0, 0, 0, set(), []
+    worst, bad, torn, used, idx = 0.0, 0, 0, set(), []
+    prev_t, last_k = None, 0
     for c in cap:
         if c[0] < t1[0] or c[0] > t1[-1] + period_ns:
+            prev_t = c[0]
             continue
-        k = bisect.bisect_right(t1, c[0]) - 1
-        cands = [kk for kk in (k, k - 1, k + 1) if 0 <= kk < len(fed)]
-        d, kk = min((diff(c[1:], fed[kk][2:]), kk) for kk in cands)
-        if d > max_lsb and k >= 1:
-            # torn: each axis from k or k-1
-            dt = max(min(abs(c[1 + i] - fed[k][2 + i]), abs(c[1 + i] - fed[k - 1][2 + i])) for i in range(3))
-            if dt <= max_lsb:
-                torn += 1
-                d = dt
-        if kk == k - 1:
-            before += 1
+        hi = bisect.bisect_right(t1, c[0]) - 1
+        lo = bisect.bisect_right(t1, (prev_t if prev_t is not None else c[0]) - period_ns) - 1
+        lo = max(0, min(lo, hi), last_k)
+        hi = max(hi, lo)
+        cands = range(lo, min(hi + 2, len(fed)))   # +1: a write that raced the stamp
+        d, kk = min((diff(c[1:], fed[k][2:]), k) for k in cands)
+        if d > max_lsb:
+            # torn: each axis from k or k+1
+            for k in cands:
+                if k + 1 < len(fed):
+                    dt = max(min(abs(c[1 + i] - fed[k][2 + i]), abs(c[1 + i] - fed[k + 1][2 + i])) for i in range(3))
+                    if dt <= max_lsb:
+                        torn += 1
+                        d, kk = dt, k
+                        break
         worst = max(worst, d)
         if d > max_lsb:
             bad += 1
         used.add(kk)
         idx.append(kk)
+        last_k = kk
+        prev_t = c[0]
     if not idx:
         return {"first_fed": None, "last_fed": None, "fed_in_window": 0, "lost": 0, "repeated": 0,
-                "max_lsb": None, "over_bar": 1, "in_window": 0}
+                "max_lsb": None, "over_bar": 1, "in_window": 0, "torn": 0}
     window = idx[-1] - idx[0] + 1
     return {"first_fed": idx[0], "last_fed": idx[-1], "fed_in_window": window,
             "lost": window - len(used), "repeated": len(idx) - len(used), "max_lsb": round(worst, 3),
-            "over_bar": bad, "torn": torn, "read_before_latest_write": before, "in_window": len(idx)}
+            "over_bar": bad, "torn": torn, "in_window": len(idx)}
 
 
 def interpolated(fed, cap, step, max_lsb):

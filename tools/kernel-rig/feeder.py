@@ -37,6 +37,7 @@ import argparse
 import ctypes
 import fcntl
 import os
+import re
 import signal
 import struct
 import sys
@@ -83,7 +84,7 @@ class Tracer:
     """Waits for the driver's reads of one register, seen through the kernel's i2c trace
     event smbus_read (tracefs), filtered on adapter, address and register."""
 
-    def __init__(self, bus, addr, reg):
+    def __init__(self, bus, addr, reg, also=None):
         self.base = "/sys/kernel/tracing"
         if not os.path.exists(self.base + "/events"):
             os.makedirs(self.base, exist_ok=True)
@@ -93,7 +94,8 @@ class Tracer:
         self.ev = ev
         self._w(self.base + "/tracing_on", "0")
         self._w(self.base + "/trace", "")
-        self._w(ev + "/filter", f"adapter_nr == {bus} && addr == {addr} && command == {reg}")
+        regs = f"command == {reg}" + (f" || command == {also}" if also is not None else "")
+        self._w(ev + "/filter", f"adapter_nr == {bus} && addr == {addr} && ({regs})")
         self._w(ev + "/enable", "1")
         self._w(self.base + "/tracing_on", "1")
         self.fd = os.open(self.base + "/trace_pipe", os.O_RDONLY | os.O_NONBLOCK)
@@ -112,6 +114,8 @@ class Tracer:
                 line, _, self.buf = self.buf.partition(b"\n")
                 if b"smbus_read" in line:
                     self.last = line
+                    m = re.search(rb" c=([0-9a-f]+)", line)
+                    self.command = int(m.group(1), 16) if m else None
                     return True
                 continue
             left = max(0.0, end - time.monotonic())
@@ -282,7 +286,12 @@ def main():
         bus.write(0x00, [0x01])
         fire = os.open(f"{env['FG_RIG_SYSFS']}/fire_mpu6050", os.O_WRONLY)
     tracer = Tracer(env["FG_I2C_BUS"], chip["addr"], 0x74) if a.lockstep else None
-    follow = Tracer(env["FG_I2C_BUS"], chip["addr"], 0x36) if a.follow_polls else None
+    follow = Tracer(env["FG_I2C_BUS"], chip["addr"], 0x36, also=0x32) if a.follow_polls else None
+    if follow is not None or tracer is not None:
+        try:   # a late feeder makes the rig's own timing worse: run ahead of the readers
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
+        except OSError:
+            pass
     log = open(a.log, "w", buffering=1) if a.log else None
     if log:
         log.write(f"# chip={a.chip}\n# device={os.path.basename(dev)}\n# rate_hz={rate}\n# scale={scale}\n"
@@ -305,10 +314,21 @@ def main():
             if follow is not None:
                 if i == 0:
                     follow.drain()
-                if not follow.wait(2.0):
-                    timeouts += 1
-                # polls that came while this feeder was late read the previous sample again
-                polls = 1 + follow.pending()
+                # wait for the end of a poll (its DATAZ read); polls that came while this
+                # feeder was late read the previous sample again; and if the next poll has
+                # already begun (its DATAX read seen), let it finish first rather than write
+                # between its axes
+                polls, started = 0, False
+                while True:
+                    if not follow.wait(2.0 if polls == 0 or started else 0):
+                        if polls == 0 or started:
+                            timeouts += 1
+                        break
+                    if follow.command == 0x36:
+                        polls += 1
+                        started = False
+                    else:
+                        started = True
                 if polls > 1:
                     late += 1
             elif due > now:
