@@ -12,7 +12,7 @@ import Foundation
 ///   tls-certificate: /etc/fallguard/web.crt
 ///   tls-key: /etc/fallguard/web.key
 ///   allow-plain-http: false          # a password over plain HTTP beyond this machine
-///   allow-without-password: false    # the page beyond this machine without a password
+///   allow-anonymous: false    # the page beyond this machine without a password
 ///   session-hours: 12
 /// ```
 public struct WebSection: ConfigSection, Codable, Equatable {
@@ -22,7 +22,7 @@ public struct WebSection: ConfigSection, Codable, Equatable {
     public var tlsCertificate: String?
     public var tlsKey: String?
     public var allowPlainHTTP = false
-    public var allowWithoutPassword = false
+    public var allowAnonymous = false
     /// How long a login lasts.
     public var sessionHours = 12.0
 
@@ -31,7 +31,7 @@ public struct WebSection: ConfigSection, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case enabled, password
         case tlsCertificate = "tls-certificate", tlsKey = "tls-key"
-        case allowPlainHTTP = "allow-plain-http", allowWithoutPassword = "allow-without-password"
+        case allowPlainHTTP = "allow-plain-http", allowAnonymous = "allow-anonymous"
         case sessionHours = "session-hours"
     }
 
@@ -42,7 +42,7 @@ public struct WebSection: ConfigSection, Codable, Equatable {
         tlsCertificate = try c.decodeIfPresent(String.self, forKey: .tlsCertificate)
         tlsKey = try c.decodeIfPresent(String.self, forKey: .tlsKey)
         allowPlainHTTP = try c.value(.allowPlainHTTP, default: allowPlainHTTP)
-        allowWithoutPassword = try c.value(.allowWithoutPassword, default: allowWithoutPassword)
+        allowAnonymous = try c.value(.allowAnonymous, default: allowAnonymous)
         sessionHours = try c.value(.sessionHours, default: sessionHours)
     }
 
@@ -80,9 +80,9 @@ public struct WebSection: ConfigSection, Codable, Equatable {
         var out: [ConfigProblem] = []
         if password == nil {
             let what = "\(host) serves the page and the metrics (the wearer's falls, the contacts' names) beyond this machine without a password"
-            out.append(allowWithoutPassword
-                ? ConfigProblem(path + ["allow-without-password"], "\(what) (allowed by allow-without-password)", severity: .warning)
-                : ConfigProblem(path + ["password"], "\(what): set web.password (in the credentials file), or allow-without-password: true to accept it"))
+            out.append(allowAnonymous
+                ? ConfigProblem(path + ["allow-anonymous"], "\(what) (allowed by allow-anonymous)", severity: .warning)
+                : ConfigProblem(path + ["password"], "\(what): set web.password (in the credentials file), or allow-anonymous: true to accept it"))
         } else if tls == nil {
             let what = "the password would cross the network to \(host) in clear text (plain HTTP)"
             out.append(allowPlainHTTP

@@ -183,8 +183,8 @@ struct ConfigDocumentTests {
     }
 
     @Test func warningsDoNotStopStartUpButErrorsDo() {
-        let allowed = DaemonConfiguration.load(yaml: "metrics:\n  listen: 0.0.0.0:9466\nweb:\n  allow-without-password: true\n", path: "config.yaml").1
-        #expect(allowed.map(\.description) == ["config.yaml:4: warning: web.allow-without-password: 0.0.0.0 serves the page and the metrics (the wearer's falls, the contacts' names) beyond this machine without a password (allowed by allow-without-password)"])
+        let allowed = DaemonConfiguration.load(yaml: "metrics:\n  listen: 0.0.0.0:9466\nweb:\n  allow-anonymous: true\n", path: "config.yaml").1
+        #expect(allowed.map(\.description) == ["config.yaml:4: warning: web.allow-anonymous: 0.0.0.0 serves the page and the metrics (the wearer's falls, the contacts' names) beyond this machine without a password (allowed by allow-anonymous)"])
         var printed: [String] = []
         #expect(ConfigReport.printAndShouldStop(allowed) { printed.append($0) } == false)
         #expect(printed.count == 1)
