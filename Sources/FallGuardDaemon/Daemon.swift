@@ -443,9 +443,12 @@ public final class Daemon: Sendable {
 
     /// The status as `status.json` has it, now.
     func currentStatus() -> DaemonStatus {
+        currentStatus(engine: alarm.snapshot, sensor: loop.sensor, samples: loop.rawSamples.load(ordering: .relaxed))
+    }
+
+    /// The status from snapshots already taken (the status service's gauges describe the same moment).
+    func currentStatus(engine: AlertEngine, sensor: SensorLoop.SensorState, samples: Int) -> DaemonStatus {
         let configuration = self.configuration
-        let engine = alarm.snapshot
-        let sensor = loop.sensor
         var remaining: Double?
         if case let .countdown(c) = engine.state { remaining = c.remaining(at: Double(monotonicNanoseconds()) * 1e-9) }
         return DaemonStatus(
@@ -454,7 +457,7 @@ public final class Daemon: Sendable {
             state: engine.status.rawValue, incident: engine.state.incident, countdownRemaining: remaining,
             sensor: sensor.info.map {
                 .init(device: "\($0.id) (\($0.name))", uri: $0.uri, mode: $0.mode.rawValue, rate: $0.samplingFrequency ?? 0,
-                      problems: sensor.problems.map(\.rawValue), samples: loop.rawSamples.load(ordering: .relaxed), overruns: sensor.overruns)
+                      problems: sensor.problems.map(\.rawValue), samples: samples, overruns: sensor.overruns)
             },
             lastIncident: notifiers.lastIncident, outbox: notifiers.outboxStatus(), configuration: configuration.label,
             problems: problems, gpio: outputs.library?.description, recording: recorder.status)
@@ -466,10 +469,10 @@ public final class Daemon: Sendable {
         let engine = alarm.snapshot
         let sensor = loop.sensor
         let status = engine.status
-        let file = currentStatus()
+        let total = loop.rawSamples.load(ordering: .relaxed)
+        let file = currentStatus(engine: engine, sensor: sensor, samples: total)
         let outbox = file.outbox
         let usage = ProcessUsage.current()
-        let total = file.sensor?.samples ?? loop.rawSamples.load(ordering: .relaxed)
         if live.viewers > 0 {   // a new status for open pages only when something they show changed
             var shown = file
             (shown.updated, shown.recording) = ("", nil)

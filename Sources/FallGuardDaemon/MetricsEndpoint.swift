@@ -42,10 +42,8 @@ public enum MetricsEndpoint {
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
-        let (seconds, attoseconds) = idleTimeout.components
-        let idle = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         web?.addRoutes(to: router)
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: idle))
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: TimeAmount(idleTimeout)))
         return Application(router: router,
                            server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
                            configuration: .init(address: .hostname(host, port: port), serverName: "fallguard", backlog: 16,
@@ -82,4 +80,12 @@ final class DaemonMetrics: Sendable {
     let outboxQuarantined = Gauge(label: "fallguard_outbox_quarantined")
     let cpuSeconds = Gauge(label: "fallguard_process_cpu_seconds")
     let residentBytes = Gauge(label: "fallguard_process_max_resident_bytes")
+}
+
+extension TimeAmount {
+    /// A Swift `Duration` as NIO's time amount (nanoseconds).
+    init(_ d: Duration) {
+        let (seconds, attoseconds) = d.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
 }

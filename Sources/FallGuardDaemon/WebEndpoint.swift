@@ -207,8 +207,7 @@ public struct WebSite: Sendable {
             var next = 0, version = -1
             var quietSince = NIODeadline.now()
             try await writer.write(ByteBuffer(string: "retry: 2000\n\nevent: status\ndata: \(status())\n\n"))
-            let (seconds, attoseconds) = Self.interval.components
-            let interval = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            let interval = TimeAmount(Self.interval)
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 if let text = pumpPass(next: &next, version: &version, quietSince: &quietSince) {
                     try await writer.write(ByteBuffer(string: text))
