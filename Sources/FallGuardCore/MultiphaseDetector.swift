@@ -7,10 +7,16 @@
 /// * **Hard impact** (peak ≥ `impact`), decided 2.475 s after the peak (as before):
 ///   the angle between the mean acceleration vector (gravity) over 2.0–0.5 s before the impact
 ///   and over 1.0–2.5 s after it is at least `posture-change` (or `strong-posture-change` after
-///   a `strong-impact`), and the standard deviation of |a| over 1.0–2.5 s after it is at most
-///   `stillness`.
+///   a `strong-impact` that came after a descent: the 125 ms mean of |a| fell to
+///   `strong-free-fall` in the second before it), and the standard deviation of |a| over
+///   1.0–2.5 s after it is at most `stillness`.
 /// * **Long look** (a soft impact, `soft-impact` ≤ peak < `impact`, or a hard one whose posture
-///   change fell short): the wearer settles within 2.5 s (std |a| over 1.0–2.5 s ≤ `stillness`),
+///   change fell short), only after a fall's **rotation**: the trunk turned at least
+///   `look-rotation` within half a second around the impact (250 ms mean vectors 0.5 s apart,
+///   the later one ending from 1 s before to 250 ms after the impact). A falling body topples
+///   uncontrolled; sitting and lying down on purpose are lowered and turn it 20–45° in half a
+///   second (issue 26: the long look's false alarms in daily living). Then the wearer settles
+///   within 2.5 s (std |a| over 1.0–2.5 s ≤ `stillness`),
 ///   then lies or sits still until `look` seconds after the impact: every half second from
 ///   +2.0 s on has std |a| ≤ `look-stillness`, and every half second from +1.0 s on is tilted at
 ///   least `look-posture-change` away from the gravity before the impact (`calm-posture-change`
@@ -36,12 +42,14 @@ public struct MultiphaseDetector: FallDetector {
         DetectorParameter("stillness", 0.40, 0.0...4.0, "g", "largest std of |a| 1-2.5 s after the impact"),
         DetectorParameter("strong-impact", 2.6, 1.0...16.0, "g", "an impact this strong needs only strong-posture-change"),
         DetectorParameter("strong-posture-change", 20.0, 0.0...180.0, "deg", "posture change that suffices after a strong impact"),
+        DetectorParameter("strong-free-fall", 0.85, 0.0...1.5, "g", "a strong impact with less than posture-change needs the 125 ms mean of |a| this low in the second before it"),
         DetectorParameter("soft-impact", 1.4, 1.0...16.0, "g", "smallest peak of the 125 ms mean of |a| that opens a long look"),
         DetectorParameter("look", 6.0, 2.5...15.0, "s", "length of the long look after a soft impact (whole half seconds)"),
         DetectorParameter("look-stillness", 0.08, 0.0...4.0, "g", "largest std of |a| in each half second of the look from +2 s"),
         DetectorParameter("look-posture-change", 35.0, 0.0...180.0, "deg", "smallest tilt from the pre-impact gravity in each half second of the look"),
         DetectorParameter("calm-posture-change", 30.0, 0.0...180.0, "deg", "the tilt that suffices in the look after a calm start (a slump from sitting)"),
         DetectorParameter("calm-activity", 0.10, 0.0...4.0, "g", "largest std of |a| 2-0.5 s before the impact that is a calm start"),
+        DetectorParameter("look-rotation", 55.0, 0.0...180.0, "deg", "smallest turn of the trunk within half a second around a soft impact that opens a long look"),
         DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event"),
     ]
 
@@ -56,12 +64,18 @@ public struct MultiphaseDetector: FallDetector {
     static let block = 20            // the long look is judged in half seconds from c+40
     static let lookSettleBlocks = 2  // the first second of the look (+1.0…+2.0 s) may still settle
     static let freeFallBelow = 0.6   // g, smoothed |a| that is reported as a free-fall phase
+    // The trunk's turn around the impact: 250 ms mean vectors half a second apart, the later one
+    // ending from 1 s before the impact to 250 ms after it (the turn a fall ends with).
+    static let turnAverage = 10
+    static let turnSpan = 20
+    static let turnFrom = 40
+    static let turnTo = 10
     static let gravity = 9.80665     // m/s² per g, for the reported descent velocity
 
     private let impact: Double, postureChange: Double, stillness: Double
-    private let strongImpact: Double, strongPostureChange: Double
+    private let strongImpact: Double, strongPostureChange: Double, strongFreeFall: Double
     private let softImpact: Double, lookSamples: Int, lookStillness: Double, lookPostureChange: Double
-    private let calmPostureChange: Double, calmActivity: Double
+    private let calmPostureChange: Double, calmActivity: Double, lookRotation: Double
     private let refractorySamples: Int
 
     private var xs: [Double], ys: [Double], zs: [Double], mags: [Double], smooth: [Double], times: [Double]
@@ -70,7 +84,7 @@ public struct MultiphaseDetector: FallDetector {
 
     /// What the event reports about an impact, taken while its samples are still buffered.
     private struct Impact {
-        var c: Int, peak: Double, tier: String, angle: Double, still: Double
+        var c: Int, peak: Double, tier: String, angle: Double, still: Double, turn: Double
         var rawPeak: Double, impactTime: Double, freeFall: Double, preActivity: Double, descent: Double
     }
     /// The long look in progress, if any.
@@ -90,6 +104,7 @@ public struct MultiphaseDetector: FallDetector {
         stillness = settings["stillness"]
         strongImpact = settings["strong-impact"]
         strongPostureChange = settings["strong-posture-change"]
+        strongFreeFall = settings["strong-free-fall"]
         softImpact = settings["soft-impact"]
         // Whole half seconds, at least the 2.5 s of the fast decision.
         lookSamples = max(Self.postEnd, Int((settings["look"] * detectorRate / Double(Self.block)).rounded()) * Self.block)
@@ -97,6 +112,7 @@ public struct MultiphaseDetector: FallDetector {
         lookPostureChange = settings["look-posture-change"]
         calmPostureChange = settings["calm-posture-change"]
         calmActivity = settings["calm-activity"]
+        lookRotation = settings["look-rotation"]
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         let zeros = [Double](repeating: 0, count: Self.ring)
         (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
@@ -174,21 +190,26 @@ public struct MultiphaseDetector: FallDetector {
         let post = window((c + Self.postStart)..<(c + Self.postEnd))
         let still = post.std
         let angle = angleDegrees(before, (post.x, post.y, post.z))
+        let turn = self.turn(around: c)
 
-        // Hard impact: decided now.
+        // Hard impact: decided now. A strong impact that leaves the trunk less than
+        // posture-change tilted (kneeling, half sitting) must come after a fall's descent:
+        // stamping, jumping or dropping onto a seat has no free-fall phase before the impact.
         let hard = peak >= impact
         let strong = peak >= strongImpact
-        if hard, angle >= postureChange || (strong && angle >= strongPostureChange), still <= stillness {
+        if hard, still <= stillness,
+           angle >= postureChange || (strong && angle >= strongPostureChange && freeFall(before: c) <= strongFreeFall) {
             refractoryUntil = t + refractorySamples
-            return event(describe(c, now: t, tier: strong ? "strong-impact" : "impact", angle: angle, still: still, pre: p0..<p1),
+            return event(describe(c, now: t, tier: strong ? "strong-impact" : "impact", angle: angle, still: still, turn: turn, pre: p0..<p1),
                          now: t, look: nil)
         }
-        // Otherwise a long look, if the wearer settled and the half seconds so far qualify.
-        guard peak >= softImpact, still <= stillness else { return nil }
+        // Otherwise a long look, if the wearer settled, the trunk turned as in a fall (sitting
+        // or lying down on purpose turns it slower) and the half seconds so far qualify.
+        guard peak >= softImpact, still <= stillness, turn >= lookRotation else { return nil }
         // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
         // someone who slumps from sitting may end only 30° from where they were.
         let calm = window(p0..<p1).std <= calmActivity && calmPostureChange < lookPostureChange
-        var candidate = Look(impact: Impact(c: c, peak: peak, tier: "", angle: angle, still: still, rawPeak: 0,
+        var candidate = Look(impact: Impact(c: c, peak: peak, tier: "", angle: angle, still: still, turn: turn, rawPeak: 0,
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
                              before: before, minTilt: .infinity, maxBlockStd: 0,
                              tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm)
@@ -197,7 +218,7 @@ public struct MultiphaseDetector: FallDetector {
             guard check(block: b, of: &candidate) else { return nil }
             b += 1
         }
-        candidate.impact = describe(c, now: t, tier: hard ? "impact" : "soft-impact", angle: angle, still: still, pre: p0..<p1)
+        candidate.impact = describe(c, now: t, tier: hard ? "impact" : "soft-impact", angle: angle, still: still, turn: turn, pre: p0..<p1)
         if c + lookSamples - 1 <= t {   // a look no longer than the fast decision
             refractoryUntil = t + refractorySamples
             return lookEvent(candidate, now: t)
@@ -263,6 +284,8 @@ public struct MultiphaseDetector: FallDetector {
                 for j in (c + 1)...(c + Self.peakHalfWindow) where s(j) > peak { isPeak = false; break }
             }
             guard isPeak else { continue }
+            // A soft impact whose turn was no fall's opens no look.
+            if peak < impact, turn(around: c) < lookRotation { continue }
             let settled = c + Self.postStart
             if last - settled + 1 >= 2, window(settled..<(last + 1)).std > stillness { continue }
             let due = c + (peak >= impact ? Self.postEnd - 1 : lookSamples - 1)
@@ -275,10 +298,49 @@ public struct MultiphaseDetector: FallDetector {
     /// Stream time of a future sample index, extrapolated at 40 Hz from the newest sample.
     private func dueTime(_ i: Int) -> Double { time(n - 1) + Double(i - (n - 1)) / detectorRate }
 
+    /// The lowest 125 ms mean of |a| in the second up to the impact at `c`: near 1 g when the
+    /// wearer was not falling, well below it in a fall's descent.
+    private func freeFall(before c: Int) -> Double {
+        var lowest = Double.infinity
+        for j in max(0, c - Self.peakHalfWindow)...c { lowest = min(lowest, s(j)) }
+        return lowest
+    }
+
+    /// The largest turn of the trunk, in degrees, within half a second around the impact at `c`:
+    /// the angle between 250 ms mean vectors 0.5 s apart, the later one ending from 1 s before
+    /// to 250 ms after the impact. A fall ends in an uncontrolled rotation (an upright body
+    /// topples at 150-250 deg/s near the ground); sitting or lying down on purpose is lowered
+    /// under control and turns the trunk 20-45 deg in such half a second. Both sums slide by one
+    /// sample per step: 51 steps, one square root each, one arc cosine at the end, no allocation.
+    private func turn(around c: Int) -> Double {
+        let first = max(c - Self.turnFrom, Self.turnSpan + Self.turnAverage - 1)
+        let last = c + Self.turnTo
+        guard first <= last else { return 0 }
+        func vector(_ i: Int) -> (Double, Double, Double) { let q = i & (Self.ring - 1); return (xs[q], ys[q], zs[q]) }
+        var late = (0.0, 0.0, 0.0), early = (0.0, 0.0, 0.0)
+        for j in (first - Self.turnAverage + 1)...first {
+            let v = vector(j), u = vector(j - Self.turnSpan)
+            late.0 += v.0; late.1 += v.1; late.2 += v.2
+            early.0 += u.0; early.1 += u.1; early.2 += u.2
+        }
+        var lowest = 1.0
+        for t1 in first...last {
+            if t1 > first {
+                let add = vector(t1), drop = vector(t1 - Self.turnAverage)
+                late.0 += add.0 - drop.0; late.1 += add.1 - drop.1; late.2 += add.2 - drop.2
+                let addE = vector(t1 - Self.turnSpan), dropE = vector(t1 - Self.turnSpan - Self.turnAverage)
+                early.0 += addE.0 - dropE.0; early.1 += addE.1 - dropE.1; early.2 += addE.2 - dropE.2
+            }
+            let norms = ((late.0 * late.0 + late.1 * late.1 + late.2 * late.2) * (early.0 * early.0 + early.1 * early.1 + early.2 * early.2)).squareRoot()
+            guard norms > 0 else { continue }
+            lowest = min(lowest, (late.0 * early.0 + late.1 * early.1 + late.2 * early.2) / norms)
+        }
+        return degrees(cosine: lowest)
+    }
+
     /// The informational measurements of an impact at `c` (all its samples are still buffered).
-    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, pre: Range<Int>) -> Impact {
-        var freeFall = Double.infinity
-        for j in max(0, c - Self.peakHalfWindow)...c { freeFall = min(freeFall, s(j)) }
+    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, turn: Double, pre: Range<Int>) -> Impact {
+        let freeFall = freeFall(before: c)
         // The smoothed peak ends its 125 ms window; the impact itself is the largest raw |a| in it.
         var rawPeak = 0.0, rawPeakIndex = c
         for j in max(0, c - Self.smoothing + 1)...c where m(j) > rawPeak {
@@ -298,7 +360,7 @@ public struct MultiphaseDetector: FallDetector {
             v += (m(j) - preMean) * Self.gravity / detectorRate
             vMin = min(vMin, v)
         }
-        return Impact(c: c, peak: s(c), tier: tier, angle: angle, still: still, rawPeak: rawPeak,
+        return Impact(c: c, peak: s(c), tier: tier, angle: angle, still: still, turn: turn, rawPeak: rawPeak,
                       impactTime: time(rawPeakIndex), freeFall: freeFall,
                       preActivity: (preVar / Double(pre.count)).squareRoot(), descent: vMin)
     }
@@ -314,9 +376,11 @@ public struct MultiphaseDetector: FallDetector {
             DetectionFeature("peak", i.rawPeak, "g"),
             DetectionFeature("posture-change", i.angle, "deg"),
             DetectionFeature("stillness", i.still, "g"),
+            DetectionFeature("rotation", i.turn, "deg"),
         ]
         if let l {
             if l.calm && l.minTilt < lookPostureChange { phases.append("calm-start") }   // it was needed
+            phases.append("rotation")
             phases.append("long-look")
             features.append(DetectionFeature("look", Double(t - i.c + 1) / detectorRate, "s"))
             features.append(DetectionFeature("look-posture-change", l.minTilt, "deg"))

@@ -64,6 +64,18 @@ public struct Resampler: Sendable {
         window = Array(repeating: AccelerationSample(time: 0, x: 0, y: 0, z: 0), count: averagingLength)
     }
 
+    /// The steady rate of a recorded stream, in Hz: one over the median step between its
+    /// samples, to six decimals (40 Hz for fewer than two samples). What a replayed recording
+    /// announces as its driver's rate, so that `evaluate`, `replay` and the daemon resample it
+    /// alike (a 50 Hz recording taken as 40 Hz would run 1.25 times too fast).
+    public static func rate(of samples: [AccelerationSample]) -> Double {
+        guard samples.count > 1 else { return detectorRate }
+        let steps = zip(samples.dropFirst(), samples).map { $0.time - $1.time }.sorted()
+        let median = steps[steps.count / 2]
+        guard median > 0 else { return detectorRate }
+        return ((1 / median) * 1e6).rounded() / 1e6
+    }
+
     /// Feeds one input sample; calls `emit` for every 40 Hz sample that becomes available.
     public mutating func process(_ sample: AccelerationSample, emit: (AccelerationSample) -> Void) {
         guard sample.time > lastInputTime, sample.time.isFinite else {

@@ -85,8 +85,13 @@ public func angleDegrees(_ a: (x: Double, y: Double, z: Double), _ b: (x: Double
     let na = (a.x * a.x + a.y * a.y + a.z * a.z).squareRoot()
     let nb = (b.x * b.x + b.y * b.y + b.z * b.z).squareRoot()
     guard na > 0, nb > 0 else { return 0 }
-    let c = max(-1, min(1, (a.x * b.x + a.y * b.y + a.z * b.z) / (na * nb)))
-    return acos(c) * 180 / .pi
+    return degrees(cosine: (a.x * b.x + a.y * b.y + a.z * b.z) / (na * nb))
+}
+
+/// The angle whose cosine is `c` (clamped to ±1), in degrees.
+@inlinable
+public func degrees(cosine c: Double) -> Double {
+    acos(max(-1, min(1, c))) * 180 / .pi
 }
 
 #if canImport(Glibc)

@@ -62,6 +62,115 @@ public enum LabelsFile {
     }
 }
 
+/// What the wearer was doing from `start` to `end` (seconds in the recording's `t_s`), from a
+/// `<name>.activities.csv` sidecar: `walking`, `sitting`, `stand-to-sit`, … (any word).
+public struct ActivitySpan: Sendable, Equatable {
+    public var start: Double
+    public var end: Double
+    public var activity: String
+
+    public init(start: Double, end: Double, activity: String) { (self.start, self.end, self.activity) = (start, end, activity) }
+
+    /// The word for a moment no span covers.
+    public static let unlabelled = "unlabelled"
+}
+
+/// The activities sidecar of a continuous recording (`start_s,end_s,activity`, as in
+/// `hapt-dev-50hz`; a field tester's own recordings can carry one): `evaluate` and `report`
+/// then give false alarms per activity and per hour of each activity.
+public enum ActivitiesFile {
+    public static let suffix = ".activities.csv"
+    public static let header = "start_s,end_s,activity"
+
+    /// `x.csv` and `x.csv.gz` → `x.activities.csv`.
+    public static func sidecar(of recording: String) -> String {
+        var stem = recording
+        for ext in [".gz", ".csv"] where stem.hasSuffix(ext) { stem.removeLast(ext.count) }
+        return stem + suffix
+    }
+
+    /// The spans of the sidecar beside `recording`, or none when it has none. Errors name the
+    /// file and line.
+    public static func read(besides recording: String) throws(RecordingFileError) -> [ActivitySpan] {
+        let path = sidecar(of: recording)
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        return try read(path: path)
+    }
+
+    /// Reads a sidecar: the header, then `start_s,end_s,activity` a line, spans in order and
+    /// not overlapping.
+    public static func read(path: String) throws(RecordingFileError) -> [ActivitySpan] {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw RecordingFileError(path: path, reason: "cannot read: \(error.localizedDescription)")
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        let first = lines.first.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        guard first == header else {
+            throw RecordingFileError(path: path, line: 1, reason: "header is '\(first.prefix(40))', expected '\(header)'")
+        }
+        var spans: [ActivitySpan] = []
+        for (i, raw) in lines.enumerated().dropFirst() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            let f = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard f.count == 3, let start = Double(f[0]), let end = Double(f[1]), start.isFinite, end.isFinite,
+                  abs(start) <= Recording.timeLimit, abs(end) <= Recording.timeLimit, start < end, !f[2].isEmpty else {
+                throw RecordingFileError(path: path, line: i + 1,
+                                         reason: "expected start_s,end_s,activity with start_s < end_s, found '\(line.prefix(60))'")
+            }
+            if let last = spans.last, start < last.end - 1e-9 {
+                throw RecordingFileError(path: path, line: i + 1, reason: "span \(start)-\(end) s begins before the previous one ends (\(last.end) s)")
+            }
+            spans.append(ActivitySpan(start: start, end: end, activity: f[2]))
+        }
+        return spans
+    }
+
+    /// The activity at `time`: the span that holds it, else ``ActivitySpan/unlabelled``.
+    /// `spans` in order; a binary search.
+    public static func activity(at time: Double, in spans: [ActivitySpan]) -> String {
+        span(at: time, in: spans)?.activity ?? ActivitySpan.unlabelled
+    }
+
+    /// The span that holds `time`, if any.
+    public static func span(at time: Double, in spans: [ActivitySpan]) -> ActivitySpan? {
+        var lo = 0, hi = spans.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if spans[mid].end <= time { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < spans.count && spans[lo].start <= time ? spans[lo] : nil
+    }
+}
+
+/// What the wearer-activity detectors said during one activity, over the 40 Hz stream the fall
+/// detector saw: how much of it `WalkingDetector` called walking (all of it, and from
+/// ``settle`` seconds into each span: the time a walk may take to be recognised) and how much
+/// `NotWornDetector` (at its shortest time, one minute) called not worn.
+public struct ActivityTally: Sendable, Equatable {
+    /// Seconds into a span after which walking must have been recognised.
+    public static let settle = 5.0
+
+    public var seconds = 0.0
+    public var walkingSeconds = 0.0
+    public var settledSeconds = 0.0
+    public var settledWalkingSeconds = 0.0
+    public var notWornSeconds = 0.0
+
+    public init() {}
+
+    public static func + (a: ActivityTally, b: ActivityTally) -> ActivityTally {
+        var r = a
+        r.seconds += b.seconds
+        r.walkingSeconds += b.walkingSeconds
+        r.settledSeconds += b.settledSeconds
+        r.settledWalkingSeconds += b.settledWalkingSeconds
+        r.notWornSeconds += b.notWornSeconds
+        return r
+    }
+}
+
 /// What a detector did on one continuous recording, scored by events.
 public struct EventOutcome: Sendable {
     public var path: String
@@ -74,6 +183,17 @@ public struct EventOutcome: Sendable {
     public var falseAlarms: [FallSuspected]
     /// Seconds the device was worn: the recording's samples, less the not-worn spans and gaps.
     public var wornSeconds: Double
+    /// What the wearer was doing (the activities sidecar), empty without one.
+    public var activities: [ActivitySpan] = []
+    /// Seconds worn per activity (empty without an activities sidecar).
+    public var wornSecondsByActivity: [String: Double] = [:]
+    /// Walking and not-worn per activity (empty without an activities sidecar).
+    public var tallies: [String: ActivityTally] = [:]
+
+    /// The activity at each false alarm's impact (empty without an activities sidecar).
+    public var falseAlarmActivities: [String] {
+        activities.isEmpty ? [] : falseAlarms.map { ActivitiesFile.activity(at: $0.impactTime, in: activities) }
+    }
 }
 
 /// Event-level figures over continuous recordings.
@@ -85,6 +205,14 @@ public struct EventScores: Sendable, Equatable {
     public var wornHours = 0.0
     /// Sorted seconds from the labelled impact to the decision, for detected falls.
     public var delays: [Double] = []
+    /// Per activity (recordings with an activities sidecar only): hours worn and false alarms.
+    public var byActivity: [String: ActivityScore] = [:]
+
+    public struct ActivityScore: Sendable, Equatable {
+        public var hours = 0.0
+        public var falseAlarms = 0
+        public var tally = ActivityTally()
+    }
 
     public init(_ outcomes: [EventOutcome]) {
         for o in outcomes {
@@ -93,9 +221,13 @@ public struct EventScores: Sendable, Equatable {
             for f in o.falls { if let d = f.detection { detectedFalls += 1; delays.append(d.decisionTime - f.label.time) } }
             falseAlarms += o.falseAlarms.count
             wornHours += o.wornSeconds / 3600
+            for (activity, seconds) in o.wornSecondsByActivity { byActivity[activity, default: ActivityScore()].hours += seconds / 3600 }
+            for activity in o.falseAlarmActivities { byActivity[activity, default: ActivityScore()].falseAlarms += 1 }
+            for (activity, tally) in o.tallies { byActivity[activity, default: ActivityScore()].tally = byActivity[activity, default: ActivityScore()].tally + tally }
         }
         delays.sort()
     }
+
 
     public var sensitivity: Double? { falls == 0 ? nil : 100 * Double(detectedFalls) / Double(falls) }
     public var falseAlarmsPerHour: Double? { wornHours > 0 ? Double(falseAlarms) / wornHours : nil }
@@ -108,29 +240,62 @@ public enum EventEvaluator {
     public static let defaultTolerance = 5.0
 
     /// Runs a fresh detector over a whole recording as the bridge does: through the 40 Hz
-    /// resampler, the detector starting afresh after every gap (longer than 0.25 s), so that
-    /// no window spans missing data.
-    public static func detections(in samples: [AccelerationSample], configuration: DetectorConfiguration) -> [FallSuspected] {
+    /// resampler at the recording's own rate (`Resampler.rate(of:)`, as a replay announces it),
+    /// the detector starting afresh after every gap (longer than 0.25 s), so that no window
+    /// spans missing data.
+    /// `observe`, if given, sees every 40 Hz sample the detector sees (and `true` after a gap).
+    public static func detections(in samples: [AccelerationSample], configuration: DetectorConfiguration,
+                                  observe: ((AccelerationSample, _ afterGap: Bool) -> Void)? = nil) -> [FallSuspected] {
         var detector = configuration.makeDetector()
-        guard var resampler = try? Resampler(inputRate: detectorRate) else { return [] }
+        guard var resampler = try? Resampler(inputRate: Resampler.rate(of: samples)) else { return [] }
         var found: [FallSuspected] = []
         var gaps = 0
         var out: [AccelerationSample] = []
         for s in samples {
             out.removeAll(keepingCapacity: true)
             resampler.process(s) { out.append($0) }
-            if resampler.gaps != gaps { gaps = resampler.gaps; detector.reset() }
-            for r in out { if let d = detector.process(r) { found.append(d) } }
+            var afterGap = false
+            if resampler.gaps != gaps { gaps = resampler.gaps; detector.reset(); afterGap = true }
+            for r in out {
+                observe?(r, afterGap)
+                afterGap = false
+                if let d = detector.process(r) { found.append(d) }
+            }
         }
         return found
     }
 
+    /// Walking and not-worn per activity over the 40 Hz stream, each 40 Hz sample counted as
+    /// 25 ms of the activity it falls in.
+    static func tally(_ r: AccelerationSample, afterGap: Bool, activities: [ActivitySpan], walking: inout WalkingDetector,
+                      notWorn: inout NotWornDetector, into tallies: inout [String: ActivityTally]) {
+        if afterGap { walking.reset(); notWorn.reset() }
+        let walks = walking.process(r)
+        let off = notWorn.process(r)
+        let span = ActivitiesFile.span(at: r.time, in: activities)
+        let step = 1 / detectorRate
+        var t = tallies[span?.activity ?? ActivitySpan.unlabelled, default: ActivityTally()]
+        t.seconds += step
+        if walks { t.walkingSeconds += step }
+        if off { t.notWornSeconds += step }
+        if let span, r.time - span.start >= ActivityTally.settle {
+            t.settledSeconds += step
+            if walks { t.settledWalkingSeconds += step }
+        }
+        tallies[span?.activity ?? ActivitySpan.unlabelled] = t
+    }
+
     /// Scores one recording against its labels.
-    public static func outcome(path: String, recording: Recording, labels: [EventLabel], configuration: DetectorConfiguration,
-                               tolerance: Double = defaultTolerance) -> EventOutcome {
+    public static func outcome(path: String, recording: Recording, labels: [EventLabel], activities: [ActivitySpan] = [],
+                               configuration: DetectorConfiguration, tolerance: Double = defaultTolerance) -> EventOutcome {
         let spans = notWornSpans(labels, end: recording.samples.last?.time ?? 0)
         let inSpan = { (t: Double) in spans.contains { $0.contains(t) } }
-        let all = detections(in: recording.samples, configuration: configuration).filter { !inSpan($0.impactTime) }
+        var walking = WalkingDetector(), notWorn = NotWornDetector(settings: .init(after: 60))
+        var tallies: [String: ActivityTally] = [:]
+        let observe: ((AccelerationSample, Bool) -> Void)? = activities.isEmpty ? nil : { r, afterGap in
+            tally(r, afterGap: afterGap, activities: activities, walking: &walking, notWorn: &notWorn, into: &tallies)
+        }
+        let all = detections(in: recording.samples, configuration: configuration, observe: observe).filter { !inSpan($0.impactTime) }
         var unmatched = all
         var falls: [(label: EventLabel, detection: FallSuspected?)] = []
         for label in labels where label.kind == .fall {
@@ -139,8 +304,9 @@ public enum EventEvaluator {
                 .min { abs(unmatched[$0].impactTime - label.time) < abs(unmatched[$1].impactTime - label.time) }
             falls.append((label, best.map { unmatched.remove(at: $0) }))
         }
+        let worn = wornSeconds(recording.samples, excluding: spans, activities: activities)
         return EventOutcome(path: path, labels: labels, detections: all, falls: falls, falseAlarms: unmatched,
-                            wornSeconds: wornSeconds(recording.samples, excluding: spans))
+                            wornSeconds: worn.total, activities: activities, wornSecondsByActivity: worn.byActivity, tallies: tallies)
     }
 
     /// The not-worn spans: each start to its end (or to `end` when the recording ends first).
@@ -158,15 +324,19 @@ public enum EventEvaluator {
         return spans
     }
 
-    /// Seconds covered by samples (steps of up to 0.25 s; longer ones are gaps), outside `spans`.
-    static func wornSeconds(_ samples: [AccelerationSample], excluding spans: [ClosedRange<Double>]) -> Double {
+    /// Seconds covered by samples (steps of up to 0.25 s; longer ones are gaps), outside `spans`,
+    /// in all and per activity (each step counted for the activity at its start).
+    static func wornSeconds(_ samples: [AccelerationSample], excluding spans: [ClosedRange<Double>],
+                            activities: [ActivitySpan] = []) -> (total: Double, byActivity: [String: Double]) {
         var total = 0.0
+        var byActivity: [String: Double] = [:]
         for (a, b) in zip(samples, samples.dropFirst()) {
             let step = b.time - a.time
             guard step > 0, step <= 0.25, !spans.contains(where: { $0.contains(a.time) }) else { continue }
             total += step
+            if !activities.isEmpty { byActivity[ActivitiesFile.activity(at: a.time, in: activities), default: 0] += step }
         }
-        return total
+        return (total, byActivity)
     }
 }
 
@@ -179,8 +349,10 @@ extension EventEvaluator {
         let results = parallelMap(paths.count, threads: threads, state: [UInt8]()) { buffer, i -> Result<EventOutcome, RecordingFileError> in
             Result { () throws(RecordingFileError) -> EventOutcome in
                 let labels = try LabelsFile.read(path: LabelsFile.sidecar(of: paths[i]))
+                let activities = try ActivitiesFile.read(besides: paths[i])
                 let recording = try RecordingFile.read(path: paths[i], reusing: &buffer)
-                return outcome(path: paths[i], recording: recording, labels: labels, configuration: configuration, tolerance: tolerance)
+                return outcome(path: paths[i], recording: recording, labels: labels, activities: activities,
+                               configuration: configuration, tolerance: tolerance)
             }
         }
         return try gather(results, skipBad: skipBad)
@@ -199,6 +371,8 @@ public struct EventSummary: Codable, Sendable {
         public var missed_s: [Double]
         /// Impacts of the detections that match no labelled fall.
         public var false_alarm_impacts_s: [Double]
+        /// The activity at each of them (with an activities sidecar).
+        public var false_alarm_activities: [String]?
         /// Impacts of every detection (outside the not-worn spans).
         public var detection_impacts_s: [Double]
         public var delays_s: [Double]
@@ -214,6 +388,21 @@ public struct EventSummary: Codable, Sendable {
     public var false_alarms_per_hour: Double?
     public var delay_s: EvaluationSummary.Delay
     public var per_recording: [Recording]
+    /// False alarms per activity, from the recordings' activities sidecars (nil without any).
+    public var per_activity: [Activity]?
+
+    public struct Activity: Codable, Sendable, Equatable {
+        public var activity: String
+        public var worn_hours: Double
+        public var false_alarms: Int
+        public var false_alarms_per_hour: Double?
+        /// Share of the activity's time `WalkingDetector` called walking: all of it, and from
+        /// 5 s into each span (the recognition a walk may take).
+        public var walking_percent: Double
+        public var walking_after_5s_percent: Double?
+        /// Seconds `NotWornDetector` (after one lifeless minute, its shortest setting) called not worn.
+        public var not_worn_s: Double
+    }
 
     public init(_ outcomes: [EventOutcome], tolerance: Double) {
         let s = EventScores(outcomes)
@@ -232,8 +421,18 @@ public struct EventSummary: Codable, Sendable {
                       false_alarms: o.falseAlarms.count, worn_hours: o.wornSeconds / 3600,
                       missed_s: o.falls.filter { $0.detection == nil }.map(\.label.time),
                       false_alarm_impacts_s: o.falseAlarms.map(\.impactTime),
+                      false_alarm_activities: o.activities.isEmpty ? nil : o.falseAlarmActivities,
                       detection_impacts_s: o.detections.map(\.impactTime),
                       delays_s: o.falls.compactMap { f in f.detection.map { $0.decisionTime - f.label.time } })
+        }
+        per_activity = s.byActivity.isEmpty ? nil : s.byActivity.keys.sorted().map { a in
+            let v = s.byActivity[a]!
+            let t = v.tally
+            return Activity(activity: a, worn_hours: v.hours, false_alarms: v.falseAlarms,
+                            false_alarms_per_hour: v.hours > 0 ? Double(v.falseAlarms) / v.hours : nil,
+                            walking_percent: t.seconds > 0 ? 100 * t.walkingSeconds / t.seconds : 0,
+                            walking_after_5s_percent: t.settledSeconds > 0 ? 100 * t.settledWalkingSeconds / t.settledSeconds : nil,
+                            not_worn_s: t.notWornSeconds)
         }
     }
 
@@ -248,8 +447,22 @@ public struct EventSummary: Codable, Sendable {
         for r in per_recording where !r.missed_s.isEmpty || !r.false_alarm_impacts_s.isEmpty {
             out += "  \(r.path):"
             if !r.missed_s.isEmpty { out += " missed the falls at " + r.missed_s.map { String(format: "%.2f s", $0) }.joined(separator: ", ") + ";" }
-            if !r.false_alarm_impacts_s.isEmpty { out += " false alarms at " + r.false_alarm_impacts_s.map { String(format: "%.2f s", $0) }.joined(separator: ", ") }
+            if !r.false_alarm_impacts_s.isEmpty {
+                let activities = r.false_alarm_activities ?? []
+                out += " false alarms at " + r.false_alarm_impacts_s.enumerated().map { i, t in
+                    String(format: "%.2f s", t) + (i < activities.count ? " (\(activities[i]))" : "")
+                }.joined(separator: ", ")
+            }
             out += "\n"
+        }
+        if let per_activity {
+            out += "By activity   (the activities sidecars: hours worn, false alarms and per hour of that activity; walking: share called walking, all and from 5 s in; not worn: seconds)\n"
+            for a in per_activity {
+                out += "  " + a.activity.padding(toLength: max(20, a.activity.count), withPad: " ", startingAt: 0)
+                    + String(format: " %7.3f h  %3d false alarms  %@ per hour  walking %6.2f %% (%@ from 5 s)  not worn %.0f s\n",
+                             a.worn_hours, a.false_alarms, a.false_alarms_per_hour.map { String(format: "%6.2f", $0) } ?? "   n/a",
+                             a.walking_percent, a.walking_after_5s_percent.map { String(format: "%6.2f %%", $0) } ?? "   n/a", a.not_worn_s)
+            }
         }
         return out
     }

@@ -110,6 +110,14 @@ public struct HTMLReport {
             out += "<tr><td>labelled falls detected</td><td>\(e.detected_falls) of \(e.falls) (±\(fixedDecimal(e.tolerance_s, digits: 1)) s)</td></tr>"
             out += "<tr><td>false alarms per hour of wear</td><td>\(e.false_alarms_per_hour.map { fixedDecimal($0, digits: 2) } ?? "n/a") (\(e.false_alarms))</td></tr>"
             out += "<tr><td>delay, median / max</td><td>\(e.delay_s.median.map { fixedDecimal($0, digits: 2) + " s" } ?? "n/a") / \(e.delay_s.max.map { fixedDecimal($0, digits: 2) + " s" } ?? "n/a")</td></tr></table>\n"
+            if let activities = e.per_activity {
+                out += "<h2>False alarms by activity</h2><table id=\"daily-living\"><tr><th>activity</th><th>hours worn</th><th>false alarms</th><th>per hour</th><th>walking (from 5 s in)</th><th>not worn</th></tr>"
+                for a in activities {
+                    out += "<tr><td>\(htmlEscaped(a.activity))</td><td>\(fixedDecimal(a.worn_hours, digits: 3))</td><td>\(a.false_alarms)</td><td>\(a.false_alarms_per_hour.map { fixedDecimal($0, digits: 2) } ?? "n/a")</td>"
+                        + "<td>\(fixedDecimal(a.walking_percent, digits: 1)) % (\(a.walking_after_5s_percent.map { fixedDecimal($0, digits: 1) + " %" } ?? "n/a"))</td><td>\(fixedDecimal(a.not_worn_s, digits: 0)) s</td></tr>"
+                }
+                out += "</table>\n"
+            }
         }
         // Misses and false alarms open; detected falls folded (a browser lays them out when opened).
         for (kind, heading) in [("missed fall", "Missed falls"), ("false alarm", "False alarms"), ("detected fall", "Detected falls")] {

@@ -25,9 +25,19 @@ struct EvaluateCommand: ParsableCommand {
             trailing digits (SA01 -> SA, SE03 -> SE); --population older=SE* or --subjects FILE name \
             them. --focus F10,F13 adds rows for those codes alone in every population.
 
-            Continuous recordings (any other name, .csv or .csv.gz, e.g. the bridge's hourly files)             with a sidecar <name>.labels.csv (t_s,label[,note]: fall at an impact time, not-worn-start             and not-worn-end around spans the device was off the body) are scored by events: a             labelled fall is detected when a detection's impact lies within --tolerance seconds of it,             every other detection is a false alarm; false alarms per hour of wear, delay from the             labelled impact (JSON: events). A folder may mix trials and such recordings.
+            Continuous recordings (any other name, .csv or .csv.gz, e.g. the bridge's hourly files) \
+            with a sidecar <name>.labels.csv (t_s,label[,note]: fall at an impact time, not-worn-start \
+            and not-worn-end around spans the device was off the body) are scored by events: a \
+            labelled fall is detected when a detection's impact lies within --tolerance seconds of it, \
+            every other detection is a false alarm; false alarms per hour of wear, delay from the \
+            labelled impact (JSON: events). With a second sidecar <name>.activities.csv \
+            (start_s,end_s,activity: what the wearer was doing) the false alarms are also given per \
+            activity and per hour of each activity (JSON: events.per_activity). A folder may mix \
+            trials and such recordings.
 
-            The incident archive (<state>/incidents) is a dataset too: each incident's signal is             replayed with the settings given, and the report says which labelled falls they would             miss and which labelled false alarms (no-fall) they would still raise.
+            The incident archive (<state>/incidents) is a dataset too: each incident's signal is \
+            replayed with the settings given, and the report says which labelled falls they would \
+            miss and which labelled false alarms (no-fall) they would still raise.
 
             Exit status: 0 on success, 65 when a file is malformed (its path, line and reason are \
             printed) unless --skip-bad, 66 when DIR is missing or holds no labelled trials, 64 on bad options.

@@ -78,6 +78,7 @@ struct ReportCommand: ParsableCommand {
             let sidecar = LabelsFile.sidecar(of: path)
             let labels = FileManager.default.fileExists(atPath: sidecar) ? try LabelsFile.read(path: sidecar) : []
             events.append(EventEvaluator.outcome(path: path, recording: try RecordingFile.read(path: path), labels: labels,
+                                                 activities: try ActivitiesFile.read(besides: path),
                                                  configuration: configuration, tolerance: tolerance))
         }
         var summary = EvaluationSummary(evaluation, configuration: configuration, dataset: input, includeTrials: false)

@@ -49,7 +49,7 @@ import FallGuardTestSupport
         let found = try detections("multiphase", samples)
         #expect(found.count == 1)
         let d = try #require(found.first)
-        #expect(d.phases == ["soft-impact", "posture-change", "stillness", "long-look"], "\(d.phases)")
+        #expect(d.phases == ["soft-impact", "posture-change", "stillness", "rotation", "long-look"], "\(d.phases)")
         let delay = d.decisionTime - impact
         #expect(delay >= 5.5 && delay <= 6.5, "decided when the 6 s look ends, not at \(delay) s")
         #expect(abs(d.impactTime - impact) <= 0.15)
@@ -58,32 +58,61 @@ import FallGuardTestSupport
         #expect(d.reason.contains("look-stillness="))
     }
 
+    // The posture thresholds of the look, apart from the rotation a look needs first (a slump
+    // that ends 37° tilted cannot have turned 55° in half a second).
     @Test(arguments: [35.0, 40.0, 60.0])
     func aSlumpOfOnlyAFewDegreesMoreThanTheLookPostureIsDetected(tilt: Double) throws {
         var rng = SplitMix(seed: 33)
         let samples = Synthetic.slump(peak: 1.45, tilt: tilt + 2, still: 8, rng: &rng).samples
-        #expect(try detections("multiphase", samples).count == 1, "tilt \(tilt + 2)°")
-        #expect(try detections("multiphase", samples, ["look-posture-change=\(tilt + 5)", "calm-posture-change=\(tilt + 5)"]).isEmpty)
+        #expect(try detections("multiphase", samples, ["look-rotation=0"]).count == 1, "tilt \(tilt + 2)°")
+        #expect(try detections("multiphase", samples, ["look-rotation=0", "look-posture-change=\(tilt + 5)", "calm-posture-change=\(tilt + 5)"]).isEmpty)
     }
 
     @Test func afterACalmStartAThirtyTwoDegreeSlumpIsEnough() throws {
         var rng = SplitMix(seed: 45)
+        let free = ["look-rotation=0"]
         // Sitting quietly, then slumping forward by only 32°: less than look-posture-change (35°).
         let calm = Synthetic.slump(peak: 1.5, tilt: 32, still: 8, rng: &rng).samples
-        let d = try #require(try detections("multiphase", calm).first)
-        #expect(d.phases == ["soft-impact", "posture-change", "stillness", "calm-start", "long-look"], "\(d.phases)")
-        #expect(try detections("multiphase", calm, ["calm-activity=0"]).isEmpty, "without the calm start 32° is too little")
+        let d = try #require(try detections("multiphase", calm, free).first)
+        #expect(d.phases == ["soft-impact", "posture-change", "stillness", "calm-start", "rotation", "long-look"], "\(d.phases)")
+        #expect(try detections("multiphase", calm, free + ["calm-activity=0"]).isEmpty, "without the calm start 32° is too little")
         // The same slump after fidgeting (std |a| well above 0.1 g before it) needs the full 35°.
         let busy = Synthetic.slump(peak: 1.5, tilt: 32, still: 8, fidget: 0.3, rng: &rng).samples
-        #expect(try detections("multiphase", busy).isEmpty)
+        #expect(try detections("multiphase", busy, free).isEmpty)
         let busier = Synthetic.slump(peak: 1.5, tilt: 38, still: 8, fidget: 0.3, rng: &rng).samples
-        #expect(try detections("multiphase", busier).first?.phases.contains("calm-start") == false)
+        #expect(try detections("multiphase", busier, free).first?.phases.contains("calm-start") == false)
+    }
+
+    // The rotation a look needs (issue 26): sitting or lying down on purpose lowers the trunk
+    // under control; a fall topples it.
+
+    @Test func sittingDownOnPurposeOpensNoLookThoughItsPostureAndStillnessWouldPass() throws {
+        var rng = SplitMix(seed: 47)
+        // A 1.5 g landing, the trunk 80° back (onto a bed), turned over 1.5 s, then still for 10 s.
+        let sit = Synthetic.slump(peak: 1.5, tilt: 80, still: 10, turn: 1.5, rng: &rng).samples
+        #expect(try detections("multiphase", sit).isEmpty)
+        #expect(try detections("multiphase", sit, ["look-rotation=0"]).count == 1, "the detector before issue 26 raised it")
+        // The same posture reached by toppling in half a second is a fall.
+        let fall = try #require(try detections("multiphase", Synthetic.slump(peak: 1.5, tilt: 80, still: 10, rng: &rng).samples).first)
+        let turn = try #require(fall.features.first { $0.name == "rotation" })
+        // 250 ms means half a second apart see about three quarters of a turn made in 0.5 s.
+        #expect(turn.value >= 55 && turn.value <= 80, "turned 80° in half a second: \(turn.value)")
+        #expect(fall.phases.contains("rotation"))
+    }
+
+    @Test func theRotationGateIsItsSetting() throws {
+        var rng = SplitMix(seed: 49)
+        let samples = Synthetic.slump(peak: 1.5, tilt: 70, still: 10, turn: 0.8, rng: &rng).samples
+        let turned = try #require(try detections("multiphase", samples, ["look-rotation=0"]).first?.features.first { $0.name == "rotation" }).value
+        #expect(turned > 35 && turned < 55, "70° over 0.8 s is about 44° in half a second: \(turned)")
+        #expect(try detections("multiphase", samples, ["look-rotation=\(turned - 1)"]).count == 1)
+        #expect(try detections("multiphase", samples, ["look-rotation=\(turned + 1)"]).isEmpty)
     }
 
     @Test func aSoftImpactFollowedByGettingUpIsNotAFall() throws {
         var rng = SplitMix(seed: 35)
         // Sitting down hard on a low chair and leaning forward, then getting up 3 s later.
-        let samples = Synthetic.slump(peak: 1.5, tilt: 60, still: 4, moving: 5, rng: &rng).samples
+        let samples = Synthetic.slump(peak: 1.5, tilt: 80, still: 4, moving: 5, rng: &rng).samples
         #expect(try detections("multiphase", samples).isEmpty)
         #expect(try detections("multiphase", samples, ["look=3.5"]).count == 1, "a 3.5 s look would have fired")
     }

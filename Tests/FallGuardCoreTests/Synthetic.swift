@@ -49,8 +49,10 @@ enum Synthetic {
     /// of |a| is `peak` g, then `still` seconds without moving and (optionally) `moving` seconds
     /// of getting up again (a 1.2 g swing at 1.5 Hz). Returns the samples and the impact time.
     /// `fidget` g of 2 Hz movement while sitting (0: sitting quietly, a calm start).
+    /// - turn: seconds the trunk takes to turn by `tilt` before the impact: half a second for a
+    ///   slump (a toppling trunk), 1.5 s or more for sitting or lying down under control.
     static func slump(peak: Double = 1.5, tilt: Double = 80, still: Double = 10, moving: Double = 0, fidget: Double = 0,
-                      rng: inout SplitMix) -> (samples: [AccelerationSample], impact: Double) {
+                      turn: Double = 0.5, rng: inout SplitMix) -> (samples: [AccelerationSample], impact: Double) {
         func gravity(_ deg: Double) -> (Double, Double, Double) {
             let r = (20 + deg) * .pi / 180
             return (0, -cos(r), sin(r))
@@ -62,7 +64,8 @@ enum Synthetic {
             t += 0.025
         }
         for i in 0..<240 { add(gravity(0), scale: 1 + fidget * sin(2 * .pi * 2 * Double(i) / 40)) }   // 6 s sitting
-        for i in 0..<30 { add(gravity(tilt * Double(i) / 30), scale: 0.85) } // the slump
+        let turning = max(1, Int((turn * 40).rounded()))
+        for i in 0..<turning { add(gravity(tilt * Double(i + 1) / Double(turning)), scale: 0.85) }   // the slump
         let impact = t
         for _ in 0..<5 { add(gravity(tilt), scale: peak) }                  // soft impact
         for _ in 0..<Int(still * 40) { add(gravity(tilt), scale: 1) }       // lying or slumped, still

@@ -97,20 +97,10 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
     }
 
     /// Samples per second: the median spacing of the recording's timestamps.
-    static func rate(of recording: [AccelerationSample]) -> Double {
-        guard recording.count > 1 else { return detectorRate }
-        let steps = zip(recording.dropFirst(), recording).map { $0.time - $1.time }.sorted()
-        let median = steps[steps.count / 2]
-        return median > 0 ? (1 / median).rounded(toPlaces: 6) : detectorRate
-    }
+    static func rate(of recording: [AccelerationSample]) -> Double { Resampler.rate(of: recording) }
 }
 
 /// The resting jitter: uniform in ±0.002 g.
 private func noise(_ g: inout SplitMix) -> Double { (g.unit() - 0.5) * 0.004 }
 
-private extension Double {
-    func rounded(toPlaces p: Int) -> Double {
-        let m = pow(10, Double(p))
-        return (self * m).rounded() / m
-    }
-}
+
