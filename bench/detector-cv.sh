@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Bars (issue 15), on the SisFall dev folder, leave one subject out (LOSO):
-#   sensitivity >= 99.5 %, specificity >= 99.3 %, specificity on the older subjects' (SE*) ADLs >= 99.5 %.
+# Bars (issues 15 and 26), on the SisFall dev folder, leave one subject out (LOSO):
+#   sensitivity >= 99.5 %, specificity >= 99.5 % (99.3 % before issue 26), specificity on the
+#   older subjects' (SE*) ADLs >= 99.5 %. Daily living (hapt-dev-50hz): bench/daily-living.sh.
 # Reported per population (SA* young, SE* older) and for the falls closest to an older person's
 # (F10 forward fall while sitting down, F13 slumping forward from a chair), and per feature:
 # each step adds one part of the detector and is cross-validated on its own grid, so the gain
@@ -47,10 +48,14 @@ step 3 "+ look length 5/6/8 s" --set calm-activity=0 \
     --grid soft-impact=1.3,1.4,1.5 --grid look-posture-change=30,35,40 --grid look=5,6,8
 step 4 "+ calm start: 30 deg suffices after std|a| <= 0.05-0.15 g" \
     --grid soft-impact=1.3,1.4,1.5 --grid look-posture-change=35,40 --grid calm-activity=0,0.05,0.1,0.15
-step 5 "shipped defaults (no choice: in-sample figures)" --grid look=6
+step 5 "+ rotation: a look only after the trunk turned look-rotation in half a second (issue 26)" \
+    --grid look-rotation=0,45,50,55,60
+step 6 "+ a strong impact with a short posture change needs a descent (strong-free-fall)" \
+    --grid look-rotation=0,45,50,55,60 --grid strong-free-fall=0.8,0.85,1.5
+step 7 "shipped defaults (no choice: in-sample figures)" --grid look=6
 echo
-echo "Step 4 (the whole detector) in full:"
-sed -n '/^Subject/,$p' "$out/step-4.txt"
+echo "Step 6 (the whole detector) in full:"
+sed -n '/^Subject/,$p' "$out/step-6.txt"
 echo
 echo "Shipped defaults, per population and activity:"
 $B evaluate "$DATA" "${POP[@]}" | sed -n '1,/^Code/p' | sed '$d'
@@ -58,14 +63,14 @@ if [[ "${2:-}" == "--python" ]]; then
     python3 tools/detector-research/softlook.py | tee tools/detector-research/softlook_output.txt
 fi
 
-# The bar is on step 4: the whole detector, its look settings cross-validated (impact 2.0 g,
-# look-stillness 0.08 g and look 6 s as steps 1-3 chose them in 23 or 24 of 25 folds).
-line=$(grep '^Held out:' "$out/step-4.txt")
+# The bar is on step 6: the whole detector, its rotation and descent cross-validated (the look
+# settings as steps 1-3 chose them in 23 or 24 of 25 folds).
+line=$(grep '^Held out:' "$out/step-6.txt")
 sens=$(echo "$line" | sed -E 's/.*sensitivity ([0-9.]+) %.*/\1/')
 spec=$(echo "$line" | sed -E 's/.*specificity ([0-9.]+) %.*/\1/')
-se=$(grep -E '^  older  ' "$out/step-4.txt" | sed -E 's/.*specificity +([0-9.]+) %.*/\1/')
-if (( $(echo "$sens >= 99.5 && $spec >= 99.3 && $se >= 99.5" | bc -l) )); then
-    echo "bar: LOSO sensitivity $sens % >= 99.5, specificity $spec % >= 99.3, SE ADL specificity $se % >= 99.5: MET"
+se=$(grep -E '^  older  ' "$out/step-6.txt" | sed -E 's/.*specificity +([0-9.]+) %.*/\1/')
+if (( $(echo "$sens >= 99.5 && $spec >= 99.5 && $se >= 99.5" | bc -l) )); then
+    echo "bar: LOSO sensitivity $sens % >= 99.5, specificity $spec % >= 99.5, SE ADL specificity $se % >= 99.5: MET"
 else
-    echo "bar: LOSO sensitivity $sens % >= 99.5, specificity $spec % >= 99.3, SE ADL specificity $se % >= 99.5: NOT MET"; exit 1
+    echo "bar: LOSO sensitivity $sens % >= 99.5, specificity $spec % >= 99.5, SE ADL specificity $se % >= 99.5: NOT MET"; exit 1
 fi

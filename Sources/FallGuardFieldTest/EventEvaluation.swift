@@ -17,16 +17,19 @@ public struct EventLabel: Sendable, Equatable {
     public init(time: Double, kind: Kind, note: String? = nil) { (self.time, self.kind, self.note) = (time, kind, note) }
 }
 
+/// A file beside a recording that says more about it: `x.csv` and `x.csv.gz` → `x<suffix>`.
+func sidecarPath(of recording: String, suffix: String) -> String {
+    var stem = recording
+    for ext in [".gz", ".csv"] where stem.hasSuffix(ext) { stem.removeLast(ext.count) }
+    return stem + suffix
+}
+
 public enum LabelsFile {
     public static let suffix = ".labels.csv"
     public static let header = "t_s,label"
 
     /// The sidecar of a recording: `x.csv` and `x.csv.gz` → `x.labels.csv`.
-    public static func sidecar(of recording: String) -> String {
-        var stem = recording
-        for ext in [".gz", ".csv"] where stem.hasSuffix(ext) { stem.removeLast(ext.count) }
-        return stem + suffix
-    }
+    public static func sidecar(of recording: String) -> String { sidecarPath(of: recording, suffix: suffix) }
 
     /// Reads a sidecar: header `t_s,label[,note]`, then one label a line (times in the
     /// recording's `t_s`, in order). Errors name the file and line, as recordings' do.
@@ -83,11 +86,7 @@ public enum ActivitiesFile {
     public static let header = "start_s,end_s,activity"
 
     /// `x.csv` and `x.csv.gz` → `x.activities.csv`.
-    public static func sidecar(of recording: String) -> String {
-        var stem = recording
-        for ext in [".gz", ".csv"] where stem.hasSuffix(ext) { stem.removeLast(ext.count) }
-        return stem + suffix
-    }
+    public static func sidecar(of recording: String) -> String { sidecarPath(of: recording, suffix: suffix) }
 
     /// The spans of the sidecar beside `recording`, or none when it has none. Errors name the
     /// file and line.
