@@ -110,17 +110,37 @@ public final class WebAccess: Sendable {
     }
 
     /// Whether the `Host` header names this server as it may be reached: on a loopback-only
-    /// server, a loopback name or address (a page on another site whose name resolves to
-    /// 127.0.0.1 must not read it); anything once a password guards the page.
+    /// server, exactly a loopback name (`localhost`), an IPv4 literal in 127/8 or `[::1]`, with
+    /// an optional port: a page on another site whose name resolves to 127.0.0.1 (even one
+    /// named `127.attacker.example`) must not read it. Anything once a password guards the page.
     public func acceptsHost(_ host: String?, loopbackOnly: Bool) -> Bool {
         guard loopbackOnly, password == nil else { return true }
-        guard var h = host?.lowercased() else { return false }
-        if h.hasPrefix("[") {
-            h = String(h.dropFirst().prefix { $0 != "]" })
-        } else if let colon = h.lastIndex(of: ":") {
-            h = String(h[..<colon])
+        guard let host else { return false }
+        return Self.loopbackName(inHost: host.lowercased())
+    }
+
+    /// `name[:port]` or `[v6][:port]` where the name is exactly a loopback one.
+    static func loopbackName(inHost h: String) -> Bool {
+        var name = Substring(h), port: Substring?
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            let rest = name[name.index(after: close)...]
+            name = name[name.index(after: name.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.first == ":" else { return false }
+                port = rest.dropFirst()
+            }
+            guard name == "::1" else { return false }
+        } else if let colon = name.firstIndex(of: ":") {
+            port = name[name.index(after: colon)...]
+            name = name[..<colon]
         }
-        return h == "localhost" || h == "::1" || h.hasPrefix("127.")
+        if let port, port.isEmpty || port.count > 5 || !port.allSatisfy({ $0.isASCII && $0.isNumber }) { return false }
+        if name == "localhost" || name == "::1" { return true }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { o in
+            !o.isEmpty && o.count <= 3 && o.allSatisfy { $0.isASCII && $0.isNumber } && Int(o)! <= 255
+        }
     }
 
     /// The `Set-Cookie` value for a session (Secure when served over TLS).

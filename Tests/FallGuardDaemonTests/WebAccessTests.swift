@@ -57,6 +57,20 @@ import Testing
         #expect(WebAccess(password: nil, sessionHours: 1).formToken(session: nil, now: 0) != token, "one per process")
     }
 
+    /// Issue 28, item 1: a name that merely begins with `127.` is not loopback (DNS rebinding:
+    /// `127.attacker.example` resolving to 127.0.0.1 read the page and its form token).
+    @Test func onlyExactLoopbackNamesPassTheHostCheck() {
+        let access = WebAccess(password: nil, sessionHours: 1)
+        for host in ["127.0.0.1", "127.0.0.1:9466", "127.255.0.7:1", "LOCALHOST:9466", "[::1]", "[::1]:9466"] {
+            #expect(access.acceptsHost(host, loopbackOnly: true), "\(host)")
+        }
+        for host in ["127.attacker.example:9466", "127.attacker.example", "127.0.0.1.attacker.example", "127.0.0.1.nip.io:9466",
+                     "127.1", "127.0.0.256", "127.0.0.1.", "localhost.", "localhost.:9466", "localhost:9466x", "localhost:",
+                     "[::1]evil", "[::1]:x", "[::1", "::1", "128.0.0.1", "0x7f.0.0.1", "127.0.0.1 ", ""] {
+            #expect(!access.acceptsHost(host, loopbackOnly: true), "\(host)")
+        }
+    }
+
     @Test func theLiveTapKeepsNothingWhileNobodyLooksAndTheLastMinuteWhileSomeoneDoes() {
         let live = LiveSignal(rate: 10)   // 600 points
         func offer(_ n: Int, from: Int) {
