@@ -7,9 +7,8 @@ import Testing
 @Suite struct WebAccessTests {
     @Test func aRightPasswordStartsASessionThatExpires() {
         let access = WebAccess(password: "correct horse", sessionHours: 1)
-        guard case let .accepted(session) = access.login(password: "correct horse", now: 1000) else {
-            Issue.record("refused the right password"); return
-        }
+        #expect(access.check(password: "correct horse", client: "10.0.0.2", now: 1000) == .right)
+        let session = access.startSession(now: 1000)
         #expect(access.allows(session: session, now: 1000 + 3599))
         #expect(!access.allows(session: session, now: 1000 + 3601), "an hour later the session is gone")
         #expect(!access.allows(session: nil, now: 1000))
@@ -26,15 +25,21 @@ import Testing
         #expect(WebAccess.session(inCookieHeader: "other=1") == nil)
     }
 
-    @Test func wrongPasswordsAreThrottledEvenForTheRightOne() {
+    /// Issue 28, items 2 and 3: one throttle per client (not one for everybody, which let anyone
+    /// keep the owner out), and every place a password is checked goes through it.
+    @Test func wrongPasswordsAreThrottledPerClientEvenForTheRightOne() {
         let access = WebAccess(password: "correct horse", sessionHours: 1)
         for i in 0..<WebAccess.throttleLimit {
-            #expect(access.login(password: "guess \(i)", now: 100 + Double(i)) == .refused)
+            #expect(access.check(password: "guess \(i)", client: "192.168.1.66", now: 100 + Double(i)) == .wrong)
         }
-        #expect(access.login(password: "correct horse", now: 110) == .throttled(seconds: 50))
-        if case .accepted = access.login(password: "correct horse", now: 161) {} else {
-            Issue.record("a minute after the first wrong password, the right one works again")
-        }
+        #expect(access.check(password: "correct horse", client: "192.168.1.66", now: 110) == .throttled(seconds: 50, first: true))
+        #expect(access.check(password: "correct horse", client: "192.168.1.66", now: 111) == .throttled(seconds: 49, first: false),
+                "reported once per wait")
+        #expect(access.check(password: "correct horse", client: "192.168.1.5", now: 111) == .right,
+                "the owner on another address is not kept out")
+        #expect(access.check(password: "correct horse", client: "192.168.1.66", now: 161) == .right,
+                "a minute after the first wrong password, the right one works again")
+        #expect(WebAccess(password: nil, sessionHours: 1).check(password: "", client: "a", now: 0) == .wrong, "no password, nothing is right")
         #expect(WebAccess.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
         #expect(!WebAccess.constantTimeEqual(Array("abc".utf8), Array("abcd".utf8)))
         #expect(!WebAccess.constantTimeEqual(Array("abd".utf8), Array("abc".utf8)))
