@@ -23,9 +23,9 @@ public enum ClientLimits {
     public static let streams = 8
 }
 
-/// Who a peer is for the caps and the password throttle: its IPv4 address, or the /64 of an
-/// IPv6 one (one machine can pick any address in its /64); an IPv4-mapped IPv6 address is the
-/// IPv4 one. Made from the socket's address, so it is safe to log.
+/// Who a peer is for the caps and the password throttle: its IP address (an IPv4-mapped IPv6
+/// address as IPv4). Not the /64 of an IPv6 one: a home network's devices share theirs. Made
+/// from the socket's address, so it is safe to log.
 func clientKey(_ address: SocketAddress?) -> String {
     switch address {
     case .v4?:
@@ -35,9 +35,7 @@ func clientKey(_ address: SocketAddress?) -> String {
         if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xff && bytes[11] == 0xff {
             return bytes[12...].map(String.init).joined(separator: ".")
         }
-        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return "::1" }
-        return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-            .joined(separator: ":") + "::/64"
+        return address?.ipAddress ?? "?"
     case .unixDomainSocket?:
         return "unix"
     case nil:

@@ -29,6 +29,8 @@ public struct WebSite: Sendable {
     let logger: Logger
     /// The `/live` streams open now (capped per client and in all, see ``ClientLimits``).
     let streams = StreamSlots()
+    /// The password lines of the log: 30 a minute from all clients together.
+    let passwordLines = LineBudget(perMinute: 30)
 
     /// How often an open page gets new samples: 5 a second (the bar is 4; each update costs the
     /// bridge a few thread wake-ups, measured by bench/page-cost.sh).
@@ -93,16 +95,21 @@ public struct WebSite: Sendable {
     }
 
     /// A password from `client` checked (``WebAccess/check(password:client:now:)``: throttled per
-    /// client) and logged: every wrong one, and the first refusal of each wait.
+    /// client) and logged: every wrong one, and the first refusal of each wait, within
+    /// ``passwordLines`` (the lines beyond it are counted in the next one).
     func checkPassword(_ password: String, client: String, place: String) -> WebAccess.PasswordCheck {
-        let result = access.check(password: password, client: client, now: Self.now())
+        let now = Self.now()
+        let result = access.check(password: password, client: client, now: now)
+        let line: String?
         switch result {
-        case .right: break
-        case .wrong: logger.warning("page: a wrong password from \(client) (\(place))")
+        case .right: line = nil
+        case .wrong: line = "page: a wrong password from \(client) (\(place))"
         case let .throttled(seconds, first):
-            if first {
-                logger.warning("page: \(WebAccess.throttleLimit) wrong passwords from \(client) within \(Int(WebAccess.throttleWindow)) s: its password checks are refused for \(seconds) s")
-            }
+            line = first ? "page: \(WebAccess.throttleLimit) wrong passwords from \(client) within \(Int(WebAccess.throttleWindow)) s: its password checks are refused for \(seconds) s" : nil
+        }
+        if let line, let withheld = passwordLines.take(now: now) {
+            if withheld > 0 { logger.warning("page: \(withheld) more password lines were not logged (at most \(passwordLines.perMinute) a minute)") }
+            logger.warning("\(line)")
         }
         return result
     }

@@ -65,7 +65,7 @@ public final class WebAccess: Sendable {
     }
 
     /// The one place a password is compared (the login form, HTTP Basic on `/metrics`), throttled
-    /// per client (its address, see `clientKey` in the daemon): ``throttleLimit`` wrong ones per
+    /// per client (its IP address, see `clientKey` in the daemon): ``throttleLimit`` wrong ones per
     /// ``throttleWindow`` and its further checks are refused unread until the oldest ages out.
     /// Other clients are not held up. Without a password set, nothing is right.
     public func check(password given: String, client: String, now: Double) -> PasswordCheck {

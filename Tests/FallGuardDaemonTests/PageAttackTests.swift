@@ -93,6 +93,21 @@ import Testing
         }
     }
 
+    /// Many clients' wrong passwords together stay within the log's budget (30 lines a minute),
+    /// and every one is still refused.
+    @Test func passwordLinesFromManyClientsStayWithinTheBudget() async throws {
+        try await Self.withPage(password: Self.password) { page in
+            for client in 10..<18 {
+                for i in 0..<WebAccess.throttleLimit {
+                    let a = try curl(page.base + "/metrics", ["--interface", "127.0.0.\(client)", "-u", "prometheus:guess-\(i)"])
+                    #expect(a.status == 401, "127.0.0.\(client), guess \(i): \(a.status)")
+                }
+            }
+            let wrong = page.log.all.filter { $0.contains("a wrong password from") }
+            #expect(wrong.count == page.site.passwordLines.perMinute, "40 wrong passwords, \(wrong.count) lines")
+        }
+    }
+
     /// Item 4: a stream opened before sign-out kept streaming after it.
     @Test func aStreamEndsWhenItsSessionSignsOut() async throws {
         try await Self.withPage(password: Self.password) { page in

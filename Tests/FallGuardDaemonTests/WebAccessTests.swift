@@ -62,6 +62,16 @@ import Testing
         #expect(WebAccess(password: nil, sessionHours: 1).formToken(session: nil, now: 0) != token, "one per process")
     }
 
+    /// Many throttled clients together must not flood the journal: 30 password lines a minute,
+    /// the rest counted in the next one let through.
+    @Test func passwordLinesHaveABudgetAMinute() {
+        let budget = LineBudget(perMinute: 3)
+        #expect((0..<3).map { budget.take(now: 100 + Double($0)) } == [0, 0, 0])
+        #expect(budget.take(now: 110) == nil && budget.take(now: 120) == nil, "beyond the budget")
+        #expect(budget.take(now: 160) == 2, "the next minute says how many were withheld")
+        #expect(budget.take(now: 161) == 0)
+    }
+
     /// Issue 28, item 1: a name that merely begins with `127.` is not loopback (DNS rebinding:
     /// `127.attacker.example` resolving to 127.0.0.1 read the page and its form token).
     @Test func onlyExactLoopbackNamesPassTheHostCheck() {
