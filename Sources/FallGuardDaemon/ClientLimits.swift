@@ -49,27 +49,31 @@ final class ClientConnections: Sendable {
     let perClient: Int
     private struct Held {
         let channel: any Channel
+        let closer: NIOLoopBound<SocketCloser>
         var waiting = true
     }
     private let held = Mutex<[String: [Held]]>([:])
 
     init(perClient: Int = ClientLimits.connectionsPerClient) { self.perClient = perClient }
 
-    /// Takes a new connection of `client`: true when it may go on. At the cap, the client's
-    /// oldest connection still waiting for its request is closed to make room.
-    func admit(_ channel: any Channel, client: String) -> Bool {
-        let outcome: (admitted: Bool, evicted: (any Channel)?) = held.withLock { all in
+    /// Takes a new connection of `client` (its socket shut through `closer`): true when it may
+    /// go on. At the cap, the client's oldest connection still waiting for its request is shut
+    /// to make room.
+    func admit(_ channel: any Channel, closer: NIOLoopBound<SocketCloser>, client: String) -> Bool {
+        let outcome: (admitted: Bool, evicted: NIOLoopBound<SocketCloser>?) = held.withLock { all in
             var list = all[client] ?? []
-            var evicted: (any Channel)?
+            var evicted: NIOLoopBound<SocketCloser>?
             if list.count >= perClient {
                 guard let i = list.firstIndex(where: { $0.waiting }) else { return (false, nil) }
-                evicted = list.remove(at: i).channel
+                evicted = list.remove(at: i).closer
             }
-            list.append(Held(channel: channel))
+            list.append(Held(channel: channel, closer: closer))
             all[client] = list
             return (true, evicted)
         }
-        outcome.evicted?.close(promise: nil)   // outside the lock: closing may call back into `release`
+        if let evicted = outcome.evicted {   // on its own loop, after this: closing calls back into `release`
+            evicted.eventLoop.execute { evicted.value.closeNow() }
+        }
         return outcome.admitted
     }
 
@@ -91,7 +95,8 @@ final class ClientConnections: Sendable {
 
 /// The first handler of a connection's pipeline (before TLS): a close from here shuts the
 /// socket at once. TLS's own close sends close_notify and waits up to 5 s for the peer's, which
-/// a peer that has gone (FIN sent, or never finishing its request) never sends.
+/// a peer that has gone (FIN sent) or does not care (an attacker) never sends, and the
+/// connection would stay counted against everybody's cap meanwhile.
 final class SocketCloser: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Any
     private var context: ChannelHandlerContext?
@@ -103,10 +108,9 @@ final class SocketCloser: ChannelInboundHandler, RemovableChannelHandler {
     func closeNow() { context?.close(promise: nil) }
 }
 
-/// One per connection, after the HTTP decoder: admits it (``ClientConnections``), closes it when
-/// no whole request came within the deadline, closes it after an answer with
-/// `Connection: close`, and shuts the socket at once when the peer has gone (its FIN: no TLS
-/// close_notify wait that would keep the connection counted).
+/// One per connection, after the HTTP decoder: admits it (``ClientConnections``), and shuts its
+/// socket (``SocketCloser``) when no whole request came within the deadline, after an answer
+/// with `Connection: close`, or when the peer has gone (its FIN).
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -145,8 +149,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         guard client == nil else { return }
         let key = clientKey(context.channel.remoteAddress)
         client = key
-        guard connections.admit(context.channel, client: key) else {
-            context.close(promise: nil)
+        guard connections.admit(context.channel, closer: NIOLoopBound(closer, eventLoop: context.eventLoop), client: key) else {
+            closer.closeNow()
             return
         }
         admitted = true
@@ -192,9 +196,11 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(data, promise: promise)
         case .end:
             answering = false
-            if closeAfterAnswer || peerClosed {
-                context.writeAndFlush(data, promise: promise)
-                if peerClosed { closer.closeNow() } else { context.close(promise: nil) }
+            if closeAfterAnswer || peerClosed {   // shut once the answer is in the socket
+                let written = context.eventLoop.makePromise(of: Void.self)
+                written.futureResult.assumeIsolated().whenComplete { [closer] _ in closer.closeNow() }
+                written.futureResult.cascade(to: promise)
+                context.writeAndFlush(data, promise: written)
                 return
             }
             context.write(data, promise: promise)

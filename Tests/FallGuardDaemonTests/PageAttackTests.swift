@@ -27,6 +27,7 @@ import Testing
     /// Runs `body` against a page on 127.0.0.1 with these settings, then stops the server.
     static func withPage(password: String?, sessionHours: Double = 12, tls: Bool = false,
                          requestDeadline: Duration = ClientLimits.requestDeadline,
+                         maximumConnections: Int = MetricsEndpoint.maximumConnections,
                          _ body: (Page) async throws -> Void) async throws {
         let folder = temporaryFolder("page-attack")
         let port = freeLoopbackPort()
@@ -38,7 +39,8 @@ import Testing
         let files = tls ? selfSignedCertificate("bridge", ip: "127.0.0.1") : nil
         let tlsConfiguration = try files.map { try MetricsEndpoint.tls(certificate: $0.cert, key: $0.key) }
         let app = try MetricsEndpoint.application(registry: PrometheusCollectorRegistry(), host: "127.0.0.1", port: port,
-                                                  logger: Logger(label: "test.server"), requestDeadline: requestDeadline,
+                                                  logger: Logger(label: "test.server"), maximumConnections: maximumConnections,
+                                                  requestDeadline: requestDeadline,
                                                   web: site, tls: tlsConfiguration)
         let group = ServiceGroup(services: [app], logger: Logger(label: "test.server"))
         let server = Task { try await group.run() }
@@ -214,6 +216,43 @@ import Testing
             for i in 0..<(2 * ClientLimits.connectionsPerClient) {
                 #expect(try curl(base + "/metrics", ["-u", "prometheus:\(Self.password)"], maxTime: 2).status == 200, "scrape \(i)")
             }
+        }
+    }
+
+    /// A peer that never closes its refused or surplus TLS connections (nor answers TLS's
+    /// close_notify) must not keep them counted against everybody's cap: they are shut, not
+    /// left to wait 5 s for the peer. Here the cap is 16 and the attacker opens 14 from each of
+    /// three addresses (each address may hold 8).
+    @Test func silentPeersCannotFillTheCapOverTLS() async throws {
+        try await Self.withPage(password: Self.password, tls: true, maximumConnections: 16) { page in
+            let attacker = Process()
+            attacker.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            attacker.arguments = ["-c", """
+                import socket, ssl, sys, time
+                c = ssl.create_default_context(); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE
+                held = []
+                for i in range(42):
+                    source = ("127.0.0.%d" % (2 + i % 3), 0)
+                    s = socket.create_connection(("127.0.0.1", \(page.port)), timeout=2, source_address=source)
+                    try:
+                        t = c.wrap_socket(s)
+                        t.sendall(b"GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+                        held.append(t)
+                    except OSError:
+                        held.append(s)
+                print("held", len(held), flush=True)
+                time.sleep(3)
+                """]
+            let out = Pipe()
+            attacker.standardOutput = out
+            try attacker.run()
+            defer { if attacker.isRunning { kill(attacker.processIdentifier, SIGKILL) }; attacker.waitUntilExit() }
+            try await Task.sleep(for: .seconds(1))
+            let base = "https://127.0.0.1:\(page.port)"
+            let scrape = try curl(base + "/metrics", ["-u", "prometheus:\(Self.password)"], maxTime: 2)
+            #expect(scrape.status == 200, "the owner gets in while the attacker holds on: \(scrape.status)")
+            let line = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(line.hasPrefix("held 42"), "the attacker's 42 connections: \(line)")
         }
     }
 
