@@ -179,10 +179,12 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             answering = true
         case .body:
             break
-        case .end:   // a whole request: being answered now
+        case .end where answering:   // a whole request, its answer not yet out: no deadline meanwhile
             deadlineTask?.cancel()
             deadlineTask = nil
             if admitted, let client { connections.setWaiting(context.channel, client: client, false) }
+        case .end:   // the rest of a body the answer did not wait for: the next request's deadline runs on
+            break
         }
         context.fireChannelRead(data)
     }
