@@ -42,6 +42,8 @@ let package = Package(
         // TLS for the page (web.tls-certificate); already in async-http-client's graph.
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // NIOHTTPTypes: the HTTP parts the page's connection guard sees (in Hummingbird's graph).
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.20.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // 4.x: what async-http-client's graph (swift-nio-extras → swift-certificates) resolves to.
@@ -159,6 +161,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ]
         ),
         // The command-line tool: ArgumentParser commands over the modules, nothing else.

@@ -15,27 +15,31 @@ import Prometheus
 ///
 /// Any local user can connect, so connections are capped (``maximumConnections``; more wait
 /// in a short backlog, then are refused) and closed after ``idleTimeout`` without a request:
-/// a flood of idle connections can never use up the bridge's file descriptors.
+/// a flood of idle connections can never use up the bridge's file descriptors. Within that,
+/// what one client may hold is capped by ``ClientLimits`` (the ``ConnectionGuard`` on each
+/// connection: a deadline for the whole request, connections per client).
 public enum MetricsEndpoint {
-    public static let maximumConnections = 16
+    public static let maximumConnections = 64
     public static let idleTimeout = Duration.seconds(10)
 
-    /// The server's TLS from PEM files (`web.tls-certificate`, `web.tls-key`).
+    /// The server's TLS from PEM files (`web.tls-certificate`, `web.tls-key`): TLS 1.2 at least.
     public static func tls(certificate: String, key: String) throws -> TLSConfiguration {
         let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain,
-                                                        privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain,
+                                                           privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+        tls.minimumTLSVersion = .tlsv12
+        return tls
     }
 
     public static func application(registry: PrometheusCollectorRegistry, host: String, port: Int, logger: Logger,
                                    maximumConnections: Int = Self.maximumConnections, idleTimeout: Duration = Self.idleTimeout,
+                                   requestDeadline: Duration = ClientLimits.requestDeadline,
+                                   connectionsPerClient: Int = ClientLimits.connectionsPerClient,
                                    web: WebSite? = nil, tls: TLSConfiguration? = nil,
                                    onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
         let router = Router(context: BridgeRequestContext.self)
-        router.get("metrics") { request, _ -> Response in
-            if let web, !web.allowsMetrics(request) {
-                return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Basic realm=\"fallguard\""])
-            }
+        router.get("metrics") { request, context -> Response in
+            if let web, let refusal = web.metricsRefusal(request, client: context.client) { return refusal }
             var bytes: [UInt8] = []
             bytes.reserveCapacity(8192)
             registry.emit(into: &bytes)
@@ -43,7 +47,9 @@ public enum MetricsEndpoint {
                             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
         web?.addRoutes(to: router)
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: TimeAmount(idleTimeout)))
+        let clients = ClientConnections(perClient: connectionsPerClient)
+        let http1 = HTTPServerBuilder.http1(configuration: .init(
+            additionalChannelHandlers: [ConnectionGuard(clients, deadline: requestDeadline)], idleTimeout: TimeAmount(idleTimeout)))
         return Application(router: router,
                            server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
                            configuration: .init(address: .hostname(host, port: port), serverName: "fallguard", backlog: 16,

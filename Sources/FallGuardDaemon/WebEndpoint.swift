@@ -27,6 +27,10 @@ public struct WebSite: Sendable {
     let archive: IncidentArchive
     let deliveries: @Sendable (_ incident: String?) -> [WebDelivery]
     let logger: Logger
+    /// The `/live` streams open now (capped per client and in all, see ``ClientLimits``).
+    let streams = StreamSlots()
+    /// The password lines of the log: 30 a minute from all clients together.
+    let passwordLines = LineBudget(perMinute: 30)
 
     /// How often an open page gets new samples: 5 a second (the bar is 4; each update costs the
     /// bridge a few thread wake-ups, measured by bench/page-cost.sh).
@@ -51,27 +55,63 @@ public struct WebSite: Sendable {
 
     func session(_ request: Request) -> String? { WebAccess.session(inCookieHeader: request.headers[.cookie]) }
 
+    /// A refusal: plain text, and the connection ends with it (``ConnectionGuard``), so that
+    /// nobody without a session holds a connection longer than one request.
+    static func refused(_ status: HTTPResponse.Status, _ text: String, headers extra: HTTPFields = [:]) -> Response {
+        var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8", .connection: "close"]
+        headers.append(contentsOf: extra)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+
+    static var foreignHost: Response { refused(.misdirectedRequest, "this page answers only to a loopback address") }
+
     /// nil when the request may go on; else the answer: 421 for a foreign Host on a loopback
     /// page, 401 with the login form without a valid session.
     func refusal(_ request: Request) -> Response? {
-        guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
-            return Response(status: .misdirectedRequest, headers: [.contentType: "text/plain"],
-                            body: .init(byteBuffer: ByteBuffer(string: "this page answers only to a loopback address\n")))
-        }
+        guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else { return Self.foreignHost }
         guard access.allows(session: session(request), now: Self.now()) else {
-            return html(status: .unauthorized, WebPages.login(message: nil))
+            return html(status: .unauthorized, WebPages.login(message: nil), headers: [.connection: "close"])
         }
         return nil
     }
 
-    /// Whether `/metrics` may be read: as the page, or with HTTP Basic (a Prometheus scraper).
-    func allowsMetrics(_ request: Request) -> Bool {
-        guard access.requiresLogin else { return access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) }
-        if access.allows(session: session(request), now: Self.now()) { return true }
+    /// nil when `/metrics` may be read: as the page, or with HTTP Basic (a Prometheus scraper),
+    /// whose password is checked and throttled like the login form's; else the answer.
+    func metricsRefusal(_ request: Request, client: String) -> Response? {
+        guard access.requiresLogin else { return access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) ? nil : Self.foreignHost }
+        if access.allows(session: session(request), now: Self.now()) { return nil }
+        let basic: HTTPFields = [.wwwAuthenticate: "Basic realm=\"fallguard\""]
         guard let auth = request.headers[.authorization], auth.lowercased().hasPrefix("basic "),
               let data = Data(base64Encoded: String(auth.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else { return false }
-        return access.allows(basicPassword: String(text[text.index(after: colon)...]))
+              let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":") else {
+            return Self.refused(.unauthorized, "a session or HTTP Basic with the page's password", headers: basic)
+        }
+        switch checkPassword(String(text[text.index(after: colon)...]), client: client, place: "/metrics") {
+        case .right: return nil
+        case .wrong: return Self.refused(.unauthorized, "wrong password", headers: basic)
+        case let .throttled(seconds, _):
+            return Self.refused(.tooManyRequests, "too many wrong passwords: try again in \(seconds) s", headers: [.retryAfter: String(seconds)])
+        }
+    }
+
+    /// A password from `client` checked (``WebAccess/check(password:client:now:)``: throttled per
+    /// client) and logged: every wrong one, and the first refusal of each wait, within
+    /// ``passwordLines`` (the lines beyond it are counted in the next one).
+    func checkPassword(_ password: String, client: String, place: String) -> WebAccess.PasswordCheck {
+        let now = Self.now()
+        let result = access.check(password: password, client: client, now: now)
+        let line: String?
+        switch result {
+        case .right: line = nil
+        case .wrong: line = "page: a wrong password from \(client) (\(place))"
+        case let .throttled(seconds, first):
+            line = first ? "page: \(WebAccess.throttleLimit) wrong passwords from \(client) within \(Int(WebAccess.throttleWindow)) s: its password checks are refused for \(seconds) s" : nil
+        }
+        if let line, let withheld = passwordLines.take(now: now) {
+            if withheld > 0 { logger.warning("page: \(withheld) more password lines were not logged (at most \(passwordLines.perMinute) a minute)") }
+            logger.warning("\(line)")
+        }
+        return result
     }
 
     /// A form's fields (application/x-www-form-urlencoded, at most 4 KiB).
@@ -107,31 +147,30 @@ public struct WebSite: Sendable {
         router.get("login") { request, _ -> Response in
             access.requiresLogin ? html(WebPages.login(message: nil)) : .redirect(to: "/", type: .normal)
         }
-        router.post("login") { request, _ -> Response in
+        router.post("login") { request, context -> Response in
             var request = request
-            guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
-                return Response(status: .misdirectedRequest)
-            }
+            guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else { return Self.foreignHost }
             let fields = await Self.form(&request)
-            switch access.login(password: fields["password"] ?? "", now: Self.now()) {
-            case let .accepted(id):
-                logger.notice("page: signed in from \(request.head.authority ?? "?")")
+            switch checkPassword(fields["password"] ?? "", client: context.client, place: "login form") {
+            case .right:
+                logger.notice("page: signed in from \(context.client)")
                 var r = Response.redirect(to: "/", type: .normal)
-                r.headers[.setCookie] = access.cookie(session: id, secure: secure)
+                r.headers[.setCookie] = access.cookie(session: access.startSession(now: Self.now()), secure: secure)
                 return r
-            case .refused:
-                logger.warning("page: a wrong password")
-                return html(status: .unauthorized, WebPages.login(message: "Wrong password."))
-            case let .throttled(seconds):
+            case .wrong:
+                return html(status: .unauthorized, WebPages.login(message: "Wrong password."), headers: [.connection: "close"])
+            case let .throttled(seconds, _):
                 return html(status: .tooManyRequests, WebPages.login(message: "Too many wrong passwords: try again in \(seconds) s."),
-                            headers: [.retryAfter: String(seconds)])
+                            headers: [.retryAfter: String(seconds), .connection: "close"])
             }
         }
         router.post("logout") { request, _ -> Response in
             var request = request
             let fields = await Self.form(&request)
             let id = session(request)
-            guard access.acceptsForm(token: fields["csrf"], session: id, now: Self.now()) else { return Response(status: .forbidden) }
+            guard access.acceptsForm(token: fields["csrf"], session: id, now: Self.now()) else {
+                return Self.refused(.forbidden, "missing or wrong form token")
+            }
             access.logout(session: id)
             var r = Response.redirect(to: "/login", type: .normal)
             r.headers[.setCookie] = "\(WebAccess.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
@@ -139,8 +178,12 @@ public struct WebSite: Sendable {
         }
         router.get("live") { request, context -> Response in
             if let r = refusal(request) { return r }
+            guard let slot = streams.take(client: context.client) else {
+                return Self.refused(.serviceUnavailable, "too many live streams open: at most \(streams.perClient) per client, \(streams.total) in all",
+                                    headers: [.retryAfter: "5"])
+            }
             return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
-                            body: stream(on: context.eventLoop))
+                            body: stream(on: context.eventLoop, session: session(request), slot: slot))
         }
         router.get("incidents") { request, _ -> Response in
             if let r = refusal(request) { return r }
@@ -167,15 +210,20 @@ public struct WebSite: Sendable {
             if let r = refusal(request) { return r }
             let fields = await Self.form(&request)
             guard access.acceptsForm(token: fields["csrf"], session: session(request), now: Self.now()) else {
-                logger.warning("page: a label without this page's form token was refused")
-                return Response(status: .forbidden, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "missing or wrong form token\n")))
+                logger.warning("page: a label without this page's form token was refused (from \(context.client))")
+                return Self.refused(.forbidden, "missing or wrong form token")
             }
+            guard let label = fields["label"].flatMap(IncidentLabel.init(rawValue:)) else { return Response(status: .badRequest) }
+            // An id the archive does not hold is 404, checked before anything is written; the
+            // answer never names a path (the log does, for the owner).
             guard let id = context.parameters.get("id"), Self.isIncidentID(Substring(id)),
-                  let label = fields["label"].flatMap(IncidentLabel.init(rawValue:)) else { return Response(status: .badRequest) }
+                  FileManager.default.fileExists(atPath: archive.recordPath(of: id)) else {
+                return html(status: .notFound, "<p>No such incident.</p>")
+            }
             let entry = IncidentLabelEntry(label: label, by: "web page", at: iso8601(secondsSince1970: Self.now()))
             do { try archive.label(id, entry) } catch {
                 logger.error("page: cannot label \(id): \(error)")
-                return html(status: .internalServerError, "<p>Could not save the label: \(htmlEscaped("\(error)"))</p>")
+                return html(status: .internalServerError, "<p>Could not save the label (the daemon's log says why).</p>")
             }
             logger.notice("page: \(id) labelled \(label.rawValue)")
             return .redirect(to: "/incidents/\(WebPages.urlPathEscaped(id))", type: .normal)
@@ -198,17 +246,19 @@ public struct WebSite: Sendable {
 
     /// The page's stream: the status at once and whenever it changes, new samples every
     /// ``interval`` while there are any, a comment every ``keepAlive`` seconds otherwise. Ends
-    /// when the page goes away or the daemon stops. It sleeps on the connection's event loop
-    /// timer: `Task.sleep` would add two wake-ups of Dispatch's timer thread to each update.
-    func stream(on eventLoop: any EventLoop) -> ResponseBody {
+    /// when the page goes away (a write fails), its session ends (sign-out or expiry: checked
+    /// every pass), or the daemon stops; holds its `slot` until then. It sleeps on the
+    /// connection's event loop timer: `Task.sleep` would add two wake-ups of Dispatch's timer
+    /// thread to each update.
+    func stream(on eventLoop: any EventLoop, session: String?, slot: StreamSlots.Slot) -> ResponseBody {
         ResponseBody { writer in
             let viewer = live.viewer()
-            defer { withExtendedLifetime(viewer) {} }
+            defer { withExtendedLifetime((viewer, slot)) {} }
             var next = 0, version = -1
             var quietSince = NIODeadline.now()
             try await writer.write(ByteBuffer(string: "retry: 2000\n\nevent: status\ndata: \(status())\n\n"))
             let interval = TimeAmount(Self.interval)
-            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            while !Task.isCancelled && !Task.isShuttingDownGracefully && access.allows(session: session, now: Self.now()) {
                 if let text = pumpPass(next: &next, version: &version, quietSince: &quietSince) {
                     try await writer.write(ByteBuffer(string: text))
                 }
@@ -244,14 +294,17 @@ public struct WebSite: Sendable {
 }
 
 /// The request context of the bridge's server: the basic one, plus the connection's event loop
-/// (the page's stream runs on it).
+/// (the page's stream runs on it) and its client (``clientKey(_:)``: the peer's address, for
+/// the throttle, the caps and the log).
 public struct BridgeRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let eventLoop: any EventLoop
+    public let client: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         eventLoop = source.channel.eventLoop
+        client = clientKey(source.channel.remoteAddress)
     }
 }
 

@@ -1,13 +1,18 @@
 import Synchronization
 
 /// Who may see the page and label incidents: the logins (session cookies) when a password is
-/// set, the anti-forgery tokens for forms, the throttle on wrong passwords, and the Host check
-/// that keeps a loopback page from being read through DNS rebinding. Pure: times come in.
+/// set, the anti-forgery tokens for forms, the throttle on wrong passwords (per client, for
+/// every place a password is checked), and the Host check that keeps a loopback page from
+/// being read through DNS rebinding. Pure: times and clients come in.
 public final class WebAccess: Sendable {
     public static let cookieName = "fallguard_session"
-    /// Wrong passwords allowed per ``throttleWindow`` before every login waits for the window.
+    /// Wrong passwords a client may send per ``throttleWindow`` before its checks wait for the window.
     public static let throttleLimit = 5
     public static let throttleWindow = 60.0
+    /// Clients whose wrong passwords are remembered one by one; beyond them, new clients share
+    /// one throttle (a flood from thousands of addresses cannot grow the table).
+    public static let throttledClients = 4096
+    static let overflowClient = "(others)"
 
     private let password: [UInt8]?
     private let sessionSeconds: Double
@@ -17,9 +22,11 @@ public final class WebAccess: Sendable {
     private let state = Mutex(State())
 
     struct Session { var csrf: String; var expires: Double }
+    /// A client's wrong passwords within the window, and whether its throttling was reported.
+    struct Failures { var times: [Double] = []; var reported = false }
     struct State {
         var sessions: [String: Session] = [:]
-        var failures: [Double] = []
+        var failures: [String: Failures] = [:]
     }
 
     public init(password: String?, sessionHours: Double) {
@@ -49,30 +56,51 @@ public final class WebAccess: Sendable {
         return diff == 0
     }
 
-    public enum LoginResult: Equatable, Sendable {
-        /// The new session's id, for the cookie.
-        case accepted(session: String)
-        case refused
-        /// Too many wrong passwords lately: try again in this many seconds.
-        case throttled(seconds: Int)
+    public enum PasswordCheck: Equatable, Sendable {
+        case right
+        case wrong
+        /// Too many wrong passwords from this client lately: not compared; try again in this
+        /// many seconds. `first`: the first refusal of this wait (the one to log).
+        case throttled(seconds: Int, first: Bool)
     }
 
-    /// Checks a password from the login form; a right one starts a session.
-    public func login(password given: String, now: Double) -> LoginResult {
-        guard let password else { return .refused }
+    /// The one place a password is compared (the login form, HTTP Basic on `/metrics`), throttled
+    /// per client (its IP address, see `clientKey` in the daemon): ``throttleLimit`` wrong ones per
+    /// ``throttleWindow`` and its further checks are refused unread until the oldest ages out.
+    /// Other clients are not held up. Without a password set, nothing is right.
+    public func check(password given: String, client: String, now: Double) -> PasswordCheck {
+        guard let password else { return .wrong }
         return state.withLock { s in
-            s.failures.removeAll { $0 < now - Self.throttleWindow }
-            if s.failures.count >= Self.throttleLimit {
-                return .throttled(seconds: Int((s.failures[0] + Self.throttleWindow - now).rounded(.up)))
+            let key = s.failures[client] != nil || s.failures.count < Self.throttledClients ? client : Self.overflowClient
+            var f = s.failures[key] ?? Failures()
+            f.times.removeAll { $0 < now - Self.throttleWindow }
+            if f.times.isEmpty { f.reported = false }
+            defer {
+                if f.times.isEmpty { s.failures[key] = nil } else { s.failures[key] = f }
+                if s.failures.count >= Self.throttledClients {   // forget the clients whose window is over
+                    s.failures = s.failures.filter { $0.value.times.contains { $0 >= now - Self.throttleWindow } }
+                }
+            }
+            if f.times.count >= Self.throttleLimit {
+                let first = !f.reported
+                f.reported = true
+                return .throttled(seconds: max(1, Int((f.times[0] + Self.throttleWindow - now).rounded(.up))), first: first)
             }
             guard Self.constantTimeEqual(Array(given.utf8), password) else {
-                s.failures.append(now)
-                return .refused
+                f.times.append(now)
+                return .wrong
             }
+            return .right
+        }
+    }
+
+    /// A new session (after a ``check(password:client:now:)`` that was right): its id, for the cookie.
+    public func startSession(now: Double) -> String {
+        state.withLock { s in
             s.sessions = s.sessions.filter { $0.value.expires > now }
             let id = Self.randomToken()
             s.sessions[id] = Session(csrf: Self.randomToken(), expires: now + sessionSeconds)
-            return .accepted(session: id)
+            return id
         }
     }
 
@@ -89,13 +117,6 @@ public final class WebAccess: Sendable {
         return state.withLock { $0.sessions[session].map { $0.expires > now } ?? false }
     }
 
-    /// HTTP Basic credentials (`Authorization: Basic …`, for a Prometheus scraper), any user name.
-    public func allows(basicPassword: String?) -> Bool {
-        guard let password else { return true }
-        guard let basicPassword else { return false }
-        return Self.constantTimeEqual(Array(basicPassword.utf8), password)
-    }
-
     /// The token a form of this session carries (the process's own without a password).
     public func formToken(session: String?, now: Double) -> String? {
         guard password != nil else { return processToken }
@@ -110,17 +131,37 @@ public final class WebAccess: Sendable {
     }
 
     /// Whether the `Host` header names this server as it may be reached: on a loopback-only
-    /// server, a loopback name or address (a page on another site whose name resolves to
-    /// 127.0.0.1 must not read it); anything once a password guards the page.
+    /// server, exactly a loopback name (`localhost`), an IPv4 literal in 127/8 or `[::1]`, with
+    /// an optional port: a page on another site whose name resolves to 127.0.0.1 (even one
+    /// named `127.attacker.example`) must not read it. Anything once a password guards the page.
     public func acceptsHost(_ host: String?, loopbackOnly: Bool) -> Bool {
         guard loopbackOnly, password == nil else { return true }
-        guard var h = host?.lowercased() else { return false }
-        if h.hasPrefix("[") {
-            h = String(h.dropFirst().prefix { $0 != "]" })
-        } else if let colon = h.lastIndex(of: ":") {
-            h = String(h[..<colon])
+        guard let host else { return false }
+        return Self.loopbackName(inHost: host.lowercased())
+    }
+
+    /// `name[:port]` or `[v6][:port]` where the name is exactly a loopback one.
+    static func loopbackName(inHost h: String) -> Bool {
+        var name = Substring(h), port: Substring?
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            let rest = name[name.index(after: close)...]
+            name = name[name.index(after: name.startIndex)..<close]
+            if !rest.isEmpty {
+                guard rest.first == ":" else { return false }
+                port = rest.dropFirst()
+            }
+            guard name == "::1" else { return false }
+        } else if let colon = name.firstIndex(of: ":") {
+            port = name[name.index(after: colon)...]
+            name = name[..<colon]
         }
-        return h == "localhost" || h == "::1" || h.hasPrefix("127.")
+        if let port, port.isEmpty || port.count > 5 || !port.allSatisfy({ $0.isASCII && $0.isNumber }) { return false }
+        if name == "localhost" || name == "::1" { return true }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { o in
+            !o.isEmpty && o.count <= 3 && o.allSatisfy { $0.isASCII && $0.isNumber } && Int(o)! <= 255
+        }
     }
 
     /// The `Set-Cookie` value for a session (Secure when served over TLS).

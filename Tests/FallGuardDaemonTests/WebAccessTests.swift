@@ -7,9 +7,8 @@ import Testing
 @Suite struct WebAccessTests {
     @Test func aRightPasswordStartsASessionThatExpires() {
         let access = WebAccess(password: "correct horse", sessionHours: 1)
-        guard case let .accepted(session) = access.login(password: "correct horse", now: 1000) else {
-            Issue.record("refused the right password"); return
-        }
+        #expect(access.check(password: "correct horse", client: "10.0.0.2", now: 1000) == .right)
+        let session = access.startSession(now: 1000)
         #expect(access.allows(session: session, now: 1000 + 3599))
         #expect(!access.allows(session: session, now: 1000 + 3601), "an hour later the session is gone")
         #expect(!access.allows(session: nil, now: 1000))
@@ -26,15 +25,21 @@ import Testing
         #expect(WebAccess.session(inCookieHeader: "other=1") == nil)
     }
 
-    @Test func wrongPasswordsAreThrottledEvenForTheRightOne() {
+    /// Issue 28, items 2 and 3: one throttle per client (not one for everybody, which let anyone
+    /// keep the owner out), and every place a password is checked goes through it.
+    @Test func wrongPasswordsAreThrottledPerClientEvenForTheRightOne() {
         let access = WebAccess(password: "correct horse", sessionHours: 1)
         for i in 0..<WebAccess.throttleLimit {
-            #expect(access.login(password: "guess \(i)", now: 100 + Double(i)) == .refused)
+            #expect(access.check(password: "guess \(i)", client: "192.168.1.66", now: 100 + Double(i)) == .wrong)
         }
-        #expect(access.login(password: "correct horse", now: 110) == .throttled(seconds: 50))
-        if case .accepted = access.login(password: "correct horse", now: 161) {} else {
-            Issue.record("a minute after the first wrong password, the right one works again")
-        }
+        #expect(access.check(password: "correct horse", client: "192.168.1.66", now: 110) == .throttled(seconds: 50, first: true))
+        #expect(access.check(password: "correct horse", client: "192.168.1.66", now: 111) == .throttled(seconds: 49, first: false),
+                "reported once per wait")
+        #expect(access.check(password: "correct horse", client: "192.168.1.5", now: 111) == .right,
+                "the owner on another address is not kept out")
+        #expect(access.check(password: "correct horse", client: "192.168.1.66", now: 161) == .right,
+                "a minute after the first wrong password, the right one works again")
+        #expect(WebAccess(password: nil, sessionHours: 1).check(password: "", client: "a", now: 0) == .wrong, "no password, nothing is right")
         #expect(WebAccess.constantTimeEqual(Array("abc".utf8), Array("abc".utf8)))
         #expect(!WebAccess.constantTimeEqual(Array("abc".utf8), Array("abcd".utf8)))
         #expect(!WebAccess.constantTimeEqual(Array("abd".utf8), Array("abc".utf8)))
@@ -55,6 +60,30 @@ import Testing
         #expect(access.acceptsForm(token: token, session: nil, now: 0))
         #expect(!access.acceptsForm(token: nil, session: nil, now: 0))
         #expect(WebAccess(password: nil, sessionHours: 1).formToken(session: nil, now: 0) != token, "one per process")
+    }
+
+    /// Many throttled clients together must not flood the journal: 30 password lines a minute,
+    /// the rest counted in the next one let through.
+    @Test func passwordLinesHaveABudgetAMinute() {
+        let budget = LineBudget(perMinute: 3)
+        #expect((0..<3).map { budget.take(now: 100 + Double($0)) } == [0, 0, 0])
+        #expect(budget.take(now: 110) == nil && budget.take(now: 120) == nil, "beyond the budget")
+        #expect(budget.take(now: 160) == 2, "the next minute says how many were withheld")
+        #expect(budget.take(now: 161) == 0)
+    }
+
+    /// Issue 28, item 1: a name that merely begins with `127.` is not loopback (DNS rebinding:
+    /// `127.attacker.example` resolving to 127.0.0.1 read the page and its form token).
+    @Test func onlyExactLoopbackNamesPassTheHostCheck() {
+        let access = WebAccess(password: nil, sessionHours: 1)
+        for host in ["127.0.0.1", "127.0.0.1:9466", "127.255.0.7:1", "LOCALHOST:9466", "[::1]", "[::1]:9466"] {
+            #expect(access.acceptsHost(host, loopbackOnly: true), "\(host)")
+        }
+        for host in ["127.attacker.example:9466", "127.attacker.example", "127.0.0.1.attacker.example", "127.0.0.1.nip.io:9466",
+                     "127.1", "127.0.0.256", "127.0.0.1.", "localhost.", "localhost.:9466", "localhost:9466x", "localhost:",
+                     "[::1]evil", "[::1]:x", "[::1", "::1", "128.0.0.1", "0x7f.0.0.1", "127.0.0.1 ", ""] {
+            #expect(!access.acceptsHost(host, loopbackOnly: true), "\(host)")
+        }
     }
 
     @Test func theLiveTapKeepsNothingWhileNobodyLooksAndTheLastMinuteWhileSomeoneDoes() {
