@@ -69,6 +69,20 @@ _ = measure("multiphase detector via `any FallDetector`", perRun: samples.count)
     return n
 }
 
+// What the wearer is doing (issue 26): steps and not worn, beside the detector on the same samples.
+_ = measure("walking detector", perRun: samples.count) {
+    var w = WalkingDetector()
+    var n = 0
+    for s in samples where w.process(s) { n += 1 }
+    return n
+}
+_ = measure("not-worn detector", perRun: samples.count) {
+    var w = NotWornDetector(settings: .init(after: 60))
+    var n = 0
+    for s in samples where w.process(s) { n += 1 }
+    return n
+}
+
 // 2. The ring buffer, push then pop, one thread.
 let ring = SPSCRingBuffer<AccelerationSample>(minimumCapacity: 1024)
 _ = measure("ring buffer push+pop", perRun: samples.count) {
