@@ -23,6 +23,9 @@ POP=(--population 'young=SA*,SE15' --population 'older=SE*' --focus F10,F13)
 out=/tmp/fallguard-cv
 mkdir -p $out
 
+# Steps 0-4 are the detector before issue 26 (no rotation, no descent), as they were measured then.
+OLD="--set look-rotation=0 --set strong-free-fall=1.5"
+
 step() {   # step N NAME [options…]: one cross-validation into $out/step-N.txt, one summary line
     local n=$1 name=$2; shift 2
     local file="$out/step-$n.txt"
@@ -37,16 +40,16 @@ step() {   # step N NAME [options…]: one cross-validation into $out/step-N.txt
 }
 
 echo "Leave-one-subject-out on $DATA, per feature (each line: held-out figures of that step's grid)"
-step 0 "before issue 15 (fast decision for impacts >= 1.6-1.7 g)" \
+step 0 "before issue 15 (fast decision for impacts >= 1.6-1.7 g)" $OLD \
     --set soft-impact=16 --grid impact=1.6,1.65,1.7 --grid posture-change=40,50 --grid strong-impact=2.2,2.6
-step 1 "+ long look for moderate impacts and short posture change" \
+step 1 "+ long look for moderate impacts and short posture change" $OLD \
     --set soft-impact=1.65 --set calm-activity=0 \
     --grid impact=1.8,2.0,2.2 --grid look-posture-change=30,35,40 --grid look-stillness=0.06,0.08,0.1
-step 2 "+ long look after soft impacts (soft-impact 1.3-1.5 g)" --set calm-activity=0 \
+step 2 "+ long look after soft impacts (soft-impact 1.3-1.5 g)" --set calm-activity=0 $OLD \
     --grid soft-impact=1.3,1.4,1.5 --grid impact=1.8,2.0,2.2 --grid look-posture-change=30,35,40 --grid look-stillness=0.06,0.08,0.1
-step 3 "+ look length 5/6/8 s" --set calm-activity=0 \
+step 3 "+ look length 5/6/8 s" --set calm-activity=0 $OLD \
     --grid soft-impact=1.3,1.4,1.5 --grid look-posture-change=30,35,40 --grid look=5,6,8
-step 4 "+ calm start: 30 deg suffices after std|a| <= 0.05-0.15 g" \
+step 4 "+ calm start: 30 deg suffices after std|a| <= 0.05-0.15 g" $OLD \
     --grid soft-impact=1.3,1.4,1.5 --grid look-posture-change=35,40 --grid calm-activity=0,0.05,0.1,0.15
 step 5 "+ rotation: a look only after the trunk turned look-rotation in half a second (issue 26)" \
     --grid look-rotation=0,45,50,55,60
