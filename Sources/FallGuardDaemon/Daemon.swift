@@ -103,12 +103,11 @@ public final class Daemon: Sendable {
         // The state directory holds health data and delivery receipts: 0700 and files 0600,
         // started by systemd (UMask=0077) or by hand (`sudo fallguard run` with umask 022).
         umask(0o077)
-        do {
-            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            chmod(state, 0o700)
-        } catch {
-            throw DaemonStartError(description: "state.directory: cannot create \(state): \(error.localizedDescription)", status: 73)
+        // A state directory that cannot be made or must not be used (another user owns it or
+        // may write in it) does not stop the daemon: it monitors and alerts as on a read-only
+        // disk (alerts held in memory, sent directly), says why, and tries again every second.
+        if let why = StateFiles.prepare(state) {
+            logger.critical("state directory not used: \(why); monitoring anyway, alerts are held in memory and sent directly through the channels")
         }
         systemd = try? SystemdNotifier.fromEnvironment()
         let liveness = Liveness()
@@ -321,7 +320,13 @@ public final class Daemon: Sendable {
     public var problems: [String] {
         let stalled = liveness.stalled(nowNanoseconds: monotonicNanoseconds())
             .map { "\($0.part) has not gone round for \(Int($0.silentSeconds)) s (the watchdog is no longer fed)" }
-        return notifiers.problems + [incidentLog.problem].compactMap { $0 } + recorder.problems + stalled
+        return [stateDirectoryProblem].compactMap { $0 } + notifiers.problems + [incidentLog.problem].compactMap { $0 }
+            + recorder.problems + stalled
+    }
+
+    /// Why the state directory is not used, nil while it is (made again if it went missing).
+    var stateDirectoryProblem: String? {
+        StateFiles.prepare(configuration.stateDirectory).map { "state directory not used: \($0)" }
     }
 
     @Sendable func pingWatchdog() {
@@ -351,6 +356,13 @@ public final class Daemon: Sendable {
     }
 
     private let readyMilliseconds = Mutex<Int?>(nil)
+    private let statusWriteFailure = Mutex<String?>(nil)
+
+    /// status.json could not be written: logged when the reason changes, not every second.
+    private func statusWriteFailed(_ why: String) {
+        let changed = statusWriteFailure.withLock { last in defer { last = why }; return last != why }
+        if changed { logger.error("status: cannot write \(why) (said once while it lasts)") }
+    }
     private let reportedProblems = Mutex<[String]>([])
 
     /// Logs each problem when it begins and when it ends (status service, once a second).
@@ -483,8 +495,13 @@ public final class Daemon: Sendable {
                 pageStatus.withLock { p in p = ((p?.version ?? 0) + 1, json) }
             }
         }
-        do { try file.write(to: configuration.stateDirectory) } catch {
-            logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")
+        if StateFiles.distrust(of: configuration.stateDirectory) == nil {   // else a problem says why
+            do {
+                try file.write(to: configuration.stateDirectory)
+                statusWriteFailure.withLock { $0 = nil }
+            } catch {
+                statusWriteFailed("\(error)")
+            }
         }
         metrics.samples.increment(by: Int64(total - samplesCounted))
         samplesCounted = total

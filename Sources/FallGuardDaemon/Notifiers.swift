@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import FallGuardConfig
 import FallGuardCore
+import FallGuardFieldTest
 import FallGuardHardware
 import FallGuardMQTT
 import FallGuardNotify
@@ -34,11 +35,15 @@ public final class Notifiers: Sendable {
                 onDeliveryPass: @escaping @Sendable () -> Void = {}) throws(DaemonStartError) {
         self.logger = logger
         let settings = configuration.notify.effective
-        let path = configuration.stateDirectory + "/" + Outbox.fileName
-        do {
-            outbox = try Outbox(path: path, settings: settings, logger: Logger(label: "fallguard.outbox"))
-        } catch {
-            throw DaemonStartError(description: "state.directory: cannot open the outbox \(path): \(error)", status: 73)
+        let state = configuration.stateDirectory
+        let path = state + "/" + Outbox.fileName
+        // An outbox that cannot be opened (a read-only or full disk, a state directory that
+        // must not be used) does not stop the daemon: the hand-off holds alerts in memory and
+        // sends them directly, and the file is tried again every second.
+        outbox = Outbox(path: path, settings: settings, logger: Logger(label: "fallguard.outbox"),
+                        folderCheck: { StateFiles.prepare(state) })
+        if let why = outbox.unavailable {
+            logger.critical("the outbox cannot be opened: \(why); monitoring anyway: alerts are held in memory and sent directly through the channels, the file is tried again every second")
         }
         handOff = OutboxHandOff(outbox: outbox)
         // A countdown the last process did not finish (crash, watchdog, power cut): its alert goes out.
@@ -78,7 +83,10 @@ public final class Notifiers: Sendable {
     }
 
     /// What keeps alerts from going out: the hand-off's and the worker's trouble.
-    public var problems: [String] { [handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels }
+    public var problems: [String] {
+        let closed = outbox.unavailable.map { "the outbox cannot be opened (\($0)): alerts are held in memory and sent directly through the channels; tried again every second" }
+        return [closed, handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels
+    }
 
     /// After every batch of engine effects (alarm thread): the MQTT state and last incident.
     public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {

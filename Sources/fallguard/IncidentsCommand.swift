@@ -89,6 +89,10 @@ struct LabelCommand: ParsableCommand {
 
     func run() throws {
         let archive = options.archive
+        guard IncidentArchive.isValidID(id) else {
+            printError("\(id.debugDescription): not an incident id (letters, digits, - _ . only; see `fallguard incidents --state \(options.state)`)")
+            throw ExitStatus.usage
+        }
         guard FileManager.default.fileExists(atPath: archive.recordPath(of: id)) else {
             printError("\(archive.recordPath(of: id)): no such incident (see `fallguard incidents --state \(options.state)`)")
             throw ExitStatus.noInput
