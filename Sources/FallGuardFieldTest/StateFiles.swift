@@ -19,7 +19,7 @@ public enum StateFiles {
             return (st.st_mode & S_IFMT) == S_IFLNK ? "\(folder) is a symbolic link" : "\(folder) is not a folder"
         }
         guard st.st_uid == geteuid() else {
-            return "\(folder) is owned by uid \(st.st_uid), not by this process's user (uid \(geteuid())): another user could plant links in it (fix: chown \(userName(geteuid())) \(folder))"
+            return "\(folder) is owned by uid \(st.st_uid) (\(userName(st.st_uid))), not by this process's user (uid \(geteuid())): it could plant links there (run as \(userName(st.st_uid)), e.g. sudo -u \(userName(st.st_uid)), or chown \(userName(geteuid())) \(folder))"
         }
         guard st.st_mode & 0o022 == 0 else {
             return "\(folder) is writable by \(st.st_mode & 0o002 != 0 ? "others" : "its group") (mode 0\(String(st.st_mode & 0o7777, radix: 8)))"
