@@ -69,6 +69,8 @@ public final class Daemon: Sendable {
     /// longest either sleeps, so a live one is never taken for stalled.
     static let livenessAllowance = Int64(2 * max(AlarmController.longestSleep, DeliveryWorker.longestSleep) * 1e9)
     let incidentLog: IncidentLog
+    /// Incident ids begin with it (`alarm.incident-prefix`).
+    let incidentPrefix: String
     /// The incident archive and, with `recording.enabled`, the continuous recording.
     public let recorder: FieldRecorder
     let metrics = DaemonMetrics()
@@ -133,6 +135,7 @@ public final class Daemon: Sendable {
         }
         let settings = configuration.alarm
         let alert: AlertConfiguration
+        incidentPrefix = settings.incidentPrefix
         do throws(AlertConfigurationError) { alert = try settings.alertConfiguration() } catch {
             throw DaemonStartError(description: "alarm: \(AlarmSection.message(for: error))", status: 78)
         }
@@ -356,6 +359,30 @@ public final class Daemon: Sendable {
     }
 
     private let readyMilliseconds = Mutex<Int?>(nil)
+    /// Whether the storage problem now going on was sent as a device-problem alert.
+    private let storageAlerted = Mutex(false)
+
+    /// Why the daemon cannot store alerts (its state directory not used, the outbox not open),
+    /// nil while it can.
+    var storageProblem: String? { stateDirectoryProblem ?? notifiers.outbox.unavailable }
+
+    /// Once per episode (status service): a storage problem goes to the helpers as a
+    /// device-problem alert (through the hand-off: sent directly while the outbox cannot take it).
+    private func alertStorageProblem() {
+        let problem = storageProblem
+        let send = storageAlerted.withLock { sent -> Bool in
+            defer { sent = problem != nil }
+            return problem != nil && !sent
+        }
+        guard send, let problem else { return }
+        let alert = Alert(kind: .deviceProblem, incident: "\(incidentPrefix)-storage-\(Int(Date().timeIntervalSince1970))",
+                          time: Double(monotonicNanoseconds()) * 1e-9,
+                          sensorFault: SensorFault(.storage, device: "state directory \(configuration.stateDirectory)", detail: problem))
+        logger.critical("\(alert.incident): the state directory cannot store alerts; the helpers are told (device-problem alert)")
+        do { try notifiers.sink.deliver(alert) } catch {
+            logger.critical("\(alert.incident): the device-problem alert could not be handed over: \(error)")
+        }
+    }
     private let statusWriteFailure = Mutex<String?>(nil)
 
     /// status.json could not be written: logged when the reason changes, not every second.
@@ -525,6 +552,7 @@ public final class Daemon: Sendable {
         if let o = outbox { metrics.outboxQuarantined.record(o.quarantined ?? 0) }
         alarm.deliveryTrouble(file.problems?.isEmpty == false)
         reportProblemChanges(file.problems ?? [])
+        alertStorageProblem()
         metrics.cpuSeconds.record(usage.cpuSeconds)
         metrics.residentBytes.record(usage.maxResidentKiB * 1024)
     }

@@ -29,6 +29,10 @@ import Testing
         defer { run.cancel() }
         #expect(await until(25) { Self.fallAlerts(dir).count == 1 }, "the fall alert goes out directly through the exec channel")
         #expect(daemon.alarm.snapshot.status == .alertOut, "monitoring goes on: the alarm took the fall")
+        // The helpers are told once, honestly: falls are still detected.
+        let problems = InProcessDaemonTests.alerts(dir).filter { ($0["alert"] as? [String: Any])?["kind"] as? String == "device-problem" }
+        let body = ((problems.first?["message"] as? [String: Any])?["body"] as? String) ?? ""
+        #expect(problems.count == 1 && body.contains("cannot store its alerts") && body.contains("Falls are still detected"), "\(problems)")
         let status = try DaemonStatus.read(from: dir.path + "/state")
         #expect(status.problems?.contains { $0.contains("the outbox cannot be opened") } == true, "\(status.problems ?? [])")
         let key = (Self.fallAlerts(dir).first?["idempotencyKey"] as? String) ?? "none"
