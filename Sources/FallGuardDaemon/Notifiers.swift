@@ -29,6 +29,8 @@ public final class Notifiers: Sendable {
     private let followUp: CaregiverFollowUp
     private let logger: Logger
     private let last = Mutex<DaemonStatus.Incident?>(nil)
+    /// Whether the outbox was checked for countdowns an earlier process left armed.
+    private let countdownsChecked = Mutex(false)
 
     /// `onDeliveryPass` is called on every pass of the delivery worker (the watchdog counts them).
     public init(configuration: DaemonConfiguration, logger: Logger,
@@ -47,8 +49,12 @@ public final class Notifiers: Sendable {
         }
         handOff = OutboxHandOff(outbox: outbox)
         // A countdown the last process did not finish (crash, watchdog, power cut): its alert goes out.
-        do { try outbox.resumeInterruptedCountdowns() } catch {
-            logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
+        // (An outbox not open yet is checked once it opens: see `problems`.)
+        let checkedAtStart = outbox.unavailable == nil
+        if checkedAtStart {
+            do { try outbox.resumeInterruptedCountdowns() } catch {
+                logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
+            }
         }
         client = HTTPClient(eventLoopGroupProvider: .singleton,
                             configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5))))
@@ -70,6 +76,7 @@ public final class Notifiers: Sendable {
                                 onPass: onDeliveryPass)
         summary = channels.map(\.name).joined(separator: ", ") + " (outbox \(path))"
         followUp = CaregiverFollowUp(outbox: outbox, client: client, inbox: inbox)
+        countdownsChecked.withLock { $0 = checkedAtStart }
     }
 
     /// The delivery worker with the hand-off's retries (pending deliveries of an earlier run
@@ -84,7 +91,14 @@ public final class Notifiers: Sendable {
 
     /// What keeps alerts from going out: the hand-off's and the worker's trouble.
     public var problems: [String] {
-        let closed = outbox.unavailable.map { "the outbox cannot be opened (\($0)): alerts are held in memory and sent directly through the channels; tried again every second" }
+        let unavailable = outbox.unavailable
+        if unavailable == nil, countdownsChecked.withLock({ checked in defer { checked = true }; return !checked }) {
+            // The outbox opened after start: countdowns an earlier process left armed go out now.
+            do { try outbox.resumeInterruptedCountdowns() } catch {
+                logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
+            }
+        }
+        let closed = unavailable.map { "the outbox cannot be opened (\($0)): alerts are held in memory and sent directly through the channels; tried again every second" }
         return [closed, handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels
     }
 

@@ -41,8 +41,8 @@ public final class Outbox: AlertSink, Sendable {
         try store.openNow()
     }
 
-    /// The outbox at `path`, opened now if it can be and otherwise on a later use (tried at
-    /// most once a second; ``unavailable`` says why meanwhile): the daemon starts on a
+    /// The outbox at `path`, not opened yet: ``unavailable`` opens it (at most once a second;
+    /// nil once open, else why not) and every other use throws until then: the daemon starts on a
     /// read-only or full disk, or in a state directory it must not use (`folderCheck` says
     /// why, nil when the folder may be used), and stores alerts once the file opens.
     public init(path: String, settings: NotificationSettings, logger: Logger = Logger(label: "fallguard.outbox"),
@@ -56,8 +56,9 @@ public final class Outbox: AlertSink, Sendable {
         (progress, progressFeed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
 
-    /// Nil while the file is open; otherwise why it could not be opened.
-    public var unavailable: String? { (try? store.pool()) == nil ? store.failure : nil }
+    /// Nil while the file is open; otherwise why it could not be opened, after trying again
+    /// when the last attempt is a second old (the status service asks every second).
+    public var unavailable: String? { store.openIfDue() }
 
     private static func derive(_ settings: NotificationSettings)
         -> (settings: NotificationSettings, planner: DeliveryPlanner, renderer: MessageRenderer) {

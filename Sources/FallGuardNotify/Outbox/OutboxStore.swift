@@ -4,7 +4,7 @@ import GRDB
 import Synchronization
 
 /// The outbox's SQLite file, opened when it can be: at start, or later, tried again at most
-/// once a second while it cannot (a read-only or full disk, a state directory the daemon must
+/// once a second (``openIfDue()``, from the status service, never from the alarm thread) while it cannot (a read-only or full disk, a state directory the daemon must
 /// not use). Until then every access throws ``OutboxUnavailable``, which the hand-off treats as
 /// any other failing write: alerts held in memory and sent directly through the channels.
 ///
@@ -24,26 +24,42 @@ final class OutboxStore: Sendable {
         self.folderCheck = folderCheck
     }
 
-    /// The open database, opening it now if it was not (at most once per ``retryInterval``).
+    /// The open database; throws at once while it is not open (the alarm thread must never
+    /// wait on an opening: SQLite's busy timeout is 10 s).
     func pool() throws -> DatabasePool {
         try state.withLock { s in
             if let pool = s.pool { return pool }
-            let now = Double(DispatchTime.now().uptimeNanoseconds) * 1e-9
-            if now - s.lastTry < Self.retryInterval, let failure = s.failure { throw OutboxUnavailable(path: path, reason: failure) }
-            s.lastTry = now
-            do {
-                let pool = try open()
-                (s.pool, s.failure) = (pool, nil)
-                return pool
-            } catch {
-                s.failure = "\(error)"
-                throw OutboxUnavailable(path: path, reason: "\(error)")
-            }
+            throw OutboxUnavailable(path: path, reason: s.failure ?? "not open yet")
         }
     }
 
+    /// Opens the file if it is not open and the last attempt is at least ``retryInterval`` old
+    /// (the status service calls it every second, through ``Outbox/unavailable``). Returns why
+    /// it is still not open, nil once it is.
+    @discardableResult
+    func openIfDue() -> String? {
+        let due = state.withLock { s -> Bool in
+            guard s.pool == nil else { return false }
+            let now = Double(DispatchTime.now().uptimeNanoseconds) * 1e-9
+            guard now - s.lastTry >= Self.retryInterval else { return false }
+            s.lastTry = now
+            return true
+        }
+        if due {
+            do {
+                let pool = try open()
+                state.withLock { s in if s.pool == nil { (s.pool, s.failure) = (pool, nil) } }
+            } catch {
+                state.withLock { $0.failure = "\(error)" }
+            }
+        }
+        return failure
+    }
+
     /// Opens now (the first attempt); throws why it cannot.
-    func openNow() throws { _ = try pool() }
+    func openNow() throws {
+        if let why = openIfDue() { throw OutboxUnavailable(path: path, reason: why) }
+    }
 
     /// Nil once open; otherwise why the file could not be opened on the last attempt.
     var failure: String? { state.withLock { $0.pool == nil ? $0.failure : nil } }
