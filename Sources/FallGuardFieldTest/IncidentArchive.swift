@@ -60,7 +60,11 @@ public struct IncidentArchive: Sendable {
     public func record(_ id: String) throws -> IncidentRecord {
         let id = try Self.checked(id)
         let fd = StateFiles.open(recordPath(of: id), O_RDONLY | O_NONBLOCK)
-        guard fd >= 0 else { throw ArchiveError(path: recordPath(of: id), code: errno) }
+        guard fd >= 0 else {
+            // No absolute path in what a caller may show (the page answers with it).
+            if errno == ENOENT { throw IncidentIDError(id: id, reason: "no such incident") }
+            throw ArchiveError(path: recordPath(of: id), code: errno)
+        }
         let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
         guard let data = try handle.read(upToCount: Self.maximumRecordBytes + 1), data.count <= Self.maximumRecordBytes else {
             throw IncidentIDError(id: id, reason: "incident.json is empty or larger than \(Self.maximumRecordBytes / 1024) KiB")
