@@ -105,6 +105,9 @@ public final class Daemon: Sendable {
         // The state directory holds health data and delivery receipts: 0700 and files 0600,
         // started by systemd (UMask=0077) or by hand (`sudo fallguard run` with umask 022).
         umask(0o077)
+        // Until the reload service traps it: a SIGHUP right after READY=1 (`monitoring:` is said
+        // before that service runs) would otherwise end the process by its default action.
+        signal(SIGHUP, SIG_IGN)
         // A state directory that cannot be made or must not be used (another user owns it or
         // may write in it) does not stop the daemon: it monitors and alerts as on a read-only
         // disk (alerts held in memory, sent directly), says why, and tries again every second.
