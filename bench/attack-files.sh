@@ -172,7 +172,8 @@ for i in range(10000): print('{\"incident\": \"FG-1\", \"token\": \"guess-%d\"}'
 sleep 3
 after=$(grep -c "acknowledgement on fallguard/attack/ack ignored\|acknowledgements on fallguard/attack/ack refused" "$OUT/daemon.log")
 lines=$((after - before))
-if [ "$lines" -le 10 ]; then refused 11 "10,000 junk acks gave $lines log lines (first few in full, then a count a minute)"
+if ! kill -0 "$DAEMON" 2>/dev/null; then gotin 11 "no daemon running to take the flood (see attack 8)"
+elif [ "$lines" -le 10 ]; then refused 11 "10,000 junk acks gave $lines log lines (first few in full, then a count a minute)"
 else gotin 11 "10,000 junk acks gave $lines log lines"; fi
 
 # --- attack 9b (item 9 smaller): test-alert beside the daemon under the bridge's client id
@@ -243,7 +244,7 @@ fi
 curl -s "http://127.0.0.1:$WPORT/metrics" > "$OUT/metrics.txt"
 curl -s "http://127.0.0.1:$WPORT/deliveries" > "$OUT/deliveries.html"
 curl -s "http://127.0.0.1:$WPORT/incidents/FG-1" > "$OUT/incident.html"
-PEAK=$(peak_kib)
+PEAK=$(peak_kib); PEAK=${PEAK:-0}
 kill -TERM "$DAEMON" 2>/dev/null; wait "$DAEMON" 2>/dev/null
 sqlite3 "$S/outbox.sqlite" .dump > "$OUT/outbox.dump" 2>/dev/null
 receipts=$(sqlite3 "$S/outbox.sqlite" "SELECT COUNT(*) FROM delivery WHERE channel='hook' AND (receipt LIKE '%‹redacted›%' OR last_error LIKE '%‹redacted›%')" 2>/dev/null)
@@ -267,6 +268,7 @@ outside=$(find "$OUT" -newer "$OUT/marker" -type f ! -path "$S/*" ! -path "$S12/
 outside_written=$(find "$OUT/outside" -newer "$OUT/marker" 2>/dev/null | grep -v "^$OUT/outside$" | grep -v "^$OUT/outside/folder$")
 echo "secrets: ${#leaks[@]} found in the journal, test-alert, check-config, the outbox, the archive, status.json, /metrics and the page"
 echo "written outside the state directories: ${outside:-nothing}${outside_written:+ $outside_written}"
+[ "${PEAK:-0}" -gt 0 ] || PEAK=999999999   # no daemon to measure: not met
 echo "daemon peak resident memory: $((PEAK / 1024)) MB (bar 100 MB): $([ "$PEAK" -lt 102400 ] && echo MET || echo 'NOT MET')"
 [ -z "$outside$outside_written" ] && [ "$PEAK" -lt 102400 ] || FAILED=1
 exit $FAILED
