@@ -6,7 +6,7 @@
 # cause) and restartable (never exit 78 for anything but the configuration), and never a crash
 # (signal) or a hang. Input cases check the exit status and message of one command.
 #
-# Usage: bench/fault-campaign.sh [CASE...]        (no CASE: all 19, about 7 minutes)
+# Usage: bench/fault-campaign.sh [CASE...]        (no CASE: all 20, about 8 minutes)
 #        FALLGUARD_BIN=.build/debug/fallguard bench/fault-campaign.sh   (skip the release build)
 # As root the daemon runs as user nobody (root ignores file modes) and the full-disk case
 # mounts a small tmpfs in a private mount namespace; without root those cases are skipped.
@@ -109,6 +109,54 @@ case_readonly_state() {
     chmod 0444 "$D"/state/outbox.sqlite*; chmod 0500 "$D/state"
     start 22; finish
     expect_one_alert "(exit $RC; $(grep -Eci 'read-only|readonly|unhealthy' "$D/log") lines say so)"
+}
+
+# Starts the daemon as nobody in a private mount namespace where its state directory is a
+# read-only bind mount of itself (as the kernel remounts a failing SD card); $PID is the daemon.
+start_on_readonly_mount() {
+    unshare -m --propagation private sh -c "mount --bind '$D/state' '$D/state' && mount -o remount,bind,ro '$D/state' \
+        && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- '$B' run --config '$D/config.yaml' --duration $1" \
+        >> "$D/log" 2>&1 & PID=$!
+}
+
+# Issue 28: the outbox file, then the whole state directory, read-only when the daemon starts
+# (an SD card the kernel remounted read-only). It used to exit 73 at once and systemd restarted
+# it in a loop with nothing monitoring. Each run: the fall alert delivered once, monitoring on
+# (the fall detected), the problem shown (the journal's UNHEALTHY line and /metrics' health
+# gauge at 0), and the daemon runs its whole duration (exit 0).
+case_readonly_at_start() {
+    local port; port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    METRICS=true METRICS_PORT=$port setup readonly-at-start
+    [ "$IS_ROOT" = 1 ] || { skip "needs root to run the daemon as another user"; return; }
+    start 2; finish
+    chmod 0644 "$D/state/outbox.sqlite"
+    local part said health results=()
+    for part in outbox-file state-directory; do
+        rm -f "$D/alerts.jsonl"; : > "$D/log"
+        if [ "$part" = outbox-file ]; then
+            # A clean stop leaves no -wal or -shm; the file alone read-only, its folder writable.
+            rm -f "$D/state/outbox.sqlite-wal" "$D/state/outbox.sqlite-shm"; chmod 0444 "$D/state/outbox.sqlite"
+            start 24
+        else
+            start_on_readonly_mount 24
+        fi
+        wait_log "monitoring:" 10
+        health=""
+        for _ in $(seq 40); do
+            health=$(curl -s -m 1 "http://127.0.0.1:$port/metrics" | awk '$1 == "fallguard_healthy" {print $2 + 0}')
+            [ "$health" = 0 ] && break; sleep 0.5
+        done
+        finish
+        read -r n distinct < <(fall_alerts)
+        said=$(grep -m1 -o 'UNHEALTHY: [^(]*' "$D/log" | cut -c1-60)
+        if [ "$RC" != 0 ]; then fail "$part read-only: exit $RC (expected 0: the daemon keeps running)"; return
+        elif [ "$n" != 1 ]; then fail "$part read-only: $n fall alerts (expected 1)"; return
+        elif ! grep -q "fall suspected" "$D/log"; then fail "$part read-only: the fall was not detected"; return
+        elif [ -z "$said" ] || [ "$health" != 0 ]; then fail "$part read-only: the problem is not shown (log: '$said', fallguard_healthy: '$health')"; return
+        fi
+        results+=("$part: alert once, exit 0, fallguard_healthy 0, '$said'")
+    done
+    pass "${results[*]}"
 }
 
 # The disk holding the state fills up after start-up.
@@ -325,7 +373,7 @@ case_duration_nan() {
     expect_exit 64 10 "duration" "$B" alarm --duration nan
 }
 
-ALL=(baseline readonly_state full_disk recording_full_disk incident_log_unwritable broker_down_and_back exec_hangs exec_fails
+ALL=(baseline readonly_state readonly_at_start full_disk recording_full_disk incident_log_unwritable broker_down_and_back exec_hangs exec_fails
      sighup_broken_file sighup_huge_retry tls_file_missing kill_9 metrics_flood forged_ack config_numbers alias_bomb recording_huge_value fifo_csv duration_nan)
 if [ $# -gt 0 ]; then CASES=("${@//-/_}"); else CASES=("${ALL[@]}"); fi
 echo "fault campaign: $B, $(date -u +%FT%TZ), as $([ "$IS_ROOT" = 1 ] && echo 'root (daemon as nobody)' || id -un)"

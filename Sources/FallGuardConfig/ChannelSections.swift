@@ -18,7 +18,7 @@ extension MQTTChannelSettings: ChannelSection {
         case publishTimeout = "publish-timeout", reconnectDelay = "reconnect-delay"
         case reconnectDelayMax = "reconnect-delay-max"
         case caFile = "ca-file", certFile = "cert-file", keyFile = "key-file"
-        case acknowledgeSecret = "acknowledge-secret"
+        case acknowledgeSecret = "acknowledge-secret", acknowledgeMode = "acknowledge-mode"
     }
 
     public var addressing: ChannelAddressing { .broadcast }
@@ -55,6 +55,13 @@ extension MQTTChannelSettings: ChannelSection {
             keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile),
             acknowledgeSecret: try c.decodeIfPresent(String.self, forKey: .acknowledgeSecret))
         self.allowPlaintext = allowPlaintext
+        if let mode = try c.decodeIfPresent(String.self, forKey: .acknowledgeMode) {
+            guard let m = AcknowledgeMode(rawValue: mode) else {
+                throw DecodingError.dataCorruptedError(forKey: .acknowledgeMode, in: c,
+                    debugDescription: "'\(mode)' is not one of \(AcknowledgeMode.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            acknowledgeMode = m
+        }
     }
 
     public func encodeConfig(to encoder: any Encoder) throws {
@@ -69,6 +76,7 @@ extension MQTTChannelSettings: ChannelSection {
         try c.encode(reconnectDelayMax, forKey: .reconnectDelayMax)
         try c.encode(tls, forKey: .tls)
         try c.encode(allowPlaintext, forKey: .allowPlaintext)
+        try c.encode(acknowledgeMode.rawValue, forKey: .acknowledgeMode)
         for (key, value) in [(CodingKeys.username, username), (.password, password), (.device, device),
                              (.clientID, clientID), (.caFile, caFile), (.certFile, certFile), (.keyFile, keyFile),
                              (.acknowledgeSecret, acknowledgeSecret)] {
@@ -112,7 +120,21 @@ extension MQTTChannelSettings: ChannelSection {
             }
         }
         if let problem = acknowledgementProblem { found.append(ConfigProblem(path + [problem.key], problem.message, severity: problem.severity)) }
+        if let problem = tokenModeProblem { found.append(ConfigProblem(path + ["acknowledge-mode"], problem.message, severity: problem.severity)) }
         return found
+    }
+
+    /// `acknowledge-mode: token` makes the secret a bearer token on the ack topic: only over
+    /// TLS or to a broker on this machine, and said so either way.
+    var tokenModeProblem: (message: String, severity: ConfigProblem.Severity)? {
+        guard acknowledgeMode == .token else { return nil }
+        guard acknowledgeSecret != nil else { return ("token: ignored without acknowledge-secret", .warning) }
+        guard tls || ConfigCheck.isLoopback(host) else {
+            return ("token: the secret would cross the network in clear on every acknowledgement, and whoever reads "
+                + "it once can silence every later alarm: use hmac (the default), or tls", .error)
+        }
+        return ("token: whoever can read \(MQTTTopics(self).acknowledge) once can silence every later alarm; "
+            + "hmac (the default) binds each acknowledgement to its incident and time", .warning)
     }
 
     /// Who could silence an alarm through the ack topic. Without `acknowledge-secret`, any
@@ -124,8 +146,11 @@ extension MQTTChannelSettings: ChannelSection {
             return acknowledgeSecret.count < 16
                 ? ("acknowledge-secret", "must be at least 16 characters (e.g. openssl rand -hex 16)", .error) : nil
         }
-        if ConfigCheck.isLoopback(host) { return nil }
         let topic = MQTTTopics(self).acknowledge
+        if ConfigCheck.isLoopback(host) {
+            return ("acknowledge-secret", "without it, any program on this machine that connects to the broker can read the "
+                + "retained incident and silence the alarm on \(topic): set acknowledge-secret (openssl rand -hex 16)", .warning)
+        }
         guard tls, username != nil else {
             return ("acknowledge-secret", "anyone who can publish on \(topic) at \(host) could silence a fall alarm: "
                 + "set acknowledge-secret, or use tls with a username and let only Home Assistant publish there", .error)

@@ -103,7 +103,10 @@ public struct ConfigDocument {
     // MARK: decoding one section
 
     private mutating func decode<T: ConfigSection>(_ type: T.Type, at path: [String]) -> T? {
-        let original = root.value(at: path[...]) ?? .mapping(Node.Mapping([]))
+        var original = root.value(at: path[...]) ?? .mapping(Node.Mapping([]))
+        // `credentials-file` is this document's own key (read when the file was laid over):
+        // the whole file decoded as one value must not see it as a section it does not know.
+        if path.isEmpty, let rest = original.removing([ConfigSecrets.credentialsFileKey]) { original = rest }
         var node = original
         var reported: [[String]] = []
         var value: T?

@@ -71,63 +71,137 @@ public struct RecordingFormatError: Error, Equatable, CustomStringConvertible {
 
 public enum RecordingParser {
     /// Parses a whole recording from its bytes.
-    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(RecordingFormatError) -> Recording {
-        var p = Cursor(bytes: bytes)
-        let header = p.line()
-        let hasTimes: Bool
-        switch header {
-        case Recording.header: hasTimes = false
-        case Recording.timedHeader: hasTimes = true
-        default:
-            if bytes.isEmpty { throw RecordingFormatError(line: 1, reason: "empty file: expected the header '\(Recording.header)'") }
-            throw RecordingFormatError(
-                line: 1,
-                reason: "header is '\(header.prefix(60))', expected '\(Recording.header)' or '\(Recording.timedHeader)'")
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maximumRows: Int = Int.max) throws(RecordingFormatError) -> Recording {
+        var stream = Stream(maximumRows: maximumRows, expectedBytes: bytes.count)
+        try stream.feed(bytes)
+        return try stream.finish()
+    }
+
+    /// A recording parsed as its bytes arrive (an inflating gzip file, a file read in pieces):
+    /// only the samples and one unfinished line are kept, never the whole text. More than
+    /// `maximumRows` samples, or a line longer than ``longestLine``, is an error.
+    public struct Stream {
+        public let maximumRows: Int
+        /// No row of a recording comes near it (four numbers and three commas).
+        public static let longestLine = 4096
+        private var carry: [UInt8] = []
+        private var hasTimes: Bool?
+        private var samples: [AccelerationSample] = []
+        private var lineNumber = 1
+        private var values: (Double, Double, Double, Double) = (0, 0, 0, 0)
+
+        /// `expectedBytes`: the text's length when known (room for its samples is made at once).
+        public init(maximumRows: Int = Int.max, expectedBytes: Int = 0) {
+            self.maximumRows = maximumRows
+            samples.reserveCapacity(min(expectedBytes / 20, maximumRows, 1 << 22))
         }
-        let columns = hasTimes ? ["t_s", "x_g", "y_g", "z_g"] : ["x_g", "y_g", "z_g"]
-        var samples: [AccelerationSample] = []
-        samples.reserveCapacity(bytes.count / 20)
-        var lineNumber = 1
-        var values: (Double, Double, Double, Double) = (0, 0, 0, 0)
-        while !p.atEnd {
-            lineNumber += 1
-            if p.skipBlankLine() || p.skipComment() { continue }
-            for c in 0..<columns.count {
-                let v: Double
-                switch p.number() {
-                case .value(let x): v = x
-                case .missing:
+
+        /// Samples parsed so far.
+        public var rows: Int { samples.count }
+
+        /// The next bytes: every whole line among them is parsed, the rest waits for more.
+        public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(RecordingFormatError) {
+            guard !bytes.isEmpty else { return }
+            guard let lastNewline = bytes.lastIndex(of: 0x0A) else {
+                carry.append(contentsOf: bytes)
+                try checkCarry()
+                return
+            }
+            let whole = UnsafeRawBufferPointer(rebasing: bytes[...lastNewline])
+            if carry.isEmpty {
+                try parseLines(whole)
+            } else {
+                var joined = carry
+                carry.removeAll(keepingCapacity: true)
+                joined.append(contentsOf: whole)
+                try parseLines(copied: joined)
+            }
+            carry.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[(lastNewline + 1)...]))
+            try checkCarry()
+        }
+
+        /// The recording: the last line (without its newline) parsed, unless `droppingPartialLine`
+        /// (a file cut short mid-write keeps its whole lines only).
+        public mutating func finish(droppingPartialLine: Bool = false) throws(RecordingFormatError) -> Recording {
+            if !carry.isEmpty && !droppingPartialLine {
+                let rest = carry
+                carry = []
+                try parseLines(copied: rest)
+            }
+            guard let hasTimes else {   // nothing, or a header cut short
+                throw RecordingFormatError(line: 1, reason: "empty file: expected the header '\(Recording.header)'")
+            }
+            if samples.isEmpty {
+                throw RecordingFormatError(line: lineNumber, reason: "no samples after the header")
+            }
+            return Recording(samples: samples, hasTimes: hasTimes)
+        }
+
+        private func checkCarry() throws(RecordingFormatError) {
+            if carry.count > Self.longestLine {
+                throw RecordingFormatError(line: lineNumber + (hasTimes == nil ? 0 : 1), reason: "a line longer than \(Self.longestLine) bytes: not a recording")
+            }
+        }
+
+        private mutating func parseLines(copied bytes: [UInt8]) throws(RecordingFormatError) {
+            let result = bytes.withUnsafeBytes { b in Result { () throws(RecordingFormatError) in try parseLines(b) } }
+            try result.get()
+        }
+
+        private mutating func parseLines(_ bytes: UnsafeRawBufferPointer) throws(RecordingFormatError) {
+            var p = Cursor(bytes: bytes)
+            if hasTimes == nil {
+                let header = p.line()
+                switch header {
+                case Recording.header: hasTimes = false
+                case Recording.timedHeader: hasTimes = true
+                default:
                     throw RecordingFormatError(
-                        line: lineNumber,
-                        reason: "column \(columns[c]) is empty or missing (expected \(columns.count) numbers: \(columns.joined(separator: ",")))")
-                case .invalid(let text):
-                    throw RecordingFormatError(line: lineNumber, reason: "'\(text)' in column \(columns[c]) is not a number")
+                        line: 1,
+                        reason: "header is '\(header.prefix(60))', expected '\(Recording.header)' or '\(Recording.timedHeader)'")
                 }
-                switch c {
-                case 0: values.0 = v
-                case 1: values.1 = v
-                case 2: values.2 = v
-                default: values.3 = v
-                }
-                let last = c == columns.count - 1
-                if !p.separator(last: last) {
-                    if last {
-                        throw RecordingFormatError(line: lineNumber, reason: "more than \(columns.count) columns")
+            }
+            let hasTimes = self.hasTimes!
+            let columns = hasTimes ? ["t_s", "x_g", "y_g", "z_g"] : ["x_g", "y_g", "z_g"]
+            while !p.atEnd {
+                lineNumber += 1
+                if p.skipBlankLine() || p.skipComment() { continue }
+                for c in 0..<columns.count {
+                    let v: Double
+                    switch p.number() {
+                    case .value(let x): v = x
+                    case .missing:
+                        throw RecordingFormatError(
+                            line: lineNumber,
+                            reason: "column \(columns[c]) is empty or missing (expected \(columns.count) numbers: \(columns.joined(separator: ",")))")
+                    case .invalid(let text):
+                        throw RecordingFormatError(line: lineNumber, reason: "'\(text)' in column \(columns[c]) is not a number")
                     }
-                    throw RecordingFormatError(line: lineNumber, reason: "expected \(columns.count) numbers (\(columns.joined(separator: ","))), found \(c + 1)")
+                    switch c {
+                    case 0: values.0 = v
+                    case 1: values.1 = v
+                    case 2: values.2 = v
+                    default: values.3 = v
+                    }
+                    let last = c == columns.count - 1
+                    if !p.separator(last: last) {
+                        if last {
+                            throw RecordingFormatError(line: lineNumber, reason: "more than \(columns.count) columns")
+                        }
+                        throw RecordingFormatError(line: lineNumber, reason: "expected \(columns.count) numbers (\(columns.joined(separator: ","))), found \(c + 1)")
+                    }
                 }
+                let s = hasTimes ? AccelerationSample(time: values.0, x: values.1, y: values.2, z: values.3)
+                    : AccelerationSample(time: Double(samples.count) / detectorRate, x: values.0, y: values.1, z: values.2)
+                if let why = Recording.problem(with: s, after: hasTimes ? samples.last : nil) {
+                    throw RecordingFormatError(line: lineNumber, reason: why)
+                }
+                guard samples.count < maximumRows else {
+                    throw RecordingFormatError(line: lineNumber, reason: "more than \(maximumRows) rows: larger than any recording read here")
+                }
+                samples.append(s)
             }
-            let s = hasTimes ? AccelerationSample(time: values.0, x: values.1, y: values.2, z: values.3)
-                : AccelerationSample(time: Double(samples.count) / detectorRate, x: values.0, y: values.1, z: values.2)
-            if let why = Recording.problem(with: s, after: hasTimes ? samples.last : nil) {
-                throw RecordingFormatError(line: lineNumber, reason: why)
-            }
-            samples.append(s)
         }
-        if samples.isEmpty {
-            throw RecordingFormatError(line: lineNumber, reason: "no samples after the header")
-        }
-        return Recording(samples: samples, hasTimes: hasTimes)
     }
 
     enum NumberResult {

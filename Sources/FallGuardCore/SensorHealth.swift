@@ -13,6 +13,10 @@ public enum SensorProblem: String, Sendable, Codable, CaseIterable {
     case ioError = "io-error"
     /// The device is gone (unplugged, driver unbound).
     case disappeared
+    /// Not the accelerometer: the daemon's storage (the state directory read-only, full, or not
+    /// its own; the outbox cannot be opened). Falls are still detected and alerts sent, from
+    /// memory; the health monitor never reports it, the daemon does (a device-problem alert).
+    case storage
 }
 
 /// A problem starting or ending, for the log and the alert engine.

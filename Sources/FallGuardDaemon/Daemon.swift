@@ -69,6 +69,8 @@ public final class Daemon: Sendable {
     /// longest either sleeps, so a live one is never taken for stalled.
     static let livenessAllowance = Int64(2 * max(AlarmController.longestSleep, DeliveryWorker.longestSleep) * 1e9)
     let incidentLog: IncidentLog
+    /// Incident ids begin with it (`alarm.incident-prefix`).
+    let incidentPrefix: String
     /// The incident archive and, with `recording.enabled`, the continuous recording.
     public let recorder: FieldRecorder
     let metrics = DaemonMetrics()
@@ -103,12 +105,14 @@ public final class Daemon: Sendable {
         // The state directory holds health data and delivery receipts: 0700 and files 0600,
         // started by systemd (UMask=0077) or by hand (`sudo fallguard run` with umask 022).
         umask(0o077)
-        do {
-            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            chmod(state, 0o700)
-        } catch {
-            throw DaemonStartError(description: "state.directory: cannot create \(state): \(error.localizedDescription)", status: 73)
+        // Until the reload service traps it: a SIGHUP right after READY=1 (`monitoring:` is said
+        // before that service runs) would otherwise end the process by its default action.
+        signal(SIGHUP, SIG_IGN)
+        // A state directory that cannot be made or must not be used (another user owns it or
+        // may write in it) does not stop the daemon: it monitors and alerts as on a read-only
+        // disk (alerts held in memory, sent directly), says why, and tries again every second.
+        if let why = StateFiles.prepare(state) {
+            logger.critical("state directory not used: \(why); monitoring anyway, alerts are held in memory and sent directly through the channels")
         }
         systemd = try? SystemdNotifier.fromEnvironment()
         let liveness = Liveness()
@@ -134,6 +138,7 @@ public final class Daemon: Sendable {
         }
         let settings = configuration.alarm
         let alert: AlertConfiguration
+        incidentPrefix = settings.incidentPrefix
         do throws(AlertConfigurationError) { alert = try settings.alertConfiguration() } catch {
             throw DaemonStartError(description: "alarm: \(AlarmSection.message(for: error))", status: 78)
         }
@@ -321,7 +326,13 @@ public final class Daemon: Sendable {
     public var problems: [String] {
         let stalled = liveness.stalled(nowNanoseconds: monotonicNanoseconds())
             .map { "\($0.part) has not gone round for \(Int($0.silentSeconds)) s (the watchdog is no longer fed)" }
-        return notifiers.problems + [incidentLog.problem].compactMap { $0 } + recorder.problems + stalled
+        return [stateDirectoryProblem].compactMap { $0 } + notifiers.problems + [incidentLog.problem].compactMap { $0 }
+            + recorder.problems + stalled
+    }
+
+    /// Why the state directory is not used, nil while it is (made again if it went missing).
+    var stateDirectoryProblem: String? {
+        StateFiles.prepare(configuration.stateDirectory).map { "state directory not used: \($0)" }
     }
 
     @Sendable func pingWatchdog() {
@@ -351,6 +362,37 @@ public final class Daemon: Sendable {
     }
 
     private let readyMilliseconds = Mutex<Int?>(nil)
+    /// Whether the storage problem now going on was sent as a device-problem alert.
+    private let storageAlerted = Mutex(false)
+
+    /// Why the daemon cannot store alerts (its state directory not used, the outbox not open),
+    /// nil while it can.
+    var storageProblem: String? { stateDirectoryProblem ?? notifiers.outbox.unavailable }
+
+    /// Once per episode (status service): a storage problem goes to the helpers as a
+    /// device-problem alert (through the hand-off: sent directly while the outbox cannot take it).
+    private func alertStorageProblem() {
+        let problem = storageProblem
+        let send = storageAlerted.withLock { sent -> Bool in
+            defer { sent = problem != nil }
+            return problem != nil && !sent
+        }
+        guard send, let problem else { return }
+        let alert = Alert(kind: .deviceProblem, incident: "\(incidentPrefix)-storage-\(Int(Date().timeIntervalSince1970))",
+                          time: Double(monotonicNanoseconds()) * 1e-9,
+                          sensorFault: SensorFault(.storage, device: "state directory \(configuration.stateDirectory)", detail: problem))
+        logger.critical("\(alert.incident): the state directory cannot store alerts; the helpers are told (device-problem alert)")
+        do { try notifiers.sink.deliver(alert) } catch {
+            logger.critical("\(alert.incident): the device-problem alert could not be handed over: \(error)")
+        }
+    }
+    private let statusWriteFailure = Mutex<String?>(nil)
+
+    /// status.json could not be written: logged when the reason changes, not every second.
+    private func statusWriteFailed(_ why: String) {
+        let changed = statusWriteFailure.withLock { last in defer { last = why }; return last != why }
+        if changed { logger.error("status: cannot write \(why) (said once while it lasts)") }
+    }
     private let reportedProblems = Mutex<[String]>([])
 
     /// Logs each problem when it begins and when it ends (status service, once a second).
@@ -483,8 +525,13 @@ public final class Daemon: Sendable {
                 pageStatus.withLock { p in p = ((p?.version ?? 0) + 1, json) }
             }
         }
-        do { try file.write(to: configuration.stateDirectory) } catch {
-            logger.error("status: cannot write \(DaemonStatus.path(in: configuration.stateDirectory)): \(error.localizedDescription)")
+        if StateFiles.distrust(of: configuration.stateDirectory) == nil {   // else a problem says why
+            do {
+                try file.write(to: configuration.stateDirectory)
+                statusWriteFailure.withLock { $0 = nil }
+            } catch {
+                statusWriteFailed("\(error)")
+            }
         }
         metrics.samples.increment(by: Int64(total - samplesCounted))
         samplesCounted = total
@@ -508,6 +555,7 @@ public final class Daemon: Sendable {
         if let o = outbox { metrics.outboxQuarantined.record(o.quarantined ?? 0) }
         alarm.deliveryTrouble(file.problems?.isEmpty == false)
         reportProblemChanges(file.problems ?? [])
+        alertStorageProblem()
         metrics.cpuSeconds.record(usage.cpuSeconds)
         metrics.residentBytes.record(usage.maxResidentKiB * 1024)
     }

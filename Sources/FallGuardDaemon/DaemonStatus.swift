@@ -1,4 +1,5 @@
 import FallGuardCore
+import FallGuardFieldTest
 import FallGuardNotify
 import Foundation
 
@@ -86,14 +87,8 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let data = try encoder.encode(self)
-        let path = Self.path(in: stateDirectory)
-        let temp = path + ".tmp"
-        guard FileManager.default.createFile(atPath: temp, contents: data) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temp])
-        }
-        if rename(temp, path) != 0 {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
+        // The temporary made afresh, never through a link (StateFiles).
+        try StateFiles.writeAtomically(data, to: Self.path(in: stateDirectory))
     }
 
     public static func read(from stateDirectory: String) throws -> DaemonStatus {

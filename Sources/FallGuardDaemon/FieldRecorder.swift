@@ -193,9 +193,7 @@ public final class FieldRecorder: Sendable {
         }
         for s in done.samples { text += Recording.row(s) + "\n" }
         do {
-            try IncidentArchive.makeFolder(archive.folder)
-            try IncidentArchive.makeFolder(archive.path(of: done.id))
-            try IncidentArchive.writeAtomically(Data(text.utf8), to: archive.signalPath(of: done.id))
+            try archive.writeSignal(text, of: done.id)
             clear("archive")
         } catch {
             archiveFailed(error)

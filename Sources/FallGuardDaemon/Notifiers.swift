@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import FallGuardConfig
 import FallGuardCore
+import FallGuardFieldTest
 import FallGuardHardware
 import FallGuardMQTT
 import FallGuardNotify
@@ -28,22 +29,32 @@ public final class Notifiers: Sendable {
     private let followUp: CaregiverFollowUp
     private let logger: Logger
     private let last = Mutex<DaemonStatus.Incident?>(nil)
+    /// Whether the outbox was checked for countdowns an earlier process left armed.
+    private let countdownsChecked = Mutex(false)
 
     /// `onDeliveryPass` is called on every pass of the delivery worker (the watchdog counts them).
     public init(configuration: DaemonConfiguration, logger: Logger,
                 onDeliveryPass: @escaping @Sendable () -> Void = {}) throws(DaemonStartError) {
         self.logger = logger
         let settings = configuration.notify.effective
-        let path = configuration.stateDirectory + "/" + Outbox.fileName
-        do {
-            outbox = try Outbox(path: path, settings: settings, logger: Logger(label: "fallguard.outbox"))
-        } catch {
-            throw DaemonStartError(description: "state.directory: cannot open the outbox \(path): \(error)", status: 73)
+        let state = configuration.stateDirectory
+        let path = state + "/" + Outbox.fileName
+        // An outbox that cannot be opened (a read-only or full disk, a state directory that
+        // must not be used) does not stop the daemon: the hand-off holds alerts in memory and
+        // sends them directly, and the file is tried again every second.
+        outbox = Outbox(path: path, settings: settings, logger: Logger(label: "fallguard.outbox"),
+                        folderCheck: { StateFiles.prepare(state) })
+        if let why = outbox.unavailable {
+            logger.critical("the outbox cannot be opened: \(why); monitoring anyway: alerts are held in memory and sent directly through the channels, the file is tried again every second")
         }
         handOff = OutboxHandOff(outbox: outbox)
         // A countdown the last process did not finish (crash, watchdog, power cut): its alert goes out.
-        do { try outbox.resumeInterruptedCountdowns() } catch {
-            logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
+        // (An outbox not open yet is checked once it opens: see `problems`.)
+        let checkedAtStart = outbox.unavailable == nil
+        if checkedAtStart {
+            do { try outbox.resumeInterruptedCountdowns() } catch {
+                logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
+            }
         }
         client = HTTPClient(eventLoopGroupProvider: .singleton,
                             configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5))))
@@ -65,6 +76,7 @@ public final class Notifiers: Sendable {
                                 onPass: onDeliveryPass)
         summary = channels.map(\.name).joined(separator: ", ") + " (outbox \(path))"
         followUp = CaregiverFollowUp(outbox: outbox, client: client, inbox: inbox)
+        countdownsChecked.withLock { $0 = checkedAtStart }
     }
 
     /// The delivery worker with the hand-off's retries (pending deliveries of an earlier run
@@ -78,7 +90,17 @@ public final class Notifiers: Sendable {
     }
 
     /// What keeps alerts from going out: the hand-off's and the worker's trouble.
-    public var problems: [String] { [handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels }
+    public var problems: [String] {
+        let unavailable = outbox.unavailable
+        if unavailable == nil, countdownsChecked.withLock({ checked in defer { checked = true }; return !checked }) {
+            // The outbox opened after start: countdowns an earlier process left armed go out now.
+            do { try outbox.resumeInterruptedCountdowns() } catch {
+                logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
+            }
+        }
+        let closed = unavailable.map { "the outbox cannot be opened (\($0)): alerts are held in memory and sent directly through the channels; tried again every second" }
+        return [closed, handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels
+    }
 
     /// After every batch of engine effects (alarm thread): the MQTT state and last incident.
     public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {

@@ -198,7 +198,7 @@ public struct WebSite: Sendable {
             var signal: [AccelerationSample]?
             var problem: String?
             if FileManager.default.fileExists(atPath: archive.signalPath(of: id)) {
-                do { signal = try RecordingFile.read(path: archive.signalPath(of: id)).samples } catch { problem = "\(error)" }
+                do { signal = try archive.signal(of: record).samples } catch { problem = "\(error)" }
             }
             let token = access.formToken(session: session(request), now: Self.now())
             return html(WebPages.layout(title: "FallGuard: \(id)",

@@ -27,7 +27,7 @@ public struct ArchiveEvaluation: Sendable {
         var verdicts: [ArchiveVerdict] = [], failed = unreadable
         for r in records {
             let recording: Recording
-            do { recording = try RecordingFile.read(path: archive.signalPath(of: r.id)) } catch {
+            do { recording = try archive.signal(of: r) } catch {
                 failed.append(error.description)
                 continue
             }

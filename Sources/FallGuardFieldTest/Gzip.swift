@@ -10,8 +10,9 @@ public struct GzipError: Error, Equatable, CustomStringConvertible {
 /// reads them as one stream). The bridge's recordings are one stream synced at every flush:
 /// a file cut short by a power cut or `kill -9` reads up to its last whole line.
 public enum Gzip {
-    /// Files this large once inflated are refused (a day of recording is about 120 MB).
-    public static let inflatedLimit = 1 << 30
+    /// Files this large once inflated are refused: a day of recording is about 120 MB, a Pi
+    /// has 1 to 8 GB, and a 2 MB file can inflate to 2 GB.
+    public static let inflatedLimit = 256 << 20
 
     /// True when `bytes` begin with gzip's magic number.
     public static func isGzip(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -40,12 +41,32 @@ public enum Gzip {
 
     /// Every member of a gzip file inflated, one after another. A last member cut short (its
     /// writer stopped mid-write) gives the whole lines it holds and `truncated` true; a damaged
-    /// member, or more than ``inflatedLimit`` bytes, is an error.
-    public static func inflate(_ bytes: UnsafeRawBufferPointer) throws(GzipError) -> (bytes: [UInt8], truncated: Bool) {
+    /// member, or more than `limit` bytes, is an error.
+    public static func inflate(_ bytes: UnsafeRawBufferPointer, limit: Int = inflatedLimit) throws(GzipError) -> (bytes: [UInt8], truncated: Bool) {
         var out: [UInt8] = []
-        out.reserveCapacity(min(bytes.count * 4, inflatedLimit))
+        out.reserveCapacity(min(bytes.count * 4, limit))
+        let truncated: Bool
+        do {
+            truncated = try inflate(bytes, limit: limit) { out.append(contentsOf: $0) }
+        } catch let error as GzipError {
+            throw error
+        } catch {
+            throw GzipError(reason: "\(error)")
+        }
+        if truncated {
+            if let lastNewline = out.lastIndex(of: 0x0A) { out.removeSubrange((lastNewline + 1)...) } else { out.removeAll() }
+        }
+        return (out, truncated)
+    }
+
+    /// Inflates `bytes` piece by piece (64 KiB at a time) into `consume`, never holding the
+    /// inflated whole: a reader that parses as it goes needs no more memory than what it keeps.
+    /// Returns whether the last member was cut short (its last piece may end mid-line). More
+    /// than `limit` inflated bytes is a ``GzipError``; `consume`'s errors pass through.
+    public static func inflate(_ bytes: UnsafeRawBufferPointer, limit: Int = inflatedLimit,
+                               into consume: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        var offset = 0
+        var offset = 0, total = 0
         while offset < bytes.count {
             // Padding after the last member (some tools write zeros): ignored, as gzip(1) does.
             if !isGzip(UnsafeRawBufferPointer(rebasing: bytes[offset...])) {
@@ -59,29 +80,26 @@ public enum Gzip {
             s.avail_in = uInt(bytes.count - offset)
             var status: Int32 = Z_OK
             repeat {
-                let produced: Int = chunk.withUnsafeMutableBytes { c in
+                try chunk.withUnsafeMutableBytes { c in
                     s.next_out = c.baseAddress!.assumingMemoryBound(to: Bytef.self)
                     s.avail_out = uInt(c.count)
                     status = CZlib.inflate(&s, Z_NO_FLUSH)
-                    return c.count - Int(s.avail_out)
-                }
-                out.append(contentsOf: chunk[0..<produced])
-                if out.count > inflatedLimit {
-                    throw GzipError(reason: "inflates to more than \(inflatedLimit >> 20) MiB")
+                    let produced = c.count - Int(s.avail_out)
+                    total += produced
+                    if total > limit { throw GzipError(reason: "inflates to more than \(limit >> 20) MiB") }
+                    if produced > 0 { try consume(UnsafeRawBufferPointer(rebasing: c[0..<produced])) }
                 }
             } while status == Z_OK && (s.avail_in > 0 || s.avail_out == 0)
             switch status {
             case Z_STREAM_END:
                 offset += Int(s.total_in)
             case Z_OK, Z_BUF_ERROR:
-                // The input ended inside this member: keep its whole lines.
-                if let lastNewline = out.lastIndex(of: 0x0A) { out.removeSubrange((lastNewline + 1)...) } else { out.removeAll() }
-                return (out, true)
+                return true   // the input ended inside this member
             default:
                 let why = s.msg.map { String(cString: $0) } ?? "error \(status)"
                 throw GzipError(reason: "damaged gzip data at byte \(offset + Int(s.total_in)): \(why)")
             }
         }
-        return (out, false)
+        return false
     }
 }

@@ -159,11 +159,12 @@ public final class RecordingWriter {
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
             throw RecordingWriteError(path: directory, reason: String(cString: strerror(errno)))
         }
+        if let why = StateFiles.prepare(directory) { throw RecordingWriteError(path: directory, reason: "not used: \(why)") }
         let stem = String(iso8601(secondsSince1970: Double(h) * 3600).prefix(13))   // 2026-11-24T02
         var n = 1
         while true {
             let path = directory + "/" + stem + (n == 1 ? "" : "-\(n)") + ".csv.gz"
-            let f = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            let f = StateFiles.open(path, O_WRONLY | O_CREAT | O_EXCL)
             if f >= 0 {
                 stream.initialize(to: z_stream())
                 guard fg_deflate_init_gzip(stream, Self.level) == Z_OK else {

@@ -82,21 +82,25 @@ public struct MQTTAcknowledgementError: Error, Equatable, CustomStringConvertibl
 /// Decides whether an acknowledgement read from the ack topic may reach the alarm. It must name
 /// its incident (an ack for an incident that is not the active alert then changes nothing in
 /// the alert engine), and, when the bridge has a secret, prove it knows it:
-/// - `token` equal to the secret (compared in constant time), or
+/// - `token` equal to the secret (compared in constant time), only with `acknowledge-mode:
+///   token` (TLS or a broker on this machine: the token is a reusable secret), or
 /// - `hmac` = HMAC-SHA256(secret, `fallguard-ack\n<device>\n<incident>\n<time>`) in hex, with
 ///   `time` within ``window`` seconds of the bridge's clock: bound to this bridge and this
 ///   incident, and useless to replay later.
 public struct MQTTAcknowledgementGate: Sendable {
     public let device: String
     private let secret: [UInt8]?
+    /// Whether the secret itself is taken as a proof (``AcknowledgeMode/token``); else HMAC only.
+    public let acceptsToken: Bool
     /// Whether acks must prove they know a secret.
     public var hasSecret: Bool { secret != nil }
     /// Seconds an HMAC's `time` may differ from the bridge's clock.
     public static let window: Int64 = 300
 
-    public init(device: String, secret: String?) {
+    public init(device: String, secret: String?, acceptsToken: Bool = false) {
         self.device = device
         self.secret = secret.map { Array($0.utf8) }
+        self.acceptsToken = acceptsToken
     }
 
     /// The text an HMAC signs.
@@ -121,6 +125,9 @@ public struct MQTTAcknowledgementGate: Sendable {
         case nil:
             return .failure(.init("it carries no token or hmac, and this bridge has an acknowledge-secret"))
         case let .token(token):
+            guard acceptsToken else {
+                return .failure(.init("a token is not taken (acknowledge-mode: hmac): send 'hmac' with 'time'"))
+            }
             return Self.constantTimeEqual(Array(token.utf8), secret)
                 ? .success(incident) : .failure(.init("wrong token"))
         case let .hmac(hex, time):

@@ -27,7 +27,8 @@ public final class MQTTChannel: NotificationChannel {
         let topics = MQTTTopics(settings)
         self.topics = topics
         let retained = BridgeSession(topics: topics, discovery: settings.discovery,
-                                     gate: MQTTAcknowledgementGate(device: topics.device, secret: settings.acknowledgeSecret),
+                                     gate: MQTTAcknowledgementGate(device: topics.device, secret: settings.acknowledgeSecret,
+                                                                   acceptsToken: settings.acknowledgeMode == .token),
                                      onAcknowledgement: onAcknowledgement, logger: logger)
         self.retained = retained
         let options = MosquittoOptions(
@@ -107,6 +108,7 @@ private final class BridgeSession: Sendable {
     let onAcknowledgement: AcknowledgementHandler
     let logger: Logger
     private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?)>((nil, nil))
+    private let refusals = Mutex(RefusalLog())
 
     init(topics: MQTTTopics, discovery: Bool, gate: MQTTAcknowledgementGate,
          onAcknowledgement: @escaping AcknowledgementHandler, logger: Logger) {
@@ -149,10 +151,14 @@ private final class BridgeSession: Sendable {
         case let .disconnected(reason):
             logger.warning("MQTT: \(reason); reconnecting")
         case let .message(topic, payload, retained) where topic == topics.acknowledge:
+            // An empty payload is a retained copy being cleared (ours included): nothing to do.
+            guard !payload.isEmpty else { return }
+            // Whatever arrives, a copy the broker may keep is cleared: a message published
+            // retained while we are connected arrives without the flag, and would otherwise
+            // fire again at every reconnect and be read by every later subscriber.
+            client.publish(topics.acknowledge, [], retain: true)
             if retained {
-                // Kept by the broker from some earlier publish: it would fire at every reconnect.
-                logger.warning("MQTT: a retained message on \(topics.acknowledge) ignored and cleared; acknowledgements are never retained")
-                if !payload.isEmpty { client.publish(topics.acknowledge, [], retain: true) }
+                refused("a retained message (acknowledgements are never retained; cleared)")
                 return
             }
             acknowledge(payload)
@@ -184,14 +190,48 @@ private final class BridgeSession: Sendable {
             incident = try gate.incident(of: ack).get()
             by = ack.by
         } catch {
-            logger.warning("MQTT: acknowledgement on \(topics.acknowledge) ignored: \(error)")
+            refused("\(error)")
             return
         }
         logger.notice("MQTT: acknowledgement of \(incident) received", metadata: by.map { ["by": "\($0)"] } ?? [:])
         onAcknowledgement(incident, by ?? "")
     }
 
+    /// A refused acknowledgement, in the log at most ``RefusalLog/inFull`` times a minute.
+    private func refused(_ why: String) {
+        let (say, suppressed) = refusals.withLock { $0.note(now: Double(DispatchTime.now().uptimeNanoseconds) * 1e-9) }
+        if suppressed > 0 {
+            logger.warning("MQTT: \(suppressed) more acknowledgements on \(topics.acknowledge) refused in the last minute (not logged one by one)")
+        }
+        if say { logger.warning("MQTT: acknowledgement on \(topics.acknowledge) ignored: \(why)") }
+    }
+
     private static func json(_ info: MQTTLastIncident) -> [UInt8] {
         (try? MQTTChannel.encoder.encode(info)).map { [UInt8]($0) } ?? []
     }
+}
+
+/// How many refused acknowledgements the log takes: the first ``inFull`` of each minute one by
+/// one, then a count once the minute is over. A flood of junk on the ack topic (10,000 in
+/// 0.3 s) must not push the fall and alert lines past journald's rate limit.
+struct RefusalLog: Sendable {
+    static let inFull = 5
+    static let minute = 60.0
+    private var windowStart = -Double.infinity
+    private var inWindow = 0
+
+    /// One refusal at `now` (seconds, monotonic): whether to log it in full, and how many the
+    /// minute that just ended did not log (to be said as a count).
+    mutating func note(now: Double) -> (logInFull: Bool, suppressed: Int) {
+        var suppressed = 0
+        if now - windowStart >= Self.minute {
+            suppressed = max(0, inWindow - Self.inFull)
+            (windowStart, inWindow) = (now, 0)
+        }
+        inWindow += 1
+        return (inWindow <= Self.inFull, suppressed)
+    }
+
+    /// Refusals of the current minute not logged yet.
+    var pending: Int { max(0, inWindow - Self.inFull) }
 }

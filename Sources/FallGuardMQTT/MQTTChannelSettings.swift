@@ -46,6 +46,8 @@ public struct MQTTChannelSettings: Sendable, Equatable {
     /// nil: any ack naming the active incident is taken, so the broker's access rules must
     /// keep others off the ack topic.
     public var acknowledgeSecret: String?
+    /// How an acknowledgement proves it knows `acknowledgeSecret` (``AcknowledgeMode``).
+    public var acknowledgeMode: AcknowledgeMode = .hmac
     /// The administrator accepts that a password goes to a broker on another machine without
     /// TLS, in clear. Only the configuration check reads it.
     public var allowPlaintext = false
@@ -89,6 +91,17 @@ public struct MQTTChannelSettings: Sendable, Equatable {
 
     /// The client id in use: `clientID`, else `fallguard-<device>`.
     public var effectiveClientID: String { clientID ?? "fallguard-\(effectiveDevice)" }
+}
+
+/// How an acknowledgement proves the secret.
+public enum AcknowledgeMode: String, Sendable, Equatable, CaseIterable {
+    /// HMAC-SHA256 over this bridge, the incident and a time within 300 s: what a reader of the
+    /// ack topic sees cannot silence a later alarm. The default.
+    case hmac
+    /// The secret itself is also taken (what a Home Assistant script can send): whoever reads
+    /// the ack topic once can silence every later alarm, so only over TLS or to a broker on
+    /// this machine.
+    case token
 }
 
 /// `/etc/machine-id` (systemd's id of this installation), nil when there is none.

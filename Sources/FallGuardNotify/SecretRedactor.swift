@@ -7,9 +7,10 @@ import Foundation
 public struct SecretRedactor: Sendable, Equatable {
     /// What a secret becomes.
     public static let mask = "‹redacted›"
-    /// Secrets shorter than this are hidden only where they stand alone (between characters
-    /// that are not letters or digits): a 2-character password is hidden in `pass=ab`, and
-    /// `ab` in `table` is left alone.
+    /// Secrets shorter than this are hidden only where they stand as a value: after `=`, `:`
+    /// (with at most one space) or a quote, and followed by no letter or digit. A 4-character
+    /// password `mqtt` is hidden in `pass=mqtt` and `user:mqtt@host`, while the logger label
+    /// `fallguard.mqtt`, a URL's `mqtt://` and `table` keep their words.
     public static let shortLength = 6
 
     /// Longest first, so that a secret containing another is masked whole.
@@ -45,31 +46,57 @@ public struct SecretRedactor: Sendable, Equatable {
     }
 
     /// The parts of a URL that are secret by nature: the password of `https://user:pass@host`
-    /// (and `user:pass`), and with `path`, the last path segment (a Home Assistant webhook id,
-    /// an ntfy topic, a Slack or Discord token) and every query value.
+    /// (and `user:pass`), or a user name standing alone (`https://TOKEN@host`); with `path`,
+    /// every path segment that is not a plain word (`bot123456:AAH…` in a Telegram URL, Slack's
+    /// `T000/B000/XXXX`, Discord's `123/token`: a letter-only segment such as `api` or
+    /// `webhook` names a route, not a key), the last segment whatever it is (a Home Assistant
+    /// webhook id, an ntfy topic: whoever knows it can post), every query value and the fragment.
     public static func secrets(inURL text: String, path: Bool) -> [String] {
         guard let url = URLComponents(string: text), url.host != nil else { return [] }
         var found: [String] = []
         if let password = url.password, !password.isEmpty {
             found += [password, (url.user ?? "") + ":" + password]
+        } else if let user = url.user, !user.isEmpty {
+            found.append(user)
         }
         guard path else { return found }
-        if let last = url.path.split(separator: "/").last { found.append(String(last)) }
-        found += (url.queryItems ?? []).compactMap(\.value)
+        let segments = url.path.split(separator: "/").map(String.init)
+        for (i, segment) in segments.enumerated() where i == segments.count - 1 || !isPlainWord(segment) {
+            found.append(segment)
+        }
+        found += (url.queryItems ?? []).compactMap(\.value).filter { !$0.isEmpty }
+        if let fragment = url.fragment, !fragment.isEmpty { found.append(fragment) }
         return found
     }
 
+    /// A route's name in a URL path: ASCII letters, `-`, `_` and `.` only, at most 24 of them.
+    static func isPlainWord(_ segment: String) -> Bool {
+        segment.count <= 24 && segment.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "-" || $0 == "_" || $0 == "."
+        }
+    }
+
     private static func maskingWholeWords(_ secret: String, in text: String) -> String {
+        guard text != secret else { return mask }
         var out = ""
         var rest = text[...]
         while let r = rest.range(of: secret) {
-            let before = r.lowerBound == rest.startIndex ? out.last : rest[rest.index(before: r.lowerBound)]
+            let before = out + rest[..<r.lowerBound]
             let after = r.upperBound < rest.endIndex ? rest[r.upperBound] : nil
-            let alone = !(before.map(isWordCharacter) ?? false) && !(after.map(isWordCharacter) ?? false)
-            out += rest[..<r.lowerBound] + (alone ? mask : secret)
+            let asValue = standsAsValue(after: before) && !(after.map(isWordCharacter) ?? false)
+            out += rest[..<r.lowerBound] + (asValue ? mask : secret)
             rest = rest[r.upperBound...]
         }
         return out + rest
+    }
+
+    /// Whether what comes before a match ends as a value's introduction: `=`, `:` (each
+    /// perhaps followed by one space) or a quote.
+    private static func standsAsValue(after before: String) -> Bool {
+        var tail = before.suffix(2)
+        if tail.last == " " { tail = tail.dropLast() }
+        guard let c = tail.last else { return false }
+        return c == "=" || c == ":" || c == "\"" || c == "'"
     }
 
     private static func isWordCharacter(_ c: Character) -> Bool { c.isLetter || c.isNumber }

@@ -48,6 +48,7 @@ struct DetectorOptions: ParsableArguments {
 
 /// sysexits.h codes, so scripts and systemd can tell failures apart.
 enum ExitStatus {
+    static let usage = ExitCode(64)          // EX_USAGE: a malformed argument
     static let dataError = ExitCode(65)      // EX_DATAERR: malformed input file
     static let noInput = ExitCode(66)        // EX_NOINPUT: missing file or empty dataset
     static let configError = ExitCode(78)    // EX_CONFIG: malformed configuration

@@ -69,8 +69,9 @@ struct LabelCommand: ParsableCommand {
         discussion: """
             Sets the label of <state>/incidents/<ID>; an earlier label, the wearer's own (an \
             aborted countdown is labelled no-fall by the wearer) included, stays in the history. \
-            Run it as the daemon's user (sudo -u fallguard) or root: the archive is health data, \
-            readable by its owner only.
+            Run it as the daemon's user (sudo -u fallguard): the archive is health data, readable \
+            by its owner only, and nothing is written in a folder another user owns (root too \
+            is refused: the owner could plant links there).
             """)
 
     @Argument(help: "The incident, e.g. FG-12 (see `fallguard incidents`).")
@@ -89,6 +90,10 @@ struct LabelCommand: ParsableCommand {
 
     func run() throws {
         let archive = options.archive
+        guard IncidentArchive.isValidID(id) else {
+            printError("\(id.debugDescription): not an incident id (letters, digits, - _ . only; see `fallguard incidents --state \(options.state)`)")
+            throw ExitStatus.usage
+        }
         guard FileManager.default.fileExists(atPath: archive.recordPath(of: id)) else {
             printError("\(archive.recordPath(of: id)): no such incident (see `fallguard incidents --state \(options.state)`)")
             throw ExitStatus.noInput

@@ -28,8 +28,21 @@ struct TestAlertCommand: ParsableCommand {
     @Flag(name: .long, help: "Send to every contact, not only the primary one.")
     var allContacts = false
 
+    /// `<the bridge's client id>-test-<pid>`.
+    static func testClientID(for settings: MQTTChannelSettings) -> String {
+        "\(settings.effectiveClientID)-test-\(getpid())"
+    }
+
     func run() throws {
-        let settings = try settingsOptions.load()
+        var loaded = try settingsOptions.load()
+        // A client id of its own: the broker drops an older connection with the same id, and
+        // `fallguard-<device>` is the running bridge's (its acks and its last will with it).
+        for (name, options) in loaded.channels {
+            guard var mqtt = options as? MQTTChannelSettings else { continue }
+            mqtt.clientID = Self.testClientID(for: mqtt)
+            loaded.channels[name] = mqtt
+        }
+        let settings = loaded
         // The channels' own log lines (an e-mail server's refusal) pass the same redactor as their results.
         let redactor = SecretRedactor(secrets: settings.secrets)
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: .info, redactor: redactor) }

@@ -124,10 +124,11 @@ struct ConfigSecretsTests {
         #expect(installed.finish().isEmpty)
     }
 
-    @Test func redactorMasksLongestSecretsFirstShortOnesWhereTheyStandAloneAndIgnoresYAMLWords() {
+    @Test func redactorMasksLongestSecretsFirstShortOnesWhereTheyStandAsAValueAndIgnoresYAMLWords() {
         var r = SecretRedactor(secrets: ["abc", "abcdef", "1", "true"])
-        #expect(r.redact("x abcdef y abc") == "x \(SecretRedactor.mask) y \(SecretRedactor.mask)")
-        #expect(r.redact("1 true 10 abcd") == "\(SecretRedactor.mask) true 10 abcd")
+        // Short ones only where they stand as a value (issue 28: never an ordinary word).
+        #expect(r.redact("x abcdef y abc key=abc") == "x \(SecretRedactor.mask) y abc key=\(SecretRedactor.mask)")
+        #expect(r.redact("1 true 10 abcd pin: 1") == "1 true 10 abcd pin: \(SecretRedactor.mask)")
         r.add("zzz")
         #expect(r.redact("zzz") == SecretRedactor.mask)
         #expect(SecretRedactor.isSecretKey("smtp-password"))

@@ -33,6 +33,32 @@ struct ExampleFileTests {
         #expect(notify.policy == NotificationPolicy() && notify.templates == MessageTemplates())
     }
 
+    /// Issue 28 item 8: the example with its `credentials-file:` line uncommented and a 0600
+    /// credentials file beside it, as the README and docs/raspberry-pi.md say, loads without a
+    /// problem; the file's values are in force and hidden (it used to fail with exit 78:
+    /// `credentials-file: unknown key`).
+    @Test func theExampleWithACredentialsFileBesideItLoads() throws {
+        let dir = TempDirectory("creds")
+        let text = try String(contentsOfFile: Self.example, encoding: .utf8)
+        let line = "# credentials-file: /etc/fallguard/credentials.yaml"
+        #expect(text.contains("\n" + line + "\n"), "the example shows the line")
+        let config = dir.write("config.yaml", text.replacingOccurrences(of: line, with: "credentials-file: credentials.yaml"), mode: 0o640)
+        _ = dir.write("credentials.yaml", """
+            web:
+              password: "a long passphrase 4711"
+            channels:
+              sms:
+                auth-token: tok-from-the-credentials-file
+            """, mode: 0o600)
+        let (c, diagnostics) = DaemonConfiguration.load(path: config, environment: Self.environment)
+        #expect(diagnostics.map(\.description) == [])
+        #expect(c.web.password == "a long passphrase 4711")
+        #expect(c.notify.settings?.secrets.contains("tok-from-the-credentials-file") == true)
+        #expect(c.redactor.redact("auth tok-from-the-credentials-file, a long passphrase 4711") == "auth \(SecretRedactor.mask), \(SecretRedactor.mask)")
+        let checked = try fallguard(["check-config", "--no-hardware", "--config", config], environment: Self.environment)
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+    }
+
     /// The field-test profile: loads without a problem, records, and keeps a few months.
     @Test func theFieldTestProfileRecordsAndLoadsWithoutAProblem() throws {
         let (c, diagnostics) = DaemonConfiguration.load(path: repositoryRoot + "/deploy/field-test.yaml", environment: Self.environment)

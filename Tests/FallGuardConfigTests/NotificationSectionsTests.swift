@@ -147,7 +147,10 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         #expect(s == MQTTChannelSettings())
         #expect(s.host == "localhost" && s.effectivePort == 1883 && s.topicPrefix == "fallguard")
         #expect(s.discovery && s.discoveryPrefix == "homeassistant" && s.keepalive == 30 && s.publishTimeout == 10)
-        #expect(s.problems(at: ["channels", "mqtt"]).isEmpty)
+        #expect(s.acknowledgeMode == .hmac, "HMAC is the default")
+        // A local broker without a secret: a warning (issue 28 item 10), not an error.
+        #expect(s.problems(at: ["channels", "mqtt"]).map(\.key) == ["channels.mqtt.acknowledge-secret"])
+        #expect(s.problems(at: ["channels", "mqtt"]).allSatisfy { $0.severity == .warning })
         #expect(try decodeSection(MQTTChannelSettings.self, #"{"tls": true}"#).effectivePort == 8883)
     }
 
@@ -161,7 +164,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         let keys = try #require(try JSONSerialization.jsonObject(with: encodeSection(MQTTChannelSettings())) as? [String: Any]).keys
         #expect(Set(keys) == ["host", "port", "username", "password", "device", "client-id", "topic-prefix", "discovery",
                               "discovery-prefix", "keepalive", "publish-timeout", "reconnect-delay", "reconnect-delay-max",
-                              "tls", "allow-plaintext", "ca-file", "cert-file", "key-file", "acknowledge-secret"])
+                              "tls", "allow-plaintext", "ca-file", "cert-file", "key-file", "acknowledge-secret", "acknowledge-mode"])
         #expect(s.problems(at: ["channels", "mqtt"]).isEmpty)
     }
 
@@ -186,7 +189,12 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         func problem(_ s: MQTTChannelSettings) -> ConfigProblem? {
             s.problems(at: ["channels", "mqtt"]).first { $0.key == "channels.mqtt.acknowledge-secret" }
         }
-        for host in ["localhost", "127.0.0.1", "::1"] { #expect(problem(MQTTChannelSettings(host: host)) == nil) }
+        // Issue 28 item 10: a local broker without a secret lets any local program read the
+        // retained incident and silence it: check-config says so.
+        for host in ["localhost", "127.0.0.1", "::1"] {
+            let local = problem(MQTTChannelSettings(host: host, device: "hall"))
+            #expect(local?.severity == .warning && local?.message.contains("any program on this machine") == true, "\(String(describing: local))")
+        }
         let open = problem(MQTTChannelSettings(host: "broker.lan", device: "hall"))
         #expect(open?.severity == .error && open?.message.contains("fallguard/hall/ack") == true, "\(String(describing: open))")
         #expect(problem(MQTTChannelSettings(host: "broker.lan", tls: true))?.severity == .error, "TLS without a login")
@@ -194,6 +202,24 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         #expect(login?.severity == .warning && login?.message.contains("access rules") == true)
         #expect(problem(MQTTChannelSettings(host: "broker.lan", acknowledgeSecret: "0123456789abcdef")) == nil)
         #expect(problem(MQTTChannelSettings(host: "127.0.0.1", acknowledgeSecret: "short"))?.severity == .error)
+    }
+
+    /// Issue 28 item 9: `acknowledge-mode: token` (the secret itself on the ack topic) only over
+    /// TLS or to a broker on this machine, and check-config says what it costs; HMAC is the default.
+    @Test func tokenAcknowledgementsOnlyOverTLSOrToALocalBroker() throws {
+        func problem(_ s: MQTTChannelSettings) -> ConfigProblem? {
+            s.problems(at: ["channels", "mqtt"]).first { $0.key == "channels.mqtt.acknowledge-mode" }
+        }
+        func token(_ s: MQTTChannelSettings) -> MQTTChannelSettings { var t = s; t.acknowledgeMode = .token; return t }
+        let secret = "0123456789abcdef"
+        #expect(problem(MQTTChannelSettings(host: "broker.lan", acknowledgeSecret: secret)) == nil, "hmac: nothing to say")
+        let clear = problem(token(MQTTChannelSettings(host: "broker.lan", acknowledgeSecret: secret)))
+        #expect(clear?.severity == .error && clear?.message.contains("in clear") == true, "\(String(describing: clear))")
+        #expect(problem(token(MQTTChannelSettings(host: "broker.lan", tls: true, acknowledgeSecret: secret)))?.severity == .warning)
+        #expect(problem(token(MQTTChannelSettings(host: "127.0.0.1", acknowledgeSecret: secret)))?.severity == .warning)
+        let decoded = try decodeSection(MQTTChannelSettings.self, #"{"host": "127.0.0.1", "acknowledge-mode": "token", "acknowledge-secret": "0123456789abcdef"}"#)
+        #expect(decoded.acknowledgeMode == .token)
+        #expect(throws: (any Error).self) { try decodeSection(MQTTChannelSettings.self, #"{"acknowledge-mode": "plain"}"#) }
     }
 
     @Test func emailDefaultsAndKeys() throws {

@@ -189,6 +189,28 @@ struct MQTTBrokerTests {
         #expect(await first.lines() == ["test/marker 1 0 end"])
     }
 
+    /// Issue 28 item 9: a token ack published retained while the bridge is connected arrives
+    /// without the retain flag; it is acted on, and its copy is cleared from the broker (it
+    /// used to stay there for every later subscriber to read and replay).
+    @Test func anAcknowledgementPublishedRetainedWhileConnectedIsClearedFromTheBroker() async throws {
+        let broker = try await MosquittoBroker()
+        let secret = "0123456789abcdef-porch"
+        var settings = MQTTChannelSettings(host: "127.0.0.1", port: broker.port, device: "porch", publishTimeout: 5,
+                                           reconnectDelay: 1, reconnectDelayMax: 1, acknowledgeSecret: secret)
+        settings.acknowledgeMode = .token
+        let received = Mutex<[String]>([])
+        let mqtt = try MQTTChannel(settings: settings) { incident, _ in received.withLock { $0.append(incident) } }
+        mqtt.start()
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(incident: "FG-4")))
+        try mosquittoPublish(broker, topic: "fallguard/porch/ack", #"{"incident": "FG-4", "token": "\#(secret)"}"#, retain: true)
+        #expect(await until(5) { received.withLock { $0 } == ["FG-4"] }, "acted on")
+        try await Task.sleep(for: .milliseconds(300))
+        await mqtt.stop()
+        let first = try await Subscriber(broker, topics: ["fallguard/porch/ack", "test/marker"], count: 1)
+        try mosquittoPublish(broker, topic: "test/marker", "end")
+        #expect(await first.lines() == ["test/marker 1 0 end"], "no copy of the token left on the broker")
+    }
+
     /// Several bridges on one broker: each has its own topics, client id and secret, and an ack
     /// for one (even for an incident id the other also has) never reaches the other.
     @Test func bridgesOnOneBrokerNeverTakeEachOthersAcknowledgements() async throws {
@@ -197,8 +219,9 @@ struct MQTTBrokerTests {
         let received = Mutex<[String: [String]]>([:])
         var bridges: [MQTTChannel] = []
         for room in rooms {
-            let settings = MQTTChannelSettings(host: "127.0.0.1", port: broker.port, device: room, publishTimeout: 5,
+            var settings = MQTTChannelSettings(host: "127.0.0.1", port: broker.port, device: room, publishTimeout: 5,
                                                reconnectDelay: 1, reconnectDelayMax: 1, acknowledgeSecret: "secret-of-the-\(room)")
+            if room == "hall" { settings.acknowledgeMode = .token }   // a loopback broker: tokens allowed
             let bridge = try MQTTChannel(settings: settings) { incident, by in
                 received.withLock { $0[room, default: []].append("\(incident) by \(by)") }
             }

@@ -82,9 +82,13 @@ import FallGuardTestSupport
         let t: Int64 = 1_800_000_000
         func accepted(_ ack: MQTTAcknowledgement) -> Bool { (try? gate.incident(of: ack, now: now).get()) == "FG-3" }
         #expect(!accepted(MQTTAcknowledgement(incident: "FG-3")), "no proof")
-        #expect(accepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(secret))))
-        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(secret + "x"))))
-        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(String(secret.dropLast())))))
+        // Issue 28 item 9: HMAC by default; the token (a reusable secret) only in token mode.
+        #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(secret))), "hmac mode takes no token")
+        let tokenGate = MQTTAcknowledgementGate(device: "hall", secret: secret, acceptsToken: true)
+        func tokenAccepted(_ ack: MQTTAcknowledgement) -> Bool { (try? tokenGate.incident(of: ack, now: now).get()) == "FG-3" }
+        #expect(tokenAccepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(secret))))
+        #expect(!tokenAccepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(secret + "x"))))
+        #expect(!tokenAccepted(MQTTAcknowledgement(incident: "FG-3", proof: .token(String(secret.dropLast())))))
         let mac = { (device: String, incident: String, time: Int64) in
             MQTTAcknowledgementGate.hmac(secret: secret, device: device, incident: incident, time: time)
         }
@@ -95,6 +99,21 @@ import FallGuardTestSupport
         #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac(mac("hall", "FG-3", t - 400), time: t - 400))), "too old to replay")
         #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac(mac("hall", "FG-3", .min), time: .min))))
         #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac("zz", time: t))))
+    }
+
+    /// Issue 28 item 11: a flood of refused acknowledgements is logged a few in full a minute,
+    /// then as one count.
+    @Test func refusedAcknowledgementsAreLoggedAFewAMinuteThenCounted() {
+        var log = RefusalLog()
+        var full = 0, counted = 0
+        for i in 0..<10_000 {   // 10,000 in 0.3 s, as in the issue
+            let (say, suppressed) = log.note(now: 100 + Double(i) * 0.3 / 10_000)
+            full += say ? 1 : 0
+            counted += suppressed
+        }
+        #expect(full == RefusalLog.inFull && counted == 0 && log.pending == 10_000 - RefusalLog.inFull)
+        let (say, suppressed) = log.note(now: 161)   // the next minute: the count, and this one in full
+        #expect(say && suppressed == 10_000 - RefusalLog.inFull)
     }
 
     @Test func theDefaultDeviceTellsClonedBridgesApart() {

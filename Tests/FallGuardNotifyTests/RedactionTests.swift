@@ -24,10 +24,57 @@ private struct QuotingChannel: NotificationChannel {
     @Test func shortSecretsAreMaskedWhereTheyStandAloneAndLongOnesAnywhere() {
         let m = SecretRedactor.mask
         let r = SecretRedactor(secrets: ["ab", "7", "longsecret", "true"])
-        #expect(r.redact("pass=ab, pin 7; table 17 x7 longsecretly") == "pass=\(m), pin \(m); table 17 x7 \(m)ly")
+        #expect(r.redact("pass=ab, pin: 7; table 17 x7 longsecretly") == "pass=\(m), pin: \(m); table 17 x7 \(m)ly")
         #expect(r.redact("true") == "true", "YAML words are not secrets")
         #expect(SecretRedactor(secrets: ["p@ss word!"]).redact("https://u:p%40ss%20word%21@host") == "https://u:\(m)@host")
         #expect(SecretRedactor(secrets: ["p@ss-word"]).redact("https://u:p%40ss-word@host") == "https://u:\(m)@host")
+    }
+
+    /// Issue 28: a short password (`mqtt`) is hidden where it stands as a value, never in the
+    /// ordinary words of a line (the logger label `fallguard.mqtt`, a URL's scheme).
+    @Test func shortSecretsDoNotDestroyOrdinaryWords() {
+        let m = SecretRedactor.mask
+        let r = SecretRedactor(secrets: ["mqtt"])
+        #expect(r.redact("fallguard.mqtt: connected to mqtt://broker as fallguard-pi, mqtt bridge up")
+                == "fallguard.mqtt: connected to mqtt://broker as fallguard-pi, mqtt bridge up")
+        #expect(r.redact("password=mqtt user:mqtt@host 'mqtt' key: mqtt") == "password=\(m) user:\(m)@host '\(m)' key: \(m)")
+        #expect(r.redact("mqtt") == m)
+    }
+
+    /// Issue 28 item 7: a secret anywhere in a URL (a Telegram bot token before `/sendMessage`,
+    /// a Slack path, a user name standing for a token, a query value) is a secret.
+    @Test func everySecretPartOfAURLIsASecretWhereverItStands() {
+        let telegram = "https://api.telegram.org/bot123456789:AAHk-Secret_tok3n/sendMessage?chat_id=987654321"
+        let parts = SecretRedactor.secrets(inURL: telegram, path: true)
+        #expect(parts.contains("bot123456789:AAHk-Secret_tok3n") && parts.contains("987654321"), "\(parts)")
+        #expect(!parts.contains("api"))
+        let slack = SecretRedactor.secrets(inURL: "https://hooks.slack.com/services/T0001/B0002/XXXXabcd", path: true)
+        #expect(slack == ["T0001", "B0002", "XXXXabcd"])
+        #expect(SecretRedactor.secrets(inURL: "https://ghp_tokenvalue123@example.org/x", path: false) == ["ghp_tokenvalue123"])
+        let r = SecretRedactor(secrets: WebhookOptions(url: telegram).secrets)
+        let said = r.redact("POST \(telegram) answered 401; token bot123456789:AAHk-Secret_tok3n refused")
+        #expect(!said.contains("AAHk-Secret_tok3n") && !said.contains("987654321") && said.contains("api.telegram.org"), "\(said)")
+    }
+
+    /// The Telegram URL's token, through test-alert and the outbox's receipt, as in the issue.
+    @Test func aTokenInTheMiddleOfAWebhookPathIsInNoOutput() async throws {
+        let receiver = try Receiver()
+        var settings = testSettings(receiver)
+        let token = "bot123456789:AAHk-Secret_tok3n"
+        settings.channels["hook"] = WebhookOptions(url: receiver.base + "/\(token)/sendMessage?chat_id=987654321")
+        let json = try writeSettings(settings, to: temporaryFolder())
+        let printed = try runFallguard(["test-alert", "--settings-json", json, "--channel", "hook"])
+        #expect(printed.status == 0 && printed.output.contains("hook: sent"), "\(printed.output)")
+        #expect(!printed.output.contains("AAHk-Secret_tok3n") && !printed.output.contains("987654321"), "\(printed.output)")
+
+        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: settings)
+        try outbox.enqueue(fallAlert("FG-9"))
+        let drained = try await withWorker(outbox) {
+            try await until { try outbox.deliveries().contains { $0.channel == "hook" && $0.state == .sent } }
+        }
+        #expect(drained)
+        let row = try #require(try outbox.deliveries().first { $0.channel == "hook" })
+        #expect(row.receipt?.contains("AAHk-Secret_tok3n") == false && row.receipt?.contains(SecretRedactor.mask) == true, "\(row.receipt ?? "")")
     }
 
     @Test func urlsGiveUpTheirSecretParts() {

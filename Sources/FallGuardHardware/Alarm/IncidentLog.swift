@@ -1,4 +1,5 @@
 import FallGuardCore
+import FallGuardFieldTest
 import Foundation
 import Synchronization
 
@@ -12,14 +13,17 @@ public final class IncidentLog: @unchecked Sendable {
     // @unchecked: `fd` is opened and written from the alarm thread only (after `init`);
     // `trouble` is read from any thread through its mutex.
     public let path: String
+    private let stateDirectory: String
     private var fd: Int32 = -1
     private let encoder: JSONEncoder
     private let trouble = Mutex<String?>(nil)
 
-    /// Creates the directory if needed and opens the file for appending; throws only when the
-    /// directory cannot be made (a file that cannot be opened is a ``problem``).
+    /// Creates the directory if needed and opens the file for appending. Nothing here stops the
+    /// alarm: a directory that cannot be made, or that this user must not write in (another
+    /// user owns it or may write in it: ``StateFiles/distrust(of:)``), or a file that cannot be
+    /// opened is a ``problem``, and every append tries again.
     public init(stateDirectory: String) throws {
-        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        self.stateDirectory = stateDirectory
         path = stateDirectory + "/incidents.jsonl"
         encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -32,7 +36,13 @@ public final class IncidentLog: @unchecked Sendable {
     public var problem: String? { trouble.withLock { $0 } }
 
     private func reopen() throws {
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+        if let why = StateFiles.prepare(stateDirectory) {
+            let message = "incident log: \(path) not written: \(why)"
+            trouble.withLock { $0 = message }
+            throw GPIOError(message)
+        }
+        // Never through a link planted in its place.
+        fd = StateFiles.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o640)
         guard fd >= 0 else { throw failure("cannot open") }
     }
 
@@ -57,7 +67,8 @@ public final class IncidentLog: @unchecked Sendable {
 
     /// Every line in the file (none when it cannot be read).
     public func lines() -> [Substring] {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
+        guard StateFiles.isRegularOrAbsent(path) else { return [] }   // a link or a FIFO in its place: not read
+        return ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
     }
 
     /// Appends one event; throws naming the file when the write fails.

@@ -21,7 +21,8 @@ public struct MessageRenderer: Sendable {
             "reason": alert.fall?.reason ?? "none", "location": wearer.location.isEmpty ? "not given" : wearer.location,
             "by": alert.acknowledgedBy ?? "a helper", "fault": alert.sensorFault?.description ?? "unknown fault",
         ]
-        let bodyTemplate = templates.bodies[alert.kind] ?? MessageTemplates.builtIn[alert.kind]!
+        let storage = alert.kind == .deviceProblem && alert.sensorFault?.problem == .storage
+        let bodyTemplate = templates.bodies[alert.kind] ?? (storage ? MessageTemplates.storageProblem : MessageTemplates.builtIn[alert.kind]!)
         let prefix = test ? "TEST, nobody needs help: " : ""
         var body = prefix + Self.fill(bodyTemplate, values)
         // Too long for an SMS: drop the reason, then shorten the location, then cut.

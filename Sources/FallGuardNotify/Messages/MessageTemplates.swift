@@ -18,6 +18,10 @@ public struct MessageTemplates: Sendable, Equatable {
         .heartbeat: "FallGuard is watching over {wearer} ({time}): monitoring is on.",
     ]
 
+    /// The built-in body of a device-problem alert about storage (``SensorProblem/storage``):
+    /// falls are still detected, so it must not say they are not.
+    public static let storageProblem = "FallGuard for {wearer} cannot store its alerts since {time}: {fault}. Falls are still detected and alerts sent. Please check the device's SD card. Incident {incident}."
+
     /// The built-in subject (one line) for each kind.
     public static let subjects: [AlertKind: String] = [
         .fall: "Fall alert: {wearer}", .helpRequested: "Help request: {wearer}",

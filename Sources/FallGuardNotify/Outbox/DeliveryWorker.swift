@@ -96,8 +96,10 @@ public final class DeliveryWorker: Sendable {
                     if wait.map({ $0 > 0 }) ?? true { await outbox.wake.wait(seconds: min(wait ?? Self.longestSleep, Self.longestSleep)) }
                 } catch {
                     if Task.isCancelled { return }
-                    trouble.withLock { $0 = "delivery worker: \(error)" }
-                    outbox.logger.error("outbox worker: \(error); trying again in 1 s")
+                    let text = "delivery worker: \(error)"
+                    let changed = trouble.withLock { t in defer { t = text }; return t != text }
+                    // Once while the same error lasts: a read-only disk must not fill the journal.
+                    if changed { outbox.logger.error("outbox worker: \(error); trying again every second") }
                     await outbox.wake.wait(seconds: 1)
                 }
             }

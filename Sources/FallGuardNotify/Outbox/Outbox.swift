@@ -11,7 +11,9 @@ import Synchronization
 /// delivery keeps the idempotency key it got at enqueue, across retries and restarts.
 public final class Outbox: AlertSink, Sendable {
     public let path: String
-    let db: DatabasePool
+    let store: OutboxStore
+    /// The database; throws ``OutboxUnavailable`` while the file cannot be opened.
+    var db: DatabasePool { get throws { try store.pool() } }
     /// The settings and what is derived from them, replaced as one by ``update(settings:)``.
     private let current: Mutex<(settings: NotificationSettings, planner: DeliveryPlanner, renderer: MessageRenderer)>
     /// Contacts, policy, templates: what new alerts and escalations use.
@@ -33,15 +35,30 @@ public final class Outbox: AlertSink, Sendable {
     public static let fileName = "outbox.sqlite"
 
     /// Opens or creates the outbox file at `path`; pending deliveries in it resume when a worker runs.
+    public convenience init(path: String, settings: NotificationSettings, logger: Logger = Logger(label: "fallguard.outbox"),
+                            now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) throws {
+        self.init(path: path, settings: settings, logger: logger, now: now, folderCheck: { nil })
+        try store.openNow()
+    }
+
+    /// The outbox at `path`, not opened yet: ``unavailable`` opens it (at most once a second;
+    /// nil once open, else why not) and every other use throws until then: the daemon starts on a
+    /// read-only or full disk, or in a state directory it must not use (`folderCheck` says
+    /// why, nil when the folder may be used), and stores alerts once the file opens.
     public init(path: String, settings: NotificationSettings, logger: Logger = Logger(label: "fallguard.outbox"),
-                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) throws {
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+                folderCheck: @escaping @Sendable () -> String?) {
         self.path = path
-        self.db = try OutboxSchema.open(path: path)
+        store = OutboxStore(path: path, folderCheck: folderCheck)
         current = Mutex(Self.derive(settings))
         self.logger = logger
         self.now = now
         (progress, progressFeed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
     }
+
+    /// Nil while the file is open; otherwise why it could not be opened, after trying again
+    /// when the last attempt is a second old (the status service asks every second).
+    public var unavailable: String? { store.openIfDue() }
 
     private static func derive(_ settings: NotificationSettings)
         -> (settings: NotificationSettings, planner: DeliveryPlanner, renderer: MessageRenderer) {
