@@ -35,7 +35,7 @@ public struct SensorSection: ConfigSection, Codable, Equatable {
     /// A recording (CSV, `x_g,y_g,z_g` at 40 Hz) streamed in real time instead of the
     /// accelerometer: the demo and field tests (key `replay`, default none).
     public var replay: String?
-    /// The CPU the capture and consumer threads share (key `cpu`: a CPU number, default 0,
+    /// The CPU of the sensor thread, which captures and detects (key `cpu`: a CPU number, default 0,
     /// where a Raspberry Pi takes the sensor's interrupt; `last`; or `any` for no pinning).
     public var cpu: SensorCPU = .default
 

@@ -1,11 +1,12 @@
-/// Which CPU the sensor's two threads (capture and consumer) share.
+/// Which CPU the sensor thread runs on: the one thread that captures (inside the source's
+/// `waitForData`) and runs the detector.
 ///
-/// Each sample costs two wake-ups: the driver's interrupt handler wakes the capture thread,
-/// which rings the consumer. Each is a local switch when the threads share the CPU of the
-/// sensor's interrupt, and an inter-processor interrupt when they do not. A Raspberry Pi
-/// delivers device interrupts to CPU 0 unless they are moved, hence the default, 0.
-/// Measured with `fallguard watch` on the emulated MPU6050 at 40 Hz, its writer on CPU 0, on a
-/// 2-core VM: 0.29 % of a core with the threads on CPU 0, 0.42 % on CPU 1.
+/// Each delivery (a buffered batch, or one polled sample) wakes that thread once, from the
+/// driver's interrupt handler: a local switch when the thread runs on the CPU of the sensor's
+/// interrupt, an inter-processor interrupt when it does not. A Raspberry Pi delivers device
+/// interrupts to CPU 0 unless they are moved, hence the default, 0. Measured with
+/// `fallguard watch` on the emulated MPU6050 at 40 Hz, its writer on CPU 0, on a 2-core VM,
+/// when capture still had a thread of its own: 0.29 % of a core on CPU 0, 0.42 % on CPU 1.
 /// A CPU number, `last` (the highest-numbered online CPU: away from the interrupts) or `any`
 /// (no pinning).
 public enum SensorCPU: Sendable, Equatable, CustomStringConvertible {

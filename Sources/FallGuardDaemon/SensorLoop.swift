@@ -52,7 +52,8 @@ public final class SensorLoop: Sendable {
     }
 
     /// Starts the source and runs the loop on a thread of its own until ``stopAndWait()``.
-    /// The thread runs on the source's CPU (`sensor.cpu`), beside the capture thread.
+    /// The thread runs on the source's CPU (`sensor.cpu`). For IIO it is also the thread that
+    /// captures (``SampleSource/waitForData(timeout:)``); a replay pushes from its own thread.
     /// `onSample` sees every 40 Hz sample the detector sees (the field-test recorder's tap).
     public func start(logger: Logger, afterPass: @escaping @Sendable () -> Void = {},
                       onSample: (@Sendable (AccelerationSample) -> Void)? = nil,

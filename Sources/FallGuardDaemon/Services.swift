@@ -15,7 +15,7 @@ import UnixSignals
 // The daemon's parts as services of one ServiceGroup: each runs until the group's graceful
 // shutdown (SIGTERM, SIGINT, `--duration`) and then stops what it owns.
 
-/// The sensor's consumer thread: detections and health changes to the alarm, the watchdog
+/// The sensor thread (capture, then the pipeline): detections and health changes to the alarm, the watchdog
 /// pinged on every pass. Reports readiness once it runs.
 struct SensorService: Service {
     let daemon: Daemon

@@ -30,7 +30,7 @@ struct WatchCommand: ParsableCommand {
     @Flag(help: "Read the _raw attributes on a schedule even when the device has a buffer.")
     var polled = false
 
-    @Option(help: ArgumentHelp("CPU for the capture and consumer threads: a number (0: where a Raspberry Pi takes the sensor's interrupt), last or any (no pinning).", valueName: "cpu"))
+    @Option(help: ArgumentHelp("CPU for the sensor thread (capture and detection): a number (0: where a Raspberry Pi takes the sensor's interrupt), last or any (no pinning).", valueName: "cpu"))
     var cpu: String = SensorCPU.default.description
 
     @OptionGroup var detectorOptions: DetectorOptions

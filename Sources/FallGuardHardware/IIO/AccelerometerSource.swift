@@ -2,7 +2,7 @@ import Atomics
 import FallGuardCore
 import Foundation
 
-/// What the capture thread reports besides samples.
+/// What capturing reports besides samples.
 public enum AccelerometerEvent: Sendable, Equatable {
     /// The device is open and streaming.
     case opened(AccelerometerInfo)

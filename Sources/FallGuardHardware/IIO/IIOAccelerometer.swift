@@ -46,7 +46,7 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
 /// push samples in g, mount matrix applied, into a lock-free ring. One owner: the thread that
 /// captures (the sensor thread, which also consumes).
 public final class IIOAccelerometer: @unchecked Sendable {
-    // Sendable: after init only the capture thread touches the C objects; `cancel()` uses
+    // Sendable: after init only the sensor thread (which captures) touches the C objects; `cancel()` uses
     // libiio's thread-safe iio_buffer_cancel through an atomic pointer.
     private let context: IIOContext
     private let attributes: AccelerometerAttributes

@@ -33,7 +33,7 @@ public struct IIOError: Error, Equatable, CustomStringConvertible {
 
 /// A libiio context (`local:`, `ip:host`, `usb:…`); the single owner of the C object.
 public final class IIOContext: @unchecked Sendable {
-    // Sendable: used by one thread at a time (the capture thread owns it while capturing).
+    // Sendable: used by one thread at a time (the sensor thread owns it while capturing).
     let pointer: OpaquePointer
     public let uri: String
 

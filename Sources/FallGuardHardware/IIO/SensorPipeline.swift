@@ -41,7 +41,8 @@ public struct SensorPipeline {
         detector.reset()
     }
 
-    /// Drains what the capture thread produced and checks for a stall at `now` (monotonic s).
+    /// Drains what the source captured (for IIO on this same thread, in `waitForData`; a
+    /// replay from its own thread) and checks for a stall at `now` (monotonic s).
     public mutating func poll(now: Double, _ emit: (Output) -> Void) {
         source.events.drain { event in
             switch event {
