@@ -55,13 +55,7 @@ extension MQTTChannelSettings: ChannelSection {
             keyFile: try c.decodeIfPresent(String.self, forKey: .keyFile),
             acknowledgeSecret: try c.decodeIfPresent(String.self, forKey: .acknowledgeSecret))
         self.allowPlaintext = allowPlaintext
-        if let mode = try c.decodeIfPresent(String.self, forKey: .acknowledgeMode) {
-            guard let m = AcknowledgeMode(rawValue: mode) else {
-                throw DecodingError.dataCorruptedError(forKey: .acknowledgeMode, in: c,
-                    debugDescription: "'\(mode)' is not one of \(AcknowledgeMode.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            acknowledgeMode = m
-        }
+        acknowledgeMode = try c.word(RawWords<AcknowledgeMode>.self, .acknowledgeMode, default: d.acknowledgeMode)
     }
 
     public func encodeConfig(to encoder: any Encoder) throws {
@@ -76,7 +70,7 @@ extension MQTTChannelSettings: ChannelSection {
         try c.encode(reconnectDelayMax, forKey: .reconnectDelayMax)
         try c.encode(tls, forKey: .tls)
         try c.encode(allowPlaintext, forKey: .allowPlaintext)
-        try c.encode(acknowledgeMode.rawValue, forKey: .acknowledgeMode)
+        try c.encode(acknowledgeMode, as: RawWords<AcknowledgeMode>.self, forKey: .acknowledgeMode)
         for (key, value) in [(CodingKeys.username, username), (.password, password), (.device, device),
                              (.clientID, clientID), (.caFile, caFile), (.certFile, certFile), (.keyFile, keyFile),
                              (.acknowledgeSecret, acknowledgeSecret)] {
@@ -182,7 +176,7 @@ extension EmailChannelSettings: ChannelSection {
         self.init(
             host: try c.decodeIfPresent(String.self, forKey: .host) ?? d.host,
             port: try c.decodeIfPresent(Int.self, forKey: .port),
-            security: try c.decodeIfPresent(Word<SMTPSecurityWords>.self, forKey: .security)?.value ?? d.security,
+            security: try c.word(SMTPSecurityWords.self, .security, default: d.security),
             username: try c.decodeIfPresent(String.self, forKey: .username),
             password: try c.decodeIfPresent(String.self, forKey: .password),
             from: try c.decodeIfPresent(String.self, forKey: .from) ?? d.from,
@@ -195,7 +189,7 @@ extension EmailChannelSettings: ChannelSection {
     public func encodeConfig(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(host, forKey: .host)
-        try c.encode(Word<SMTPSecurityWords>(security), forKey: .security)
+        try c.encode(security, as: SMTPSecurityWords.self, forKey: .security)
         try c.encode(from, forKey: .from)
         try c.encode(fromName, forKey: .fromName)
         try c.encode(connectTimeout, forKey: .connectTimeout)
@@ -237,6 +231,5 @@ extension EmailChannelSettings: ChannelSection {
 }
 
 enum SMTPSecurityWords: WordList {
-    static let name = "SMTPSecurity"
     static let words: [(word: String, value: SMTPSecurity)] = [("starttls", .starttls), ("tls", .tls), ("none", .none)]
 }

@@ -24,6 +24,11 @@ public enum ChannelTypes {
     }
 }
 
+/// The `type:` words.
+extension ChannelTypes: WordList {
+    static var words: [(word: String, value: any ChannelSection.Type)] { all.map { ($0.type, $0.options) } }
+}
+
 /// One entry of `channels`: `{type: twilio-sms, account-sid: …, …}`.
 struct ChannelEntry: ConfigSection {
     var options: any ChannelOptions
@@ -35,8 +40,8 @@ struct ChannelEntry: ConfigSection {
     init(fromConfig decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let type = try c.decode(String.self, forKey: .type)
-        if let known = ChannelTypes.all.first(where: { $0.type == type }) {
-            options = try known.options.init(fromConfig: decoder)
+        if let known = ChannelTypes.value(named: type) {
+            options = try known.init(fromConfig: decoder)
         } else {
             options = UnknownChannel(type: type)
         }
@@ -64,7 +69,7 @@ struct UnknownChannel: ChannelOptions, ConfigSection, Equatable {
     func encodeConfig(to encoder: any Encoder) throws {}
 
     func problems(at path: [String]) -> [ConfigProblem] {
-        [ConfigProblem(path + ["type"], "unknown channel type '\(type)' (known: \(ChannelTypes.all.map(\.type).joined(separator: ", ")))")]
+        [ConfigProblem(path + ["type"], ChannelTypes.mismatch(type))]
     }
 
     func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
@@ -199,7 +204,7 @@ extension WebhookOptions: ChannelSection {
         let d = WebhookOptions(url: "")
         self.init(url: try c.value(.url, default: d.url), secret: try c.value(.secret, default: d.secret),
                   headers: try c.value(.headers, default: d.headers),
-                  body: try c.decodeIfPresent(Word<WebhookBodyWords>.self, forKey: .body)?.value ?? d.body,
+                  body: try c.word(WebhookBodyWords.self, .body, default: d.body),
                   timeout: try c.value(.timeout, default: d.timeout))
     }
 
@@ -208,7 +213,7 @@ extension WebhookOptions: ChannelSection {
         try c.encode(url, forKey: .url)
         try c.encode(secret, forKey: .secret)
         try c.encode(headers, forKey: .headers)
-        try c.encode(Word<WebhookBodyWords>(body), forKey: .body)
+        try c.encode(body, as: WebhookBodyWords.self, forKey: .body)
         try c.encode(timeout, forKey: .timeout)
     }
 
@@ -229,7 +234,6 @@ extension WebhookOptions: ChannelSection {
 }
 
 enum WebhookBodyWords: WordList {
-    static let name = "Body"
     static let words: [(word: String, value: WebhookOptions.Body)] = [("json", .json), ("text", .text)]
 }
 

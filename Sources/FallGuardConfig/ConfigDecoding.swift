@@ -15,55 +15,53 @@ extension KeyedEncodingContainer {
     }
 }
 
-/// A setting that is one word out of a fixed list (`mode: auto`); a wrong word is reported
-/// with the list and the closest choice.
-public protocol ConfigChoice: RawRepresentable, CaseIterable, Codable, Sendable where RawValue == String {}
-
-extension ConfigChoice {
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        let word = try c.decode(String.self)
-        guard let v = Self(rawValue: word) else {
-            let all = Self.allCases.map(\.rawValue)
-            let near = KeySuggestion.closest(to: word, in: all).map { " (did you mean '\($0)'?)" } ?? ""
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "expected one of \(all.joined(separator: ", ")), found '\(word)'\(near)")
-        }
-        self = v
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(rawValue)
-    }
-}
-
-/// A fixed list of words, each naming a value.
+/// The words a setting may be (`mode: auto`, `bias: pull-up`, `type: twilio-sms`), each naming
+/// a value; the values may live in the module that uses them. Every word-valued key is read
+/// through one of these: a wrong word is reported with the list and the closest word.
 protocol WordList {
-    associatedtype Value: Equatable & Sendable
-    /// How the error about a wrong word names the setting.
-    static var name: String { get }
+    associatedtype Value: Sendable
+    /// In the order the message lists them.
     static var words: [(word: String, value: Value)] { get }
 }
 
-/// A setting that is one word naming a runtime value (`bias: pull-up`, `security: tls`): the
-/// words live here, the values in the module that uses them. A wrong word fails decoding as a
-/// raw-value enum's would.
-struct Word<List: WordList>: Codable {
-    var value: List.Value
+extension WordList {
+    /// The value `word` names, nil when it names none.
+    static func value(named word: String) -> Value? { words.first { $0.word == word }?.value }
 
-    init(_ value: List.Value) { self.value = value }
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        let word = try c.decode(String.self)
-        guard let v = List.words.first(where: { $0.word == word })?.value else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "Cannot initialize \(List.name) from invalid String value \(word)")
-        }
-        value = v
+    /// What is said of a word not in the list: the list (and what else the key takes, such as
+    /// "a CPU number"), and the closest word when it is close enough to be a typo.
+    static func mismatch(_ word: String, orElse other: String? = nil) -> String {
+        let all = words.map(\.word)
+        let near = KeySuggestion.closest(to: word, in: all).map { " (did you mean '\($0)'?)" } ?? ""
+        return "expected one of \(all.joined(separator: ", "))\(other.map { " or \($0)" } ?? ""), found '\(word)'\(near)"
     }
+}
 
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        try c.encode(List.words.first { $0.value == value }?.word ?? "")
+extension WordList where Value: Equatable {
+    /// The word for `value`.
+    static func word(for value: Value) -> String { words.first { $0.value == value }?.word ?? "" }
+}
+
+/// The words of an enum whose raw values are its words (`SensorSection.Mode`, `AcknowledgeMode`).
+enum RawWords<Value: RawRepresentable & CaseIterable & Equatable & Sendable>: WordList where Value.RawValue == String {
+    static var words: [(word: String, value: Value)] { Value.allCases.map { ($0.rawValue, $0) } }
+}
+
+extension KeyedDecodingContainer {
+    /// The value the word at `key` names, or `defaultValue` when the key is missing or null; a
+    /// word not in `list` is a data error at `key`.
+    func word<List: WordList>(_ list: List.Type, _ key: Key, default defaultValue: List.Value) throws -> List.Value {
+        guard let word = try decodeIfPresent(String.self, forKey: key) else { return defaultValue }
+        guard let value = List.value(named: word) else {
+            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: List.mismatch(word))
+        }
+        return value
+    }
+}
+
+extension KeyedEncodingContainer {
+    /// Encodes `value` as its word in `list`.
+    mutating func encode<List: WordList>(_ value: List.Value, as list: List.Type, forKey key: Key) throws where List.Value: Equatable {
+        try encode(List.word(for: value), forKey: key)
     }
 }

@@ -43,11 +43,7 @@ public struct DetectorSection: ConfigSection, Codable, Equatable {
     }
 
     public func problems(at path: [String]) -> [ConfigProblem] {
-        do {
-            _ = try DetectorCatalog.parameters(for: name)
-        } catch {
-            return [ConfigProblem(path + ["name"], error.description)]
-        }
+        guard DetectorNames.value(named: name) != nil else { return [ConfigProblem(path + ["name"], DetectorNames.mismatch(name))] }
         return settings.keys.sorted().compactMap { key -> ConfigProblem? in
             do throws(DetectorSettingError) {
                 _ = try DetectorConfiguration(name: name, assignments: ["\(key)=\(settings[key]!)"])
@@ -57,4 +53,9 @@ public struct DetectorSection: ConfigSection, Codable, Equatable {
             }
         }
     }
+}
+
+/// The words of `detector.name`: the catalog's detectors.
+enum DetectorNames: WordList {
+    static var words: [(word: String, value: String)] { DetectorCatalog.names.map { ($0, $0) } }
 }

@@ -52,10 +52,10 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     ]
 
     /// The bias named `word`, nil when it names none.
-    public static func bias(_ word: String) -> LineBias? { biases.first { $0.word == word }?.bias }
+    public static func bias(_ word: String) -> LineBias? { BiasWords.value(named: word) }
 
     /// The word for `bias`.
-    public static func word(for bias: LineBias) -> String { biases.first { $0.bias == bias }?.word ?? "" }
+    public static func word(for bias: LineBias) -> String { BiasWords.word(for: bias) }
 
     enum CodingKeys: String, CodingKey { case enabled, library, chip, consumer, buzzer, button, led }
 
@@ -63,13 +63,7 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = Self.defaults
         enabled = try c.value(.enabled, default: d.enabled)
-        let word = try c.value(.library, default: d.library.rawValue)
-        guard let choice = GPIOLibraryChoice(rawValue: word) else {
-            let all = GPIOLibraryChoice.allCases.map(\.rawValue)
-            throw DecodingError.dataCorruptedError(forKey: .library, in: c, debugDescription:
-                "expected one of \(all.joined(separator: ", ")), found '\(word)'" + (KeySuggestion.closest(to: word, in: all).map { " (did you mean '\($0)'?)" } ?? ""))
-        }
-        library = choice
+        library = try c.word(RawWords<GPIOLibraryChoice>.self, .library, default: d.library)
         wiring = GPIOWiring(chip: try c.value(.chip, default: d.wiring.chip),
                             consumer: try c.value(.consumer, default: d.wiring.consumer),
                             buzzer: try c.section(BuzzerWiring.self, forKey: .buzzer) ?? d.wiring.buzzer,
@@ -80,7 +74,7 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(enabled, forKey: .enabled)
-        try c.encode(library.rawValue, forKey: .library)
+        try c.encode(library, as: RawWords<GPIOLibraryChoice>.self, forKey: .library)
         try c.encode(wiring.chip, forKey: .chip)
         try c.encode(wiring.consumer, forKey: .consumer)
         try c.encode(section: wiring.buzzer, forKey: .buzzer)
@@ -131,7 +125,7 @@ extension BuzzerWiring: ConfigSection {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = GPIOSection.defaults.wiring.buzzer
         self.init(line: try decodeLine(c, .line) ?? d.line,
-                  kind: try c.decodeIfPresent(Word<BuzzerTypeWords>.self, forKey: .type)?.value ?? d.kind,
+                  kind: try c.word(BuzzerTypeWords.self, .type, default: d.kind),
                   toneHz: try c.value(.toneHz, default: d.toneHz),
                   pwmChip: try c.decodeIfPresent(Int.self, forKey: .pwmChip),
                   pwmChannel: try c.value(.pwmChannel, default: d.pwmChannel),
@@ -141,7 +135,7 @@ extension BuzzerWiring: ConfigSection {
     public func encodeConfig(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(line, forKey: .line)
-        try c.encode(Word<BuzzerTypeWords>(kind), forKey: .type)
+        try c.encode(kind, as: BuzzerTypeWords.self, forKey: .type)
         try c.encode(toneHz, forKey: .toneHz)
         try c.encodeOptional(pwmChip, forKey: .pwmChip)
         try c.encode(pwmChannel, forKey: .pwmChannel)
@@ -158,14 +152,14 @@ extension ButtonWiring: ConfigSection {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = GPIOSection.defaults.wiring.button
         self.init(line: try decodeLine(c, .line) ?? d.line,
-                  bias: try c.decodeIfPresent(Word<BiasWords>.self, forKey: .bias)?.value ?? d.bias,
+                  bias: try c.word(BiasWords.self, .bias, default: d.bias),
                   activeLow: try c.value(.activeLow, default: d.activeLow))
     }
 
     public func encodeConfig(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(line, forKey: .line)
-        try c.encode(Word<BiasWords>(bias), forKey: .bias)
+        try c.encode(bias, as: BiasWords.self, forKey: .bias)
         try c.encode(activeLow, forKey: .activeLow)
     }
 
@@ -199,11 +193,9 @@ private func decodeLine<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) 
 }
 
 enum BuzzerTypeWords: WordList {
-    static let name = "BuzzerType"
     static var words: [(word: String, value: BuzzerWiring.Kind)] { GPIOSection.buzzerTypes.map { ($0.word, $0.kind) } }
 }
 
 enum BiasWords: WordList {
-    static let name = "Bias"
     static var words: [(word: String, value: LineBias)] { GPIOSection.biases.map { ($0.word, $0.bias) } }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// `sensor:` — the accelerometer, or a recording replayed in its place.
 public struct SensorSection: ConfigSection, Codable, Equatable {
     /// How samples are taken from the IIO device.
-    public enum Mode: String, ConfigChoice {
+    public enum Mode: String, CaseIterable, Sendable {
         /// The driver's buffer when it has one, else polling the `_raw` attributes.
         case auto
         /// The driver's buffer only (fails on drivers without one).
@@ -50,7 +50,7 @@ public struct SensorSection: ConfigSection, Codable, Equatable {
         uri = try c.value(.uri, default: uri)
         if Self.uriSchemes.contains(uri + ":") { uri += ":" }
         device = try c.decodeIfPresent(String.self, forKey: .device)
-        mode = try c.value(.mode, default: mode)
+        mode = try c.word(RawWords<Mode>.self, .mode, default: mode)
         rangeG = try c.value(.rangeG, default: rangeG)
         mountMatrix = try c.decodeIfPresent([[Double]].self, forKey: .mountMatrix)
         replay = try c.decodeIfPresent(String.self, forKey: .replay)
@@ -61,7 +61,7 @@ public struct SensorSection: ConfigSection, Codable, Equatable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(uri, forKey: .uri)
         try c.encodeOptional(device, forKey: .device)
-        try c.encode(mode, forKey: .mode)
+        try c.encode(mode, as: RawWords<Mode>.self, forKey: .mode)
         try c.encode(rangeG, forKey: .rangeG)
         try c.encodeOptional(mountMatrix, forKey: .mountMatrix)
         try c.encodeOptional(replay, forKey: .replay)
@@ -108,8 +108,8 @@ extension SensorCPU: ConfigSection {
             return
         }
         let word = try c.decode(String.self)
-        guard let cpu = SensorCPU(word) else {
-            throw DecodingError.dataCorruptedError(in: c, debugDescription: "'\(word)' is not a CPU: use last, any or a CPU number")
+        guard let cpu = SensorCPUWords.value(named: word) ?? Int(word).map(SensorCPU.number) else {
+            throw DecodingError.dataCorruptedError(in: c, debugDescription: SensorCPUWords.mismatch(word, orElse: "a CPU number"))
         }
         self = cpu
     }
@@ -125,4 +125,9 @@ extension SensorCPU: ConfigSection {
 
     /// Checked by ``SensorSection``, which knows the range.
     public func problems(at path: [String]) -> [ConfigProblem] { [] }
+}
+
+/// The words of `sensor.cpu` (besides a CPU number).
+enum SensorCPUWords: WordList {
+    static let words: [(word: String, value: SensorCPU)] = [("last", .last), ("any", .any)]
 }

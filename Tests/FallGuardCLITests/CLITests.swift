@@ -125,6 +125,17 @@ import FallGuardTestSupport
         #expect(r.stderr.contains("\(file):7: policy.retry.initial"), "\(r.stderr)")
     }
 
+    /// Issue 29: a misspelt word stops start-up (78) with the words and the closest one.
+    @Test func checkConfigSuggestsTheClosestWord() throws {
+        let dir = TempDirectory()
+        let file = dir.write("config.yaml", "log: {level: info}\ngpio:\n  buzzer: {type: pasive}\n", mode: 0o600)
+        let r = try fallguard(["check-config", "--config", file, "--no-hardware"])
+        #expect(r.status == 78, "\(r.status) \(r.stderr)")
+        #expect(r.stderr.contains("1 configuration error"), "\(r.stderr)")   // the word alone stops start-up
+        #expect(r.stderr.contains("\(file):3: gpio.buzzer.type: expected one of active, passive, found 'pasive' (did you mean 'passive'?)"),
+                "\(r.stderr)")
+    }
+
     @Test func detectorsListsSettingsWithUnits() throws {
         let r = try fallguard("detectors")
         #expect(r.status == 0)

@@ -179,7 +179,7 @@ struct ConfigDocumentTests {
 
     @Test func unknownDetectorNameIsReported() {
         let r = check("detector:\n  name: magic\n")
-        #expect(r.lines == ["config.yaml:2: detector.name: unknown detector 'magic' (known: \(DetectorCatalog.names.joined(separator: ", ")))"])
+        #expect(r.lines == ["config.yaml:2: detector.name: expected one of \(DetectorCatalog.names.joined(separator: ", ")), found 'magic'"])
     }
 
     @Test func warningsDoNotStopStartUpButErrorsDo() {

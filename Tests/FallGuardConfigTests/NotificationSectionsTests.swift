@@ -99,7 +99,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         let problems = try decode(json).errors
         #expect(problems.first { $0.key == "policy.fall.broadcast.1" }?.message.contains("unknown channel 'pager'") == true)
         #expect(problems.first { $0.key == "channels.odd.type" }?.message
-            == "unknown channel type 'carrier-pigeon' (known: twilio-sms, twilio-call, webhook, exec, console, mqtt, email)")
+            == "expected one of twilio-sms, twilio-call, webhook, exec, console, mqtt, email, found 'carrier-pigeon'")
     }
 
     @Test func aChannelInTheWrongListIsReported() throws {
