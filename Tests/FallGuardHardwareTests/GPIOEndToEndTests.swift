@@ -213,6 +213,7 @@ struct PassiveBuzzerTests {
         // 250 Hz: a change every 2 ms (the median spacing inside the bursts; the tone thread keeps
         // an absolute schedule, so late wake-ups do not stretch it).
         let spacing = [a, b].flatMap { zip($0, $0.dropFirst()).map { $1 - $0 } }.sorted()
+        try #require(spacing.count >= 20, "a tone, not single switchings: \(shape)")
         let median = spacing[spacing.count / 2]
         #expect(abs(median - 2) <= 0.25, "median change spacing \(median) ms, 2 ms at 250 Hz")
         for (i, burst) in [a, b].enumerated() {
