@@ -69,9 +69,10 @@ struct DaemonEndToEndTests {
         // The start-up log and the status name the library.
         let named = lib == .v2 ? "gpio: libgpiod 2." : "gpio: libgpiod 1.6"
         #expect(run.stderr.contains(named) && run.stderr.contains("(gpio.library: \(lib.rawValue))"), "\(run.stderr)")
-        usleep(1_500_000)
-        let status = try String(contentsOfFile: state + "/status.json", encoding: .utf8)
-        #expect(status.contains(#""gpio" : "libgpiod \#(lib == .v2 ? "2." : "1.6")"#), "\(status)")
+        // The status service writes status.json once a second: wait for it rather than 1.5 s.
+        let gpioStatus = #""gpio" : "libgpiod \#(lib == .v2 ? "2." : "1.6")"#
+        func status() -> String { (try? String(contentsOfFile: state + "/status.json", encoding: .utf8)) ?? "" }
+        #expect(await until(10) { status().contains(gpioStatus) }, "\(status())")
         #expect(run.waitForLog("fall suspected", timeout: 20), "\(run.stderr)")
         usleep(1_500_000)
         #expect(try run.ctl("hold 17 200").hasPrefix("ok"))

@@ -127,11 +127,18 @@ import Testing
         #expect(daemon.problems.first?.contains("incident log: cannot open") == true, "\(daemon.problems)")
         let run = Task { try await daemon.run(duration: 40) }
         defer { run.cancel() }
-        // Before the fall (8.2 s in), the LED blinks the fault pattern (three blinks a 1.75 s),
-        // not the monitoring heartbeat (one a 2 s).
-        try await Task.sleep(for: .seconds(5))
-        let blinks = gpio.levels(of: "GPIO27").filter(\.active).count
-        #expect(blinks >= 6, "\(blinks) blinks in 5 s")
+        // Before the fall (8.2 s in), the LED blinks the fault pattern (three blinks 250 ms apart,
+        // the next three 1.75 s after the first), not the monitoring heartbeat (one every 2 s) nor
+        // the countdown (one every 200 ms): judged on the levels' own times, as soon as a full
+        // period has played, not by counting blinks in a fixed 5 s that a slow start eats into.
+        func faultPeriod() -> Bool {
+            let on = gpio.levels(of: "GPIO27").filter(\.active).map { Double($0.nanoseconds) / 1e9 }
+            return on.count >= 4 && (0..<(on.count - 3)).contains { i in
+                let gaps = (0..<3).map { on[i + $0 + 1] - on[i + $0] }
+                return gaps[0] > 0.2 && gaps[0] < 0.3 && gaps[1] > 0.2 && gaps[1] < 0.3 && gaps[2] > 1.1 && gaps[2] < 1.4
+            }
+        }
+        #expect(await until(8) { faultPeriod() }, "the fault pattern: \(gpio.levels(of: "GPIO27").filter(\.active).map(\.nanoseconds))")
         #expect(await until(25) { Self.fallAlerts(dir).count == 1 }, "the fall alert still goes out")
         let status = try DaemonStatus.read(from: dir.path + "/state")
         #expect(status.problems?.contains { $0.contains("incident log") } == true, "\(status.problems ?? [])")

@@ -90,7 +90,9 @@ struct GPIOEndToEndTests {
         #expect(kinds == ["pressed", "held", "released"], "\(run.stdout)")
         let r = try #require(run.events.first { $0["event"] as? String == "released" })
         #expect(r["press"] as? String == "long")
-        #expect(abs((r["duration_ms"] as? Double ?? 0) - 2300) < 100)
+        // Against the hold the emulator actually made (its release timer runs late under load).
+        let held = try #require(try run.heldMs(offset: 17))
+        #expect(held >= 2300 && abs((r["duration_ms"] as? Double ?? 0) - held) < 100, "\(r), held \(held) ms")
     }
 
     /// Released 50 ms before the long-press time with a 100 ms debounce: short, and never "held"
@@ -98,16 +100,27 @@ struct GPIOEndToEndTests {
     /// has passed in real time: the button's clock runs the period behind to wait for it).
     @Test(arguments: GPIOLib.allCases)
     func releasedJustBeforeTheLongPressTimeIsAShortPress(lib: GPIOLib) throws {
-        let run = try GPIOEmulatorRun(["gpio", "--library", lib.rawValue, "--button", "GPIO17", "--debounce-ms", "100", "--duration", "3.5"],
-                                      library: lib)
-        try #require(run.waitFor("ready") != nil, "\(run.stderr)")
-        #expect(try run.ctl("hold 17 1950").hasPrefix("ok"))
-        #expect(run.wait() == 0)
-        let kinds = run.events.compactMap { $0["event"] as? String }.filter { ["pressed", "held", "released"].contains($0) }
-        #expect(kinds == ["pressed", "released"], "\(run.stdout)")
-        let r = try #require(run.events.first { $0["event"] as? String == "released" })
-        #expect(r["press"] as? String == "short")
-        #expect(abs((r["duration_ms"] as? Double ?? 0) - 1950) < 20, "\(r)")
+        // The emulator's release timer runs late under load: a hold it made 1990 ms or longer
+        // does not test "just before" (2000 ms is long); such a run is made again, up to 3 times.
+        for attempt in 1...3 {
+            let run = try GPIOEmulatorRun(["gpio", "--library", lib.rawValue, "--button", "GPIO17", "--debounce-ms", "100", "--duration", "3.5"],
+                                          library: lib)
+            try #require(run.waitFor("ready") != nil, "\(run.stderr)")
+            #expect(try run.ctl("hold 17 1950").hasPrefix("ok"))
+            #expect(run.wait() == 0)
+            let held = try #require(try run.heldMs(offset: 17))
+            if held >= 1990, attempt < 3 {
+                print("\(lib.testDescription): the emulator held \(held) ms, not 1950: again")
+                continue
+            }
+            #expect(held < 1990, "the emulator held \(held) ms in 3 attempts")
+            let kinds = run.events.compactMap { $0["event"] as? String }.filter { ["pressed", "held", "released"].contains($0) }
+            #expect(kinds == ["pressed", "released"], "\(run.stdout)")
+            let r = try #require(run.events.first { $0["event"] as? String == "released" })
+            #expect(r["press"] as? String == "short")
+            #expect(abs((r["duration_ms"] as? Double ?? 0) - held) < 20, "\(r), held \(held) ms")
+            return
+        }
     }
 
     @Test(arguments: GPIOLib.allCases)
@@ -174,6 +187,10 @@ struct LibGPIOD2BarTests {
 }
 
 /// A passive buzzer: the line toggles at the tone frequency only while the pattern is on.
+/// Judged on the emulator's own stamps (each taken in fallguard at its ioctl), bursts against
+/// each other: a burst's first toggle may come a few ms after the pattern switched on (the tone
+/// thread wakes late under load), and a toggle slot missed by more than a half period restarts
+/// the wave, so the count has a margin while the spacing, spans and silences stay tight.
 @Suite(.serialized, .enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
 struct PassiveBuzzerTests {
     @Test(arguments: GPIOLib.allCases)
@@ -182,12 +199,36 @@ struct PassiveBuzzerTests {
         #expect(run.wait() == 0, "\(run.stderr)")
         let lv = try run.levels(offset: 18)
         let t0 = try #require(lv.first { $0.value == 1 }).t
-        let ms = lv.map { Double($0.t - t0) / 1e6 }
-        // 250 Hz: a change every 2 ms during 0–200 ms and 500–700 ms, none in 205–495 ms.
-        let firstBurst = ms.filter { $0 >= 0 && $0 < 200 }.count
-        #expect(firstBurst >= 80 && firstBurst <= 101, "\(firstBurst) changes in the first 200 ms")
-        #expect(ms.filter { $0 > 205 && $0 < 495 }.isEmpty, "silent between the beeps")
-        #expect(ms.filter { $0 >= 500 && $0 < 700 }.count >= 80)
+        let ms = lv.map { Double($0.t - t0) / 1e6 }.filter { $0 >= 0 }
+        // Bursts: runs of changes with no gap over 100 ms (the tone changes every 2 ms, the
+        // pattern is off for 300 ms).
+        var bursts: [[Double]] = []
+        for t in ms {
+            if let last = bursts.last?.last, t - last <= 100 { bursts[bursts.count - 1].append(t) } else { bursts.append([t]) }
+        }
+        let shape = bursts.map { String(format: "%d changes %.1f–%.1f ms", $0.count, $0.first!, $0.last!) }
+        print("\(lib.testDescription) tone bursts: \(shape)")
+        try #require(bursts.count >= 2, "two bursts in 0.7 s: \(shape)")
+        let (a, b) = (bursts[0], bursts[1])
+        // 250 Hz: a change every 2 ms (the median spacing inside the bursts; the tone thread keeps
+        // an absolute schedule, so late wake-ups do not stretch it).
+        let spacing = [a, b].flatMap { zip($0, $0.dropFirst()).map { $1 - $0 } }.sorted()
+        try #require(spacing.count >= 20, "a tone, not single switchings: \(shape)")
+        let median = spacing[spacing.count / 2]
+        #expect(abs(median - 2) <= 0.25, "median change spacing \(median) ms, 2 ms at 250 Hz")
+        for (i, burst) in [a, b].enumerated() {
+            // Fills the 200 ms on-time (its start may be late by a wake-up, its end by the
+            // player's), toggling throughout: most of the 100 slots, no hole over 20 ms.
+            let span = burst.last! - burst.first!
+            #expect(span >= 180 && span <= 215, "burst \(i) lasts \(span) ms, the on-time is 200 ms")
+            #expect(burst.count >= 60 && burst.count <= 110, "burst \(i): \(burst.count) changes, 100 at 250 Hz in 200 ms")
+            let hole = zip(burst, burst.dropFirst()).map { $1 - $0 }.max() ?? 0
+            #expect(hole <= 20, "burst \(i): a \(hole) ms hole in the tone")
+        }
+        // Silent between the beeps, and the second burst 500 ms after the first (the player's
+        // absolute schedule; each start may be late by a wake-up).
+        #expect(b.first! - a.last! >= 270, "silence \(b.first! - a.last!) ms between the beeps, the off-time is 300 ms")
+        #expect(abs(b.first! - a.first! - 500) <= 25, "second burst at \(b.first! - a.first!) ms, the period is 500 ms")
         #expect(lv.last?.value == 0)
     }
 }

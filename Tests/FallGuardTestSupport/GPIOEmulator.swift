@@ -172,6 +172,29 @@ public final class GPIOEmulatorRun: @unchecked Sendable {
     }
 }
 
+extension GPIOEmulatorRun {
+    /// `(t_ns, physical value)` of every level change of input `offset` (a press or release
+    /// through the control socket), stamped by the emulator when it applied it.
+    public func inputs(offset: Int) throws -> [(t: Int64, value: Int)] {
+        try String(contentsOfFile: logPath, encoding: .utf8).split(separator: "\n").compactMap { line in
+            guard let r = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  r["event"] as? String == "input", r["offset"] as? Int == offset,
+                  let t = (r["t_ns"] as? NSNumber)?.int64Value, let v = r["value"] as? Int else { return nil }
+            return (t, v)
+        }
+    }
+
+    /// How long the emulator actually held input `offset` low (its first press to the next
+    /// release, on its own clock), in ms: a `hold` is released by the emulator's timer, late
+    /// under load.
+    public func heldMs(offset: Int) throws -> Double? {
+        let changes = try inputs(offset: offset)
+        guard let press = changes.firstIndex(where: { $0.value == 0 }),
+              let release = changes[press...].first(where: { $0.value == 1 }) else { return nil }
+        return Double(release.t - changes[press].t) / 1e6
+    }
+}
+
 extension Dictionary where Key == String, Value == Any {
     /// A nanosecond time field.
     public func ns(_ key: String) -> Int64? { (self[key] as? NSNumber)?.int64Value }
