@@ -13,20 +13,6 @@ import Testing
     /// This process's open file descriptors.
     static func openDescriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
 
-    static func connect(_ port: Int) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        var flags = fcntl(fd, F_GETFL)
-        flags |= O_NONBLOCK
-        _ = fcntl(fd, F_SETFL, flags)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        return fd
-    }
-
     @Test func idleConnectionsAreCappedAndClosed() async throws {
         let port = freeLoopbackPort()
         let app = try MetricsEndpoint.application(registry: PrometheusCollectorRegistry(), host: "127.0.0.1", port: port,
@@ -36,7 +22,7 @@ import Testing
         let server = Task { try await group.run() }
         try await Task.sleep(for: .seconds(1))   // listening
         let before = Self.openDescriptors()
-        let clients = (0..<40).map { _ in Self.connect(port) }
+        let clients = (0..<40).map { _ in Sockets.connect(port) }
         try await Task.sleep(for: .milliseconds(500))
         let accepted = Self.openDescriptors() - before - clients.count
         #expect(accepted <= 4, "the server holds at most 4 connections, not one per client: \(accepted)")

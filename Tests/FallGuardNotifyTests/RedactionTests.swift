@@ -56,17 +56,15 @@ private struct QuotingChannel: NotificationChannel {
         #expect(!said.contains("AAHk-Secret_tok3n") && !said.contains("987654321") && said.contains("api.telegram.org"), "\(said)")
     }
 
-    /// The Telegram URL's token, through test-alert and the outbox's receipt, as in the issue.
-    @Test func aTokenInTheMiddleOfAWebhookPathIsInNoOutput() async throws {
+    /// A webhook to the loopback receiver at `path`, sent by `fallguard test-alert` and through
+    /// the outbox: what test-alert printed and the receipt the outbox stored.
+    func webhookOutputs(path: String) async throws -> (printed: String, receipt: String?) {
         let receiver = try Receiver()
         var settings = testSettings(receiver)
-        let token = "bot123456789:AAHk-Secret_tok3n"
-        settings.channels["hook"] = WebhookOptions(url: receiver.base + "/\(token)/sendMessage?chat_id=987654321")
+        settings.channels["hook"] = WebhookOptions(url: receiver.base + path)
         let json = try writeSettings(settings, to: temporaryFolder())
         let printed = try runFallguard(["test-alert", "--settings-json", json, "--channel", "hook"])
         #expect(printed.status == 0 && printed.output.contains("hook: sent"), "\(printed.output)")
-        #expect(!printed.output.contains("AAHk-Secret_tok3n") && !printed.output.contains("987654321"), "\(printed.output)")
-
         let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: settings)
         try outbox.enqueue(fallAlert("FG-9"))
         let drained = try await withWorker(outbox) {
@@ -74,7 +72,14 @@ private struct QuotingChannel: NotificationChannel {
         }
         #expect(drained)
         let row = try #require(try outbox.deliveries().first { $0.channel == "hook" })
-        #expect(row.receipt?.contains("AAHk-Secret_tok3n") == false && row.receipt?.contains(SecretRedactor.mask) == true, "\(row.receipt ?? "")")
+        return (printed.output, row.receipt)
+    }
+
+    /// The Telegram URL's token, through test-alert and the outbox's receipt, as in the issue.
+    @Test func aTokenInTheMiddleOfAWebhookPathIsInNoOutput() async throws {
+        let (printed, receipt) = try await webhookOutputs(path: "/bot123456789:AAHk-Secret_tok3n/sendMessage?chat_id=987654321")
+        #expect(!printed.contains("AAHk-Secret_tok3n") && !printed.contains("987654321"), "\(printed)")
+        #expect(receipt?.contains("AAHk-Secret_tok3n") == false && receipt?.contains(SecretRedactor.mask) == true, "\(receipt ?? "")")
     }
 
     @Test func urlsGiveUpTheirSecretParts() {
@@ -101,21 +106,8 @@ private struct QuotingChannel: NotificationChannel {
 
     /// The webhook's receipt quotes its URL; the outbox keeps it and test-alert prints it.
     @Test func theOutboxAndTestAlertKeepNoWebhookId() async throws {
-        let receiver = try Receiver()
-        var settings = testSettings(receiver)
-        settings.channels["hook"] = WebhookOptions(url: receiver.base + "/api/webhook/ha-webhook-id-123")
-        let json = try writeSettings(settings, to: temporaryFolder())
-        let printed = try runFallguard(["test-alert", "--settings-json", json, "--channel", "hook"])
-        #expect(printed.status == 0 && printed.output.contains("hook: sent"), "\(printed.output)")
-        #expect(!printed.output.contains("ha-webhook-id-123"), "\(printed.output)")
-
-        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: settings)
-        try outbox.enqueue(fallAlert("FG-9"))
-        let drained = try await withWorker(outbox) {
-            try await until { try outbox.deliveries().contains { $0.channel == "hook" && $0.state == .sent } }
-        }
-        #expect(drained)
-        let row = try #require(try outbox.deliveries().first { $0.channel == "hook" })
-        #expect(row.receipt?.contains(SecretRedactor.mask) == true && row.receipt?.contains("ha-webhook-id-123") == false, "\(row.receipt ?? "")")
+        let (printed, receipt) = try await webhookOutputs(path: "/api/webhook/ha-webhook-id-123")
+        #expect(!printed.contains("ha-webhook-id-123"), "\(printed)")
+        #expect(receipt?.contains(SecretRedactor.mask) == true && receipt?.contains("ha-webhook-id-123") == false, "\(receipt ?? "")")
     }
 }
