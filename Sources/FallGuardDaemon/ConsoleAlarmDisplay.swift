@@ -52,7 +52,7 @@ public final class ConsoleAlarmDisplay: Sendable {
 
     func statusLine() -> String {
         guard let e = shown.withLock({ $0.engine }) else { return "" }
-        let now = Double(monotonicNanoseconds()) * 1e-9
+        let now = MonotonicClock.seconds()
         var text: String
         switch e.state {
         case .monitoring: text = "monitoring"

@@ -28,9 +28,9 @@ public struct ProgramStart: Sendable {
     public let usage: ProcessUsage
 
     /// Now: call it first thing in a command.
-    public static func now() -> ProgramStart { ProgramStart(nanoseconds: monotonicNanoseconds(), usage: .current()) }
+    public static func now() -> ProgramStart { ProgramStart(nanoseconds: MonotonicClock.nanoseconds(), usage: .current()) }
 
-    public var seconds: Double { Double(monotonicNanoseconds() - nanoseconds) * 1e-9 }
+    public var seconds: Double { Double(MonotonicClock.nanoseconds() - nanoseconds) * 1e-9 }
 }
 
 /// `fallguard run`: sensor → ring buffer → detector → alert engine → buzzer / LED / button →
@@ -150,12 +150,12 @@ public final class Daemon: Sendable {
         }
         // Last of what can fail: a failure after it would drop an HTTP client never shut down.
         notifiers = try Notifiers(configuration: configuration, logger: logger, onDeliveryPass: {
-            liveness.pass(Daemon.deliveryWorker, nowNanoseconds: monotonicNanoseconds())
+            liveness.pass(Daemon.deliveryWorker, nowNanoseconds: MonotonicClock.nanoseconds())
         })
         alarm = AlarmController(alert: alert, button: settings.buttonTimings, patterns: settings.patterns,
                                 buzzer: self.outputs.buzzer, led: self.outputs.led, button: self.outputs.button,
                                 sink: notifiers.sink, incidentLog: incidentLog, logger: Logger(label: "fallguard.alarm"))
-        alarm.onPass = { liveness.pass(Daemon.alarmThread, nowNanoseconds: monotonicNanoseconds()) }
+        alarm.onPass = { liveness.pass(Daemon.alarmThread, nowNanoseconds: MonotonicClock.nanoseconds()) }
         let recording = configuration.recording
         let outbox = notifiers.outbox
         recorder = FieldRecorder(
@@ -277,7 +277,7 @@ public final class Daemon: Sendable {
 
     /// Runs every service until SIGTERM / SIGINT, or for `duration` seconds.
     public func run(duration: Double? = nil) async throws {
-        let now = monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         for part in [Self.alarmThread, Self.deliveryWorker] {
             liveness.watch(part, allowanceNanoseconds: Self.livenessAllowance, nowNanoseconds: now)
         }
@@ -324,7 +324,7 @@ public final class Daemon: Sendable {
 
     /// What keeps alerts from going out or the record from being kept; empty when all is well.
     public var problems: [String] {
-        let stalled = liveness.stalled(nowNanoseconds: monotonicNanoseconds())
+        let stalled = liveness.stalled(nowNanoseconds: MonotonicClock.nanoseconds())
             .map { "\($0.part) has not gone round for \(Int($0.silentSeconds)) s (the watchdog is no longer fed)" }
         return [stateDirectoryProblem].compactMap { $0 } + notifiers.problems + [incidentLog.problem].compactMap { $0 }
             + recorder.problems + stalled
@@ -336,7 +336,7 @@ public final class Daemon: Sendable {
     }
 
     @Sendable func pingWatchdog() {
-        do { _ = try watchdog?.tick(nowNanoseconds: monotonicNanoseconds()) } catch {
+        do { _ = try watchdog?.tick(nowNanoseconds: MonotonicClock.nanoseconds()) } catch {
             logger.warning("systemd watchdog: \(error)")
         }
     }
@@ -379,7 +379,7 @@ public final class Daemon: Sendable {
         }
         guard send, let problem else { return }
         let alert = Alert(kind: .deviceProblem, incident: "\(incidentPrefix)-storage-\(Int(Date().timeIntervalSince1970))",
-                          time: Double(monotonicNanoseconds()) * 1e-9,
+                          time: MonotonicClock.seconds(),
                           sensorFault: SensorFault(.storage, device: "state directory \(configuration.stateDirectory)", detail: problem))
         logger.critical("\(alert.incident): the state directory cannot store alerts; the helpers are told (device-problem alert)")
         do { try notifiers.sink.deliver(alert) } catch {
@@ -409,7 +409,7 @@ public final class Daemon: Sendable {
     func dispatchInterruptedCountdown() {
         guard case let .countdown(c) = alarm.snapshot.state else { return }
         logger.critical("\(c.incident): shutting down during the countdown; the fall alert goes out now")
-        let alert = c.fallAlert(at: Double(monotonicNanoseconds()) * 1e-9)
+        let alert = c.fallAlert(at: MonotonicClock.seconds())
         do { try notifiers.sink.deliver(alert) } catch {
             logger.critical("\(c.incident): the fall alert could NOT be handed to the notifiers: \(error)")
         }
@@ -421,7 +421,7 @@ public final class Daemon: Sendable {
         guard let lost = InterruptedIncident.find(inLog: incidentLog.lines(), now: Date().timeIntervalSince1970),
               (try? notifiers.outbox.knows(incident: lost.incident)) != true else { return nil }
         logger.critical("\(lost.incident): the last process ended during the countdown before its alert was stored; the fall alert goes out now")
-        let time = Double(monotonicNanoseconds()) * 1e-9
+        let time = MonotonicClock.seconds()
         let alert = Alert(kind: .fall, incident: lost.incident, time: time, fall: lost.fall)
         try? notifiers.sink.deliver(alert)
         try? incidentLog.append(IncidentEvent(time: time, incident: lost.incident, event: .countdownExpired,
@@ -492,7 +492,7 @@ public final class Daemon: Sendable {
     func currentStatus(engine: AlertEngine, sensor: SensorLoop.SensorState, samples: Int) -> DaemonStatus {
         let configuration = self.configuration
         var remaining: Double?
-        if case let .countdown(c) = engine.state { remaining = c.remaining(at: Double(monotonicNanoseconds()) * 1e-9) }
+        if case let .countdown(c) = engine.state { remaining = c.remaining(at: MonotonicClock.seconds()) }
         return DaemonStatus(
             pid: getpid(), version: fallguardVersion, started: isoTimestamp(started), updated: isoTimestamp(),
             readyMs: readyMilliseconds.withLock { $0 },

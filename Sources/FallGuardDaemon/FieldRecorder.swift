@@ -237,5 +237,5 @@ public final class FieldRecorder: Sendable {
         if was != nil { logger.notice("\(part): written again") }
     }
 
-    private func monotonic() -> Double { Double(monotonicNanoseconds()) * 1e-9 }
+    private func monotonic() -> Double { MonotonicClock.seconds() }
 }

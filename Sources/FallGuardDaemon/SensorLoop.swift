@@ -96,7 +96,7 @@ public final class SensorLoop: Sendable {
         while keepGoing() {
             if let next = takePendingDetector() { pipeline.replaceDetector(next) }
             let before = pipeline.rawSamples
-            pipeline.poll(now: Double(monotonicNanoseconds()) * 1e-9) { output in
+            pipeline.poll(now: MonotonicClock.seconds()) { output in
                 switch output {
                 case let .opened(info):
                     device.withLock { $0.info = info }

@@ -25,7 +25,7 @@ struct SensorService: Service {
         let (recorder, live) = (d.recorder, d.live)
         d.loop.start(logger: d.logger, afterPass: d.pingWatchdog, onSample: { sample in
             recorder.tap(sample)
-            live.offer(sample, monotonicNow: Double(monotonicNanoseconds()) * 1e-9, wallNow: Date().timeIntervalSince1970)
+            live.offer(sample, monotonicNow: MonotonicClock.seconds(), wallNow: Date().timeIntervalSince1970)
         }) { output in d.sensorOutput(output) }
         d.announceReady()
         try? await gracefulShutdown()

@@ -90,14 +90,14 @@ struct AlarmCommand: ParsableCommand {
         defer { signals.forEach { $0.cancel() } }
         controller.start()
         display?.start(controller)
-        emit(#"{"event":"ready","t_ns":\#(monotonicNanoseconds()),"incidents":\#(quoted(log.path))}"#)
+        emit(#"{"event":"ready","t_ns":\#(MonotonicClock.nanoseconds()),"incidents":\#(quoted(log.path))}"#)
 
         let fired: @Sendable (FallSuspected) -> Void = { fall in
-            emit(#"{"event":"fall-suspected","t_ns":\#(monotonicNanoseconds()),"impact":\#(fall.impactTime),"peak":\#(fall.peak)}"#)
+            emit(#"{"event":"fall-suspected","t_ns":\#(MonotonicClock.nanoseconds()),"impact":\#(fall.impactTime),"peak":\#(fall.peak)}"#)
             controller.fallSuspected(fall)
         }
-        let until = duration.map { monotonicNanoseconds() + $0.nanoseconds }
-        let keepGoing = { !stop.load(ordering: .acquiring) && until.map { monotonicNanoseconds() < $0 } ?? true }
+        let until = duration.map { MonotonicClock.nanoseconds() + $0.nanoseconds }
+        let keepGoing = { !stop.load(ordering: .acquiring) && until.map { MonotonicClock.nanoseconds() < $0 } ?? true }
         if let recording {
             let samples: [AccelerationSample]
             do { samples = try RecordingFile.read(path: recording).samples } catch {
@@ -115,14 +115,14 @@ struct AlarmCommand: ParsableCommand {
                 switch output {
                 case let .opened(info): name = "\(info.id) (\(info.name))"
                 case let .health(change):
-                    emit(#"{"event":"\#(change.isFault ? "fault" : "recovered")","problem":"\#(change.problem.rawValue)","t_ns":\#(monotonicNanoseconds())}"#)
+                    emit(#"{"event":"\#(change.isFault ? "fault" : "recovered")","problem":"\#(change.problem.rawValue)","t_ns":\#(MonotonicClock.nanoseconds())}"#)
                     controller.sensorHealth(change, device: name)
                 case let .detection(fall): fired(fall)
                 }
             }
             source.stopAndWait()
         } else {
-            while keepGoing() { sleepUntil(nanoseconds: monotonicNanoseconds() + 20_000_000) }
+            while keepGoing() { MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 20_000_000) }
         }
         display?.stop()
         controller.stop()
@@ -138,15 +138,15 @@ struct SensorReplay {
 
     mutating func run(while keepGoing: () -> Bool, _ fired: (FallSuspected) -> Void) {
         guard let first = samples.first else { return }
-        let start = monotonicNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         var next = 0
         while keepGoing() {
-            let elapsed = Double(monotonicNanoseconds() - start) * 1e-9
+            let elapsed = Double(MonotonicClock.nanoseconds() - start) * 1e-9
             while next < samples.count, samples[next].time - first.time <= elapsed {
                 if let d = detector.process(samples[next]) { fired(d) }
                 next += 1
             }
-            sleepUntil(nanoseconds: monotonicNanoseconds() + 5_000_000)
+            MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 5_000_000)
         }
     }
 }

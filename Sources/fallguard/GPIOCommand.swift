@@ -94,10 +94,10 @@ struct GPIOCommand: ParsableCommand {
         abort?.onRawEdge = { e in emit(#"{"event":"edge","active":\#(e.active),"t_ns":\#(e.timestampNanoseconds)}"#) }
         abort?.start { e in emit(buttonLine(e)) }
         if let played { for p in players { p.play(played) } }
-        emit(#"{"event":"ready","t_ns":\#(monotonicNanoseconds())}"#)
-        let end = monotonicNanoseconds() + duration.nanoseconds
-        while !stop.load(ordering: .acquiring), monotonicNanoseconds() < end {
-            sleepUntil(nanoseconds: min(end, monotonicNanoseconds() + 20_000_000))
+        emit(#"{"event":"ready","t_ns":\#(MonotonicClock.nanoseconds())}"#)
+        let end = MonotonicClock.nanoseconds() + duration.nanoseconds
+        while !stop.load(ordering: .acquiring), MonotonicClock.nanoseconds() < end {
+            MonotonicClock.sleep(until: min(end, MonotonicClock.nanoseconds() + 20_000_000))
         }
         abort?.stop()
         players.forEach { $0.stop() }

@@ -41,9 +41,9 @@ struct RecordCommand: ParsableCommand {
         var resampler: Resampler?
         var origin: Double?
         var written = 0
-        let started = monotonicNanoseconds()
+        let started = MonotonicClock.nanoseconds()
         while !stop.load(ordering: .acquiring) {
-            if let duration, Double(monotonicNanoseconds() - started) * 1e-9 >= duration.value { break }
+            if let duration, Double(MonotonicClock.nanoseconds() - started) * 1e-9 >= duration.value { break }
             source.events.drain { event in
                 switch event {
                 case .opened(let info):

@@ -65,18 +65,18 @@ struct WatchCommand: ParsableCommand {
         }
         nonisolated(unsafe) let file = arrivals
         source.start()
-        let started = monotonicNanoseconds()
+        let started = MonotonicClock.nanoseconds()
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
         let endNs = duration.map { started + $0.nanoseconds } ?? .max
         let json = json   // read once: property wrappers are not free in a loop that runs 40 times a second
         // Start-up (libiio context, device set-up) is measured apart from the steady capture.
         var atOpen: (usage: ProcessUsage, t: Int64)?
-        let pipeline = loop.run(while: { !stop.load(ordering: .acquiring) && monotonicNanoseconds() < endNs },
+        let pipeline = loop.run(while: { !stop.load(ordering: .acquiring) && MonotonicClock.nanoseconds() < endNs },
                                 prepare: { p in
-                                    if let file { p.onRawSample = { s in fputs("\(monotonicNanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) } }
+                                    if let file { p.onRawSample = { s in fputs("\(MonotonicClock.nanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) } }
                                 }) { output in
-            if case .opened = output, atOpen == nil { atOpen = (ProcessUsage.current(), monotonicNanoseconds()) }
+            if case .opened = output, atOpen == nil { atOpen = (ProcessUsage.current(), MonotonicClock.nanoseconds()) }
             print(line(output, enc))
             flushStandardOutput()
         }
@@ -87,7 +87,7 @@ struct WatchCommand: ParsableCommand {
         let gaps = pipeline?.resampler?.gaps ?? 0
         let summary = "raw samples \(rawSamples), detector samples \(detectorSamples), overruns \(source.samples.overruns), gaps \(gaps), CPU \(String(format: "%.3f", usage.cpuSeconds)) s, max RSS \(usage.maxResidentKiB) KiB"
         if json {
-            let end = monotonicNanoseconds()
+            let end = MonotonicClock.nanoseconds()
             let running = atOpen.map { #","cpu_s_since_open":\#(usage.cpuSeconds - $0.usage.cpuSeconds),"wall_s_since_open":\#(Double(end - $0.t) * 1e-9)"# } ?? ""
             print(#"{"event":"summary","raw_samples":\#(rawSamples),"detector_samples":\#(detectorSamples),"overruns":\#(source.samples.overruns),"gaps":\#(gaps),"cpu_s":\#(usage.cpuSeconds),"max_rss_kib":\#(usage.maxResidentKiB),"wall_s":\#(Double(end - started) * 1e-9)\#(running),"cpu":"\#(sensorCPU)"}"#)
         } else {

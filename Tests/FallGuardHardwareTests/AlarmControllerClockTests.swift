@@ -15,16 +15,16 @@ import FallGuardTestSupport
         let alarm = try AlarmController(settings: settings, buzzer: nil, led: nil, button: nil, sink: sink, incidentLog: nil)
         alarm.start()
         defer { alarm.stop() }
-        let detected = monotonicNanoseconds()
+        let detected = MonotonicClock.nanoseconds()
         alarm.fallSuspected(Self.fall)
         let deadline = detected + 5_000_000_000
         // The edge comes just before (or after) the deadline; the debouncer delivers it 30 ms later.
         let edge = deadline - pressEdgeBeforeDeadlineMs * 1_000_000
-        sleepUntil(nanoseconds: edge + 30_000_000)
+        MonotonicClock.sleep(until: edge + 30_000_000)
         alarm.button(.pressed(at: edge))
-        sleepUntil(nanoseconds: edge + 130_000_000)
+        MonotonicClock.sleep(until: edge + 130_000_000)
         alarm.button(.released(at: edge + 100_000_000, duration: 100_000_000, long: false))
-        sleepUntil(nanoseconds: deadline + 400_000_000)
+        MonotonicClock.sleep(until: deadline + 400_000_000)
         return sink.kinds
     }
 
@@ -65,7 +65,7 @@ import FallGuardTestSupport
         // countdown 5 s + hold 0.13 s + long press 2 s + margin 5 s, less the time taken to arm.
         let fallback = try #require(sink.lock.withLock { sink.fallbacks.first })
         #expect(fallback > 12.0 && fallback <= 12.13)
-        let t = monotonicNanoseconds()
+        let t = MonotonicClock.nanoseconds()
         alarm.button(.pressed(at: t))
         alarm.button(.released(at: t + 80_000_000, duration: 80_000_000, long: false))
         for _ in 0..<300 where sink.snapshot.count < 2 { usleep(10_000) }

@@ -98,7 +98,7 @@ struct AlarmEndToEndTests {
         let c = try AlarmController(settings: alarmSection(longPress: 0.5), buzzer: nil, led: nil, button: nil,
                                     sink: sink, incidentLog: try IncidentLog(stateDirectory: dir))
         c.start()
-        c.button(.pressed(at: monotonicNanoseconds()))
+        c.button(.pressed(at: MonotonicClock.nanoseconds()))
         for _ in 0..<300 where sink.kinds.isEmpty { usleep(10_000) }
         #expect(sink.kinds == [.helpRequested])
         c.acknowledge(incident: "FG-1", by: "+15550100")

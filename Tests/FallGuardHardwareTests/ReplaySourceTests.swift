@@ -17,9 +17,9 @@ import FallGuardTestSupport
         var faults: [SensorHealthChange] = []
         source.start()
         let seconds = (fall.last!.time - fall[0].time) / 20 + 1.5   // the recording, then rest
-        let end = monotonicNanoseconds() + Int64(seconds * 1e9)
-        while monotonicNanoseconds() < end {
-            pipeline.poll(now: Double(monotonicNanoseconds()) * 1e-9) { output in
+        let end = MonotonicClock.nanoseconds() + Int64(seconds * 1e9)
+        while MonotonicClock.nanoseconds() < end {
+            pipeline.poll(now: MonotonicClock.seconds()) { output in
                 switch output {
                 case .opened: opened += 1
                 case .detection(let d): detections.append(d)
@@ -42,8 +42,8 @@ import FallGuardTestSupport
         let source = ReplaySource(name: "short", recording: short, speed: 40)
         source.start()
         var got: [AccelerationSample] = []
-        let end = monotonicNanoseconds() + 1_000_000_000
-        while monotonicNanoseconds() < end, got.count < 200 {
+        let end = MonotonicClock.nanoseconds() + 1_000_000_000
+        while MonotonicClock.nanoseconds() < end, got.count < 200 {
             source.samples.drain { got.append($0) }
             source.waitForData(timeout: 0.05)
         }
@@ -67,8 +67,8 @@ import FallGuardTestSupport
         let source = ReplaySource(name: "demo", recording: fall, speed: 20)   // 800 samples/s
         source.start()
         var got: [AccelerationSample] = []
-        let end = monotonicNanoseconds() + 1_000_000_000
-        while monotonicNanoseconds() < end {
+        let end = MonotonicClock.nanoseconds() + 1_000_000_000
+        while MonotonicClock.nanoseconds() < end {
             source.samples.drain { got.append($0) }
             source.waitForData(timeout: 0.05)
         }

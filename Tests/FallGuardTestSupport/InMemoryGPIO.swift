@@ -36,7 +36,7 @@ public final class InMemoryGPIO: GPIOBackend, Sendable {
     /// Presses (`true`) or releases the button on input `line` now.
     public func set(input line: String, active: Bool) {
         let input = state.withLock { $0.inputs[Self.key(line)] }
-        input?.edge(GPIOEdge(active: active, timestampNanoseconds: monotonicNanoseconds()))
+        input?.edge(GPIOEdge(active: active, timestampNanoseconds: MonotonicClock.nanoseconds()))
     }
 
     fileprivate func request(_ line: String) throws(GPIOError) -> String {
@@ -51,7 +51,7 @@ public final class InMemoryGPIO: GPIOBackend, Sendable {
     }
 
     fileprivate func record(_ key: String, _ active: Bool) {
-        state.withLock { $0.levels[key, default: []].append(Level(active: active, nanoseconds: monotonicNanoseconds())) }
+        state.withLock { $0.levels[key, default: []].append(Level(active: active, nanoseconds: MonotonicClock.nanoseconds())) }
     }
 
     fileprivate func register(_ key: String, _ input: InMemoryEdgeLine) { state.withLock { $0.inputs[key] = input } }

@@ -173,7 +173,7 @@ public final class AlarmController: @unchecked Sendable {
         }
     }
 
-    private func post(_ input: AlertInput, at t: Int64 = monotonicNanoseconds()) {
+    private func post(_ input: AlertInput, at t: Int64 = MonotonicClock.nanoseconds()) {
         condition.withLock {
             inbox.append((input, t))
             condition.signal()
@@ -187,11 +187,11 @@ public final class AlarmController: @unchecked Sendable {
         while true {
             let (effects, snapshot, keepRunning, indicator) = condition.withLock { () -> ([AlertEffect], AlertEngine, Bool, StatusIndicator) in
                 if inbox.isEmpty, running {
-                    let pass = monotonicNanoseconds() + Int64(Self.longestSleep * 1e9)
+                    let pass = MonotonicClock.nanoseconds() + Int64(Self.longestSleep * 1e9)
                     condition.wait(until: min(pass, engine.nextDeadline.map { Int64(($0 * 1e9).rounded(.up)) + hold } ?? pass))
                 }
                 var effects: [AlertEffect] = []
-                let acted = Double(monotonicNanoseconds() - hold) * 1e-9   // deadlines due up to here fire
+                let acted = Double(MonotonicClock.nanoseconds() - hold) * 1e-9   // deadlines due up to here fire
                 let queue = waiting + inbox
                 waiting.removeAll()
                 inbox.removeAll()
@@ -268,7 +268,7 @@ extension AlarmController {
     /// expiry ``AlertSink/deliver(_:)`` stores the alert as it would without arming.
     private func arm(_ alert: Alert, deadline: Double) {
         // The engine acts on its deadline `hold` after CLOCK_MONOTONIC reaches it.
-        let expiry = deadline - Double(monotonicNanoseconds() - hold) * 1e-9
+        let expiry = deadline - Double(MonotonicClock.nanoseconds() - hold) * 1e-9
         do {
             try sink.arm(alert, fallback: max(0, expiry) + alertConfiguration.longPress + Self.fallbackMargin)
         } catch {
@@ -280,21 +280,4 @@ extension AlarmController {
 /// A JSON string literal.
 func jsonString(_ s: String) -> String {
     String(decoding: (try? JSONEncoder().encode(s)) ?? Data("\"\"".utf8), as: UTF8.self)
-}
-
-/// An ``AlertSink`` that writes each alert as one JSON line to standard output (or a closure),
-/// for the demo and tests; the daemon uses the durable outbox.
-public struct ConsoleAlertSink: AlertSink {
-    private let write: @Sendable (String) -> Void
-
-    public init(write: @escaping @Sendable (String) -> Void = { print($0); fflush(nil) }) {
-        self.write = write
-    }
-
-    public func deliver(_ alert: Alert) throws {
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys]
-        let body = String(decoding: try enc.encode(alert), as: UTF8.self)
-        write(#"{"event":"alert","t_ns":\#(monotonicNanoseconds()),"alert":\#(body)}"#)
-    }
 }

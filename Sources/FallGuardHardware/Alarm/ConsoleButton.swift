@@ -53,17 +53,17 @@ public final class ConsoleButton: ButtonSource, @unchecked Sendable {
     private func loop(_ handler: @Sendable (ButtonEvent) -> Void) {
         var fds = [pollfd(fd: 0, events: Int16(POLLIN), revents: 0), pollfd(fd: poller.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         while true {
-            let timeout = releaseAt.map { Int32(clamping: max(0, ($0 - monotonicNanoseconds()) / 1_000_000 + 1)) } ?? -1
+            let timeout = releaseAt.map { Int32(clamping: max(0, ($0 - MonotonicClock.nanoseconds()) / 1_000_000 + 1)) } ?? -1
             let n = poll(&fds, 2, timeout)
             if n < 0, errno == EINTR { continue }
             if fds[1].revents != 0 { return }
-            let now = monotonicNanoseconds()
+            let now = MonotonicClock.nanoseconds()
             if fds[0].revents != 0 {
                 var key: UInt8 = 0
                 guard read(0, &key, 1) == 1 else { return }  // end of input: no more button
                 keyPressed(key, at: now, handler)
             }
-            if let r = releaseAt, r <= monotonicNanoseconds(), let p = pressedAt {
+            if let r = releaseAt, r <= MonotonicClock.nanoseconds(), let p = pressedAt {
                 handler(.released(at: r, duration: r - p, long: r - p >= longPress))
                 releaseAt = nil
                 pressedAt = nil

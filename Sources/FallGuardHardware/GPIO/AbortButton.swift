@@ -33,10 +33,10 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
         self.line = line
         let pressedNow = try line.read()
         kernelDebounce = Int64(line.kernelDebounceMicroseconds) * 1000
-        let software = timings.debouncer(initiallyPressed: pressedNow, at: monotonicNanoseconds())
+        let software = timings.debouncer(initiallyPressed: pressedNow, at: MonotonicClock.nanoseconds())
         debouncer = kernelDebounce == 0 ? software
             : ButtonDebouncer(debounce: 0, longPress: software.longPress, initiallyPressed: pressedNow,
-                              at: monotonicNanoseconds() - kernelDebounce)
+                              at: MonotonicClock.nanoseconds() - kernelDebounce)
     }
 
     public func start(_ handler: @escaping @Sendable (ButtonEvent) -> Void) {
@@ -55,7 +55,7 @@ public final class AbortButton: ButtonSource, @unchecked Sendable {
         var fds = [pollfd(fd: line.fileDescriptor, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: poller.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
         // The debouncer's clock: the kernel's debounce period behind (0 without).
-        func now() -> Int64 { monotonicNanoseconds() - kernelDebounce }
+        func now() -> Int64 { MonotonicClock.nanoseconds() - kernelDebounce }
         while true {
             var timeout: Int32 = -1
             if let d = debouncer.nextDeadline {

@@ -67,12 +67,12 @@ public final class ToggledTone: LevelOutput, @unchecked Sendable {
                 if level { try? line.set(false); level = false }
                 continue
             }
-            let now = monotonicNanoseconds()
+            let now = MonotonicClock.nanoseconds()
             if next < now - halfPeriod { next = now }  // just switched on: start the wave now
             level.toggle()
             try? line.set(level)
             next += halfPeriod
-            sleepUntil(nanoseconds: next)
+            MonotonicClock.sleep(until: next)
         }
         try? line.set(false)
     }

@@ -38,7 +38,7 @@ public final class PatternPlayer: @unchecked Sendable {
 
     /// Plays `pattern` from now (or after the one-shot under way).
     public func play(_ pattern: OnOffPattern, oneShot: Bool = false) {
-        let now = monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         condition.withLock {
             pending.append((pattern, oneShot, now))
             condition.signal()
@@ -69,7 +69,7 @@ public final class PatternPlayer: @unchecked Sendable {
                     if let l = sequencer.play(p, oneShot: oneShot, at: t) { changes.append((l, t)) }
                 }
                 pending.removeAll()
-                let now = monotonicNanoseconds()
+                let now = MonotonicClock.nanoseconds()
                 while let next = sequencer.nextChange(), next.time <= now {
                     sequencer.advance(to: next.time)
                     changes.append((next.on, next.time))
@@ -81,9 +81,9 @@ public final class PatternPlayer: @unchecked Sendable {
             if let last = changes.last, last.0 != level {
                 level = last.0
                 do { try output.set(level) } catch { onError?(error) }
-                onChange?(level, monotonicNanoseconds())
+                onChange?(level, MonotonicClock.nanoseconds())
             }
         }
-        if level { try? output.set(false); onChange?(false, monotonicNanoseconds()) }
+        if level { try? output.set(false); onChange?(false, MonotonicClock.nanoseconds()) }
     }
 }

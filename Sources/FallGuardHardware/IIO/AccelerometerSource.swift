@@ -48,9 +48,9 @@ public final class AccelerometerSource: @unchecked Sendable {
     public func waitForData(timeout: Double) {
         guard !stop.load(ordering: .acquiring) else { return }
         guard let accel = current else {
-            let now = monotonicNanoseconds()
+            let now = MonotonicClock.nanoseconds()
             if now < retryAt {
-                sleepUntil(nanoseconds: min(retryAt, now + Int64(timeout * 1e9)))
+                MonotonicClock.sleep(until: min(retryAt, now + Int64(timeout * 1e9)))
                 return
             }
             open()
@@ -81,7 +81,7 @@ public final class AccelerometerSource: @unchecked Sendable {
 
     private func fail(_ error: IIOError) {
         events.push(.failed(error, retryIn: backoff))
-        retryAt = monotonicNanoseconds() + Int64(backoff * 1e9)
+        retryAt = MonotonicClock.nanoseconds() + Int64(backoff * 1e9)
         backoff = min(2, backoff * 2)
     }
 

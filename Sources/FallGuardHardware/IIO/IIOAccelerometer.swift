@@ -191,7 +191,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
     private var nextPoll: Int64 = 0
 
     private func startPolled() -> IIOError? {
-        nextPoll = monotonicNanoseconds()
+        nextPoll = MonotonicClock.nanoseconds()
         guard configuration.uri.hasPrefix("local:") else { return nil }
         let folder = "/sys/bus/iio/devices/\(info.id)/"
         for channel in [attributes.x, attributes.y, attributes.z] {
@@ -209,7 +209,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
 
     private func pollOnce(_ ring: SPSCRingBuffer<AccelerationSample>) -> IIOError? {
         let periodNs = Int64((1e9 / rate).rounded())
-        sleepUntil(nanoseconds: nextPoll)
+        MonotonicClock.sleep(until: nextPoll)
         var cx: Int64 = 0, cy: Int64 = 0, cz: Int64 = 0
         if rawFiles.count == 3 {
             var r = readRaw(rawFiles[0], &cx)
@@ -222,9 +222,9 @@ public final class IIOAccelerometer: @unchecked Sendable {
             if r == 0 { r = iio_channel_attr_read_longlong(attributes.z, "raw", &cz) }
             if r < 0 { return error("reading in_accel_*_raw failed", -r) }
         }
-        ring.push(sample(time: Double(monotonicNanoseconds()) * 1e-9, cx, cy, cz))
+        ring.push(sample(time: MonotonicClock.seconds(), cx, cy, cz))
         nextPoll += periodNs
-        let now = monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         if nextPoll < now - 10 * periodNs { nextPoll = now }   // fell far behind (suspend): don't burst
         return nil
     }
@@ -294,7 +294,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
             return nil
         }
         if n < 0 { return error("buffer refill failed", Int32(-n)) }
-        let arrival = Double(monotonicNanoseconds())
+        let arrival = Double(MonotonicClock.nanoseconds())
         let periodNs = 1e9 / rate
         let step = iio_buffer_step(buf)
         guard let end = iio_buffer_end(buf), step > 0 else { return nil }
@@ -345,7 +345,7 @@ func settledClock(_ a: AccelerometerAttributes) -> String {
     for _ in 0..<5 {
         clock = a.device.iioDeviceAttribute("current_timestamp_clock") ?? ""
         if clock == "monotonic" { break }
-        sleepUntil(nanoseconds: monotonicNanoseconds() + 20_000_000)
+        MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 20_000_000)
     }
     return clock
 }
@@ -368,10 +368,10 @@ func clockID(_ name: String) -> clockid_t? {
 func clockOffsetNanoseconds(_ clock: clockid_t) -> Int64 {
     var best: (Int64, Int64)?
     for _ in 0..<5 {
-        let a = monotonicNanoseconds()
+        let a = MonotonicClock.nanoseconds()
         var ts = timespec()
         clock_gettime(clock, &ts)
-        let b = monotonicNanoseconds()
+        let b = MonotonicClock.nanoseconds()
         let c = Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
         if best == nil || b - a < best!.0 { best = (b - a, c - (a + (b - a) / 2)) }
     }
@@ -386,7 +386,7 @@ func settledFrequency(_ a: AccelerometerAttributes, wrote: String) -> Double? {
     for _ in 0..<5 {
         guard let text = a.read("sampling_frequency")?.trimmingCharacters(in: .whitespacesAndNewlines),
               text == wrote else { break }
-        sleepUntil(nanoseconds: monotonicNanoseconds() + 20_000_000)
+        MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 20_000_000)
     }
     return a.frequency
 }
@@ -406,18 +406,4 @@ func signExtend(_ v: UInt64, _ f: iio_data_format) -> Int64 {
     case 32: return f.is_signed ? Int64(Int32(truncatingIfNeeded: v)) : Int64(UInt32(truncatingIfNeeded: v))
     default: return Int64(bitPattern: v)
     }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-@inline(__always)
-public func monotonicNanoseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-}
-
-/// Sleeps until an absolute CLOCK_MONOTONIC time (no drift from repeated relative sleeps).
-public func sleepUntil(nanoseconds: Int64) {
-    var ts = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
 }

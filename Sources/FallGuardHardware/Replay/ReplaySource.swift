@@ -68,7 +68,7 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
         let rest = restSamples.reduce((0.0, 0.0, 0.0)) { ($0.0 + $1.x, $0.1 + $1.y, $0.2 + $1.z) }
         let n = Double(restSamples.count)
         var jitter = SplitMix(seed: 0x5eed)
-        let startNs = monotonicNanoseconds()
+        let startNs = MonotonicClock.nanoseconds()
         var index = 0
         var offset = 0.0   // recording time at which the current pass started
         while !stop.load(ordering: .relaxed) {
@@ -87,7 +87,7 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
                                             z: rest.2 / n + noise(&jitter))
             }
             let dueNs = Int64(saturating: Double(startNs) + dueTime / speed * 1e9)   // any recording's times: no trap
-            sleepUntil(nanoseconds: dueNs)
+            MonotonicClock.sleep(until: dueNs)
             if stop.load(ordering: .relaxed) { break }
             sample.time = Double(dueNs) * 1e-9
             samples.push(sample)
