@@ -23,6 +23,10 @@ public enum AlertInput: Sendable, Equatable {
     /// at start: while monitoring, the engine takes it over as the active alert without sending
     /// it again (alarm sound, acknowledgements and the wearer's press end it as usual).
     case alertResumed(Alert)
+    /// Whether alerts may not reach anyone (the outbox cannot take them, a channel cannot
+    /// start, a part of the daemon stalled): while they may not, the LED shows the fault pattern
+    /// in place of the monitoring heartbeat.
+    case deliveryTrouble(Bool)
 }
 
 /// Something the caller must do, in the order given.
@@ -183,6 +187,8 @@ public struct AlertEngine: Sendable, Equatable {
     public private(set) var indicator: StatusIndicator = .monitoring
     /// The engine's time: the latest time it was given; nil before the first call.
     public private(set) var clock: Double?
+    /// Whether alerts may not reach anyone now (``AlertInput/deliveryTrouble(_:)``).
+    public private(set) var deliveryTrouble = false
     /// The countdown whose fall alert is armed (see ``AlertEffect/arm(_:deadline:)``).
     public private(set) var armedIncident: String?
 
@@ -387,6 +393,9 @@ public struct AlertEngine: Sendable, Equatable {
             wearerActivity(walking: walking, at: t, into: &effects)
         case let .alertResumed(alert):
             resume(alert, at: t, into: &effects)
+        case let .deliveryTrouble(trouble):
+            deliveryTrouble = trouble
+            updateOutputs(into: &effects)
         case let .alertDelivered(id):
             guard case var .alertActive(a) = state, a.incident == id, !a.delivered else { return }
             a.delivered = true
@@ -612,7 +621,7 @@ public struct AlertEngine: Sendable, Equatable {
             effects.append(.sound(wantedSound))
             sound = wantedSound
         }
-        let led = sensorFault == nil ? wantedLED : .fault
+        let led: StatusIndicator = sensorFault != nil || (deliveryTrouble && wantedLED == .monitoring) ? .fault : wantedLED
         if led != indicator {
             effects.append(.indicator(led))
             indicator = led

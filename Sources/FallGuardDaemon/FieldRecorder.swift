@@ -3,6 +3,7 @@ import Dispatch
 import FallGuardCore
 import FallGuardFieldTest
 import FallGuardHardware
+import FallGuardNotify
 import Foundation
 import Logging
 import Synchronization
@@ -34,7 +35,9 @@ public final class FieldRecorder: Sendable {
     private let samples = SPSCRingBuffer<AccelerationSample>(minimumCapacity: 4096)
     private let mailbox = Mutex<[IncidentEvent]>([])
     private let detector: Mutex<IncidentRecord.DetectorInfo>
-    private let deliveries: @Sendable (String) -> [IncidentRecord.Delivery]?
+    private let deliveries: @Sendable (String) -> Deliveries?
+    /// Incidents whose deliveries changed since the recorder thread last looked.
+    private let changed = Mutex<Set<String>>([])
     private let shown = Mutex(Status(file: nil, bytes: 0, dropped: 0, incidents: 0))
     private let trouble = Mutex<[String: String]>([:])
     private let stopping = ManagedAtomic<Bool>(false)
@@ -44,7 +47,7 @@ public final class FieldRecorder: Sendable {
 
     public init(stateDirectory: String, recordingFolder: String?, keepBytes: Int64, flushInterval: Double,
                 before: Double, after: Double, detector: IncidentRecord.DetectorInfo, logger: Logger,
-                deliveries: @escaping @Sendable (String) -> [IncidentRecord.Delivery]?) {
+                deliveries: @escaping @Sendable (String) -> Deliveries?) {
         archive = IncidentArchive(folder: IncidentArchive.folder(inState: stateDirectory))
         (self.recordingFolder, self.keepBytes, self.flushInterval) = (recordingFolder, keepBytes, flushInterval)
         (self.before, self.after) = (before, after)
@@ -61,6 +64,31 @@ public final class FieldRecorder: Sendable {
         guard !events.isEmpty else { return }
         mailbox.withLock { $0.append(contentsOf: events) }
         wake.signal()   // an incident's lead-up is taken from memory at once
+    }
+
+    /// An incident's deliveries as the outbox has them, and whether every one has ended.
+    public struct Deliveries: Sendable, Equatable {
+        public var list: [IncidentRecord.Delivery]
+        /// Sent, failed, cancelled or quarantined, each of them: nothing more will change.
+        public var settled: Bool
+
+        public init(list: [IncidentRecord.Delivery], settled: Bool) { (self.list, self.settled) = (list, settled) }
+    }
+
+    /// `incident`'s deliveries in `outbox` (nil when it cannot be read).
+    public static func deliveries(of incident: String, in outbox: Outbox) -> Deliveries? {
+        guard let rows = try? outbox.deliveries(incident: incident) else { return nil }
+        return Deliveries(list: rows.map {
+            IncidentRecord.Delivery(channel: $0.channel, to: $0.delivery.recipient?.name, state: $0.state.rawValue,
+                                    attempts: $0.attempts, error: $0.lastError)
+        }, settled: rows.allSatisfy { $0.state.hasEnded })
+    }
+
+    /// Progress service: a delivery of `incident` changed (sent, failed, answered): its record
+    /// is written again at once.
+    public func deliveriesChanged(incident: String) {
+        changed.withLock { _ = $0.insert(incident) }
+        wake.signal()
     }
 
     /// The detector the next incidents are archived with (a reload changed it).
@@ -101,7 +129,8 @@ public final class FieldRecorder: Sendable {
         var signal = IncidentSignalBuffer(before: before, after: after)
         let writer = recordingFolder.map { RecordingWriter(directory: $0, keepBytes: keepBytes) }
         var records: [String: IncidentRecord] = [:]
-        var lastFlush = monotonic(), lastRefresh = monotonic(), lastSignalWrite = monotonic()
+        var lastFlush = monotonic(), lastSignalWrite = monotonic()
+        var settled: Set<String> = []
         var droppedByDisk = 0
         var pausedUntil = 0.0
         while true {
@@ -119,8 +148,10 @@ public final class FieldRecorder: Sendable {
                     recordingFailed(error, pausedUntil: &pausedUntil)
                 }
             }
+            var refresh = changed.withLock { c in defer { c.removeAll() }; return c }
             for e in mailbox.withLock({ m in defer { m.removeAll() }; return m }) {
                 apply(e, offset: offset, records: &records, signal: &signal)
+                if let id = e.incident { refresh.insert(id) }
             }
             let now = monotonic()
             if let writer, stop || now - lastFlush >= flushInterval {
@@ -139,10 +170,7 @@ public final class FieldRecorder: Sendable {
                 // Windows still filling are written as they go: a power cut keeps what came before it.
                 for w in signal.pending { writeSignal(w, offset: offset, records: &records) }
             }
-            if stop || now - lastRefresh >= 10 {
-                lastRefresh = now
-                refreshDeliveries(&records, now: now)
-            }
+            refreshDeliveries(stop ? Set(records.keys) : refresh, &records, settled: &settled, now: now)
             if stop {
                 for done in signal.finishAll() { writeSignal(done, offset: offset, records: &records) }
                 try? writer?.close()
@@ -200,18 +228,24 @@ public final class FieldRecorder: Sendable {
         }
     }
 
-    /// The deliveries of incidents still under way, from the outbox; a record is written again
-    /// when they changed. Incidents whose messages all ended are no longer followed.
-    private func refreshDeliveries(_ records: inout [String: IncidentRecord], now: Double) {
-        for (id, var r) in records {
+    /// The deliveries of `ids` from the outbox, a record written again when they changed; then
+    /// incidents whose messages all ended, closed a while ago, are no longer followed.
+    private func refreshDeliveries(_ ids: Set<String>, _ records: inout [String: IncidentRecord], settled: inout Set<String>,
+                                   now: Double) {
+        for id in ids {
+            guard var r = records[id] else { continue }
             let d = deliveries(id)
-            if d != r.deliveries {
-                r.deliveries = d
+            if d?.list != r.deliveries {
+                r.deliveries = d?.list
                 save(r, into: &records)
             }
-            let settled = (d ?? []).allSatisfy { ["sent", "failed", "cancelled", "quarantined"].contains($0.state) }
-            if settled, !(r.outcome == "open"), r.timeline.last.map({ now - $0.t > 2 * after }) ?? true {
+            if d?.settled ?? true { settled.insert(id) } else { settled.remove(id) }
+        }
+        for id in settled {
+            guard let r = records[id] else { settled.remove(id); continue }
+            if r.outcome != "open", r.timeline.last.map({ now - $0.t > 2 * after }) ?? true {
                 records[id] = nil
+                settled.remove(id)
             }
         }
     }

@@ -103,26 +103,34 @@ public final class Notifiers: Sendable {
     }
 
     /// After every batch of engine effects (alarm thread): the MQTT state and last incident.
-    public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
+    @Sendable public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
         mqtt.forEach { $0.publish(state: engine.status) }
         for effect in effects {
-            switch effect {
-            case let .dispatch(alert):
-                last.withLock { $0 = .init(id: alert.incident, kind: alert.kind.rawValue, at: isoTimestamp(),
-                                           acknowledgedBy: alert.acknowledgedBy) }
-                mqtt.forEach { $0.publish(lastIncident: alert, at: Date()) }
-            case let .record(event) where event.event == .alertDelivered || event.event == .contactReached:
-                guard case let .alertActive(a) = engine.state, a.incident == event.incident else { continue }
-                last.withLock { l in
-                    guard l?.id == a.incident else { return }
-                    l?.delivered = a.delivered
-                    l?.reachedBy = a.reachedBy
-                }
-                mqtt.forEach { $0.publish(progressOf: a.incident, delivered: a.delivered, reachedBy: a.reachedBy) }
-            default:
-                break
-            }
+            guard case let .dispatch(alert) = effect else { continue }
+            last.withLock { $0 = .init(id: alert.incident, kind: alert.kind.rawValue, at: isoTimestamp(),
+                                       acknowledgedBy: alert.acknowledgedBy) }
+            mqtt.forEach { $0.publish(lastIncident: alert, at: Date()) }
         }
+    }
+
+    /// What became of a message (progress service): the last incident's `delivered` and
+    /// `reached_by`, in the status and on MQTT.
+    public func progressed(_ p: DeliveryProgress) {
+        let reachedBy: String?
+        switch p {
+        case .delivered: reachedBy = nil
+        case let .reached(_, _, contact): reachedBy = contact
+        case .failed, .notReached, .reply: return
+        }
+        let isLast = last.withLock { l -> Bool in
+            guard var incident = l, incident.id == p.incident,
+                  incident.kind == AlertKind.fall.rawValue || incident.kind == AlertKind.helpRequested.rawValue else { return false }
+            incident.delivered = true
+            incident.reachedBy = reachedBy ?? incident.reachedBy
+            l = incident
+            return true
+        }
+        if isLast { mqtt.forEach { $0.publish(progressOf: p.incident, delivered: true, reachedBy: reachedBy) } }
     }
 
     /// Contacts, channels, policy, templates: what the outbox uses now.

@@ -1,6 +1,7 @@
 import Atomics
 import Dispatch
 import FallGuardCore
+import FallGuardFieldTest
 import FallGuardHardware
 import Foundation
 import Logging
@@ -116,5 +117,19 @@ public final class SensorLoop: Sendable {
             source.waitForData(timeout: 0.25)   // see above: a pass at least every 0.75 s
         }
         return pipeline
+    }
+}
+
+extension ReplaySource {
+    /// A recording file played in real time as the sensor (`sensor.replay`, `alarm --recording`):
+    /// a file that cannot be read is exit status 66 (EX_NOINPUT), one without samples 65
+    /// (EX_DATAERR). Its samples go through the same ``SensorLoop`` as a live sensor's.
+    public static func file(_ path: String) throws(DaemonStartError) -> ReplaySource {
+        let samples: [AccelerationSample]
+        do { samples = try RecordingFile.read(path: path).samples } catch {
+            throw DaemonStartError(description: "\(error)", status: 66)
+        }
+        guard !samples.isEmpty else { throw DaemonStartError(description: "\(path) has no samples", status: 65) }
+        return ReplaySource(name: (path as NSString).lastPathComponent, recording: samples)
     }
 }

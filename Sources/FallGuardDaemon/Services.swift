@@ -3,6 +3,7 @@ import FallGuardCore
 import FallGuardHardware
 import FallGuardMQTT
 import FallGuardNotify
+import FallGuardSystemd
 import Foundation
 import Hummingbird
 import Logging
@@ -10,27 +11,74 @@ import NIOSSL
 import FallGuardWeb
 import Prometheus
 import ServiceLifecycle
+import Synchronization
 import UnixSignals
 
 // The daemon's parts as services of one ServiceGroup: each runs until the group's graceful
 // shutdown (SIGTERM, SIGINT, `--duration`) and then stops what it owns.
 
-/// The sensor thread (capture, then the pipeline): detections and health changes to the alarm, the watchdog
-/// pinged on every pass. Reports readiness once it runs.
+/// The sensor thread (capture, then the pipeline): detections and health changes to the
+/// alarm, every 40 Hz sample to the recorder and the open pages, the watchdog pinged on every
+/// pass. Reports readiness once it runs.
 struct SensorService: Service {
-    let daemon: Daemon
+    let loop: SensorLoop
+    let router: SensorRouter
+    let recorder: FieldRecorder
+    let live: LiveSignal
+    let watchdog: WatchdogPinger?
+    let readiness: Readiness
+    let systemd: SystemdNotifier?
+    let logger: Logger
 
     func run() async throws {
-        let d = daemon
-        let (recorder, live) = (d.recorder, d.live)
-        d.loop.start(logger: d.logger, afterPass: d.pingWatchdog, onSample: { sample in
+        let (recorder, live, router, watchdog, logger) = (recorder, live, router, watchdog, logger)
+        loop.start(logger: logger, afterPass: {
+            do { _ = try watchdog?.tick(nowNanoseconds: MonotonicClock.nanoseconds()) } catch {
+                logger.warning("systemd watchdog: \(error)")
+            }
+        }, onSample: { sample in
             recorder.tap(sample)
             live.offer(sample, monotonicNow: MonotonicClock.seconds(), wallNow: Date().timeIntervalSince1970)
-        }) { output in d.sensorOutput(output) }
-        d.announceReady()
+        }, router.route)
+        readiness.announce()
         try? await gracefulShutdown()
-        try? d.systemd?.stopping()
-        d.loop.stopAndWait()
+        try? systemd?.stopping()
+        loop.stopAndWait()
+    }
+}
+
+/// What the sensor pipeline says, to the alarm, the log and the gauges (sensor thread).
+final class SensorRouter: Sendable {
+    let alarm: AlarmController
+    let counters: SensorCounters
+    let logger: Logger
+    /// The device name the pipeline reports problems under.
+    private let deviceName = Mutex("sensor")
+
+    init(alarm: AlarmController, counters: SensorCounters, logger: Logger) {
+        (self.alarm, self.counters, self.logger) = (alarm, counters, logger)
+    }
+
+    @Sendable func route(_ output: SensorPipeline.Output) {
+        switch output {
+        case let .opened(info):
+            let name = "\(info.id) (\(info.name))"
+            deviceName.withLock { $0 = name }
+            logger.notice("sensor \(name) at \(info.uri): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz")
+        case let .health(change):
+            let device = deviceName.withLock { $0 }
+            if change.isFault {
+                counters.faultsRaised.wrappingIncrement(ordering: .relaxed)
+                logger.error("sensor \(device): \(change.problem.rawValue): \(change.detail)")
+            } else {
+                logger.notice("sensor \(device): \(change.problem.rawValue) ended: \(change.detail)")
+            }
+            alarm.sensorHealth(change, device: device)
+        case let .detection(fall):
+            counters.detections.wrappingIncrement(ordering: .relaxed)
+            alarm.fallSuspected(fall)
+            logger.warning("fall suspected: \(fall.reason)")
+        }
     }
 }
 
@@ -50,44 +98,80 @@ struct RecorderService: Service {
 /// watched by the systemd watchdog. At shutdown a countdown in progress sends its fall alert:
 /// nobody aborted it (the delivery service stops after this one and drains it).
 struct AlarmService: Service {
-    let daemon: Daemon
+    let alarm: LocalAlarm
+    let liveness: Liveness
+    let recovery: StartupRecovery
 
     func run() async throws {
-        let d = daemon
-        d.alarm.start()
-        d.outputs.display?.start(d.alarm)
+        alarm.start()
         try? await gracefulShutdown()
-        d.outputs.display?.stop()
-        d.liveness.forget(Daemon.alarmThread)
-        d.alarm.stop()
-        d.dispatchInterruptedCountdown()
+        liveness.forget(Daemon.alarmThread)
+        alarm.stop()
+        recovery.dispatchInterruptedCountdown()
     }
 }
 
-/// Acknowledgements from every channel, in arrival order, and what became of the alarm's
-/// messages (sent, a person reached), to the alarm: the wearer hears both.
+/// Acknowledgements from every channel, in arrival order, to the alarm: the wearer hears
+/// that help is coming.
 struct AcknowledgementService: Service {
     let inbox: AcknowledgementInbox
-    let progress: AsyncStream<DeliveryProgress>
     let alarm: AlarmController
 
     func run() async throws {
-        await withDiscardingTaskGroup { group in
-            group.addTask {
-                for await ack in inbox.acknowledgements.cancelOnGracefulShutdown() {
-                    alarm.acknowledge(incident: ack.incident, by: ack.byAndVia)
-                }
-            }
-            group.addTask {
-                for await p in progress.cancelOnGracefulShutdown() {
-                    switch p {
-                    case let .delivered(incident, _, _): alarm.delivered(incident: incident)
-                    case let .reached(incident, _, contact): alarm.reached(incident: incident, by: contact)
-                    case .notReached, .reply: break
-                    }
-                }
-            }
+        for await ack in inbox.acknowledgements.cancelOnGracefulShutdown() {
+            alarm.acknowledge(incident: ack.incident, by: ack.byAndVia)
         }
+    }
+}
+
+/// What became of the alarm's messages (sent, failed, a person reached or not), as the
+/// outbox reports it: the one route by which delivery progress reaches the alarm (the wearer
+/// hears that a message went out, that someone answered), the MQTT state and status (the
+/// last incident's `delivered` and `reached_by`) and the incident archive (the record's
+/// deliveries, written again at once).
+struct ProgressService: Service {
+    let progress: AsyncStream<DeliveryProgress>
+    let alarm: AlarmController
+    let notifiers: Notifiers
+    let recorder: FieldRecorder
+
+    func run() async throws {
+        for await p in progress.cancelOnGracefulShutdown() {
+            switch p {
+            case let .delivered(incident, _, _): alarm.delivered(incident: incident)
+            case let .reached(incident, _, contact): alarm.reached(incident: incident, by: contact)
+            case .notReached, .reply, .failed: break
+            }
+            notifiers.progressed(p)
+            recorder.deliveriesChanged(incident: p.incident)
+        }
+    }
+}
+
+/// The daemon's problems, checked once a second (see ``DaemonHealth``): the LED's fault
+/// pattern, the log, systemd's status and the storage alert follow them.
+struct HealthService: Service {
+    let health: DaemonHealth
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            health.check()
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+}
+
+/// `<state>/status.json` and the gauges, once a second.
+struct StatusService: Service {
+    let publisher: StatusPublisher
+
+    func run() async throws {
+        var counted = 0
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            publisher.publish(samplesCounted: &counted)
+            try? await Task.sleep(for: .seconds(1))
+        }
+        publisher.publish(samplesCounted: &counted)
     }
 }
 
@@ -97,20 +181,6 @@ struct FollowUpService: Service {
 
     func run() async throws {
         await cancelWhenGracefulShutdown { await followUp.run() }
-    }
-}
-
-/// `<state>/status.json` and the gauges, once a second.
-struct StatusService: Service {
-    let daemon: Daemon
-
-    func run() async throws {
-        var counted = 0
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            daemon.publishStatus(samplesCounted: &counted)
-            try? await Task.sleep(for: .seconds(1))
-        }
-        daemon.publishStatus(samplesCounted: &counted)
     }
 }
 
@@ -136,12 +206,12 @@ struct MetricsService: Service {
     }
 }
 
-/// SIGHUP: reloads the configuration (see ``Daemon/reload()``).
+/// SIGHUP: reloads the configuration (see ``ConfigurationReload``).
 struct ReloadService: Service {
-    let daemon: Daemon
+    let reload: ConfigurationReload
 
     func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() { daemon.reload() }
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() { reload.reload() }
     }
 }
 

@@ -70,84 +70,59 @@ struct AlarmCommand: ParsableCommand {
             printError("\(error)")
             throw ExitStatus.cantCreate
         }
-
         guard let kind = AlarmOutputs.Kind(rawValue: buzzer) else { throw ValidationError("--buzzer: console, gpio or none") }
-        let parts: AlarmOutputs
+        // The sensor: the recording through the same loop as a live one (resampled to 40 Hz,
+        // health-checked), the accelerometer, or none.
+        let source: (any SampleSource)?
         do {
-            parts = try AlarmOutputs.make(kind, gpio: gpioSection.wiring, library: gpioSection.library, button: settings.buttonTimings,
-                                          patterns: settings.patterns, logger: Logger(label: "fallguard.alarm"))
-        } catch {
+            if let recording {
+                source = try ReplaySource.file(recording)
+            } else {
+                source = uri.map { AccelerometerSource(configuration: AccelerometerConfiguration(uri: $0, device: device)) }
+            }
+            let local = try LocalAlarm(alarm: settings, gpio: gpioSection, outputs: kind, sink: ConsoleAlertSink(write: emit),
+                                       incidentLog: log, logger: Logger(label: "fallguard.alarm"))
+            try run(local, source: source, incidents: log.path, detector: detector)
+        } catch let error as DaemonStartError {
             printError(error.description)
-            throw ExitCode(69)
+            throw ExitCode(error.status)
         }
-        let display = parts.display
-        let controller = AlarmController(alert: try settings.alertConfiguration(), button: settings.buttonTimings,
-                                         patterns: settings.patterns, buzzer: parts.buzzer, led: parts.led, button: parts.button,
-                                         sink: ConsoleAlertSink(write: emit), incidentLog: log)
-        let shown = display
-        controller.onUpdate = { engine, effects in shown?.update(engine, effects) }
+    }
+
+    private func run(_ local: LocalAlarm, source: (any SampleSource)?, incidents: String, detector: any FallDetector) throws {
+        let controller = local.controller
         let (stop, signals) = stopOnSignals()
         defer { signals.forEach { $0.cancel() } }
-        controller.start()
-        display?.start(controller)
-        emit(#"{"event":"ready","t_ns":\#(MonotonicClock.nanoseconds()),"incidents":\#(quoted(log.path))}"#)
-
-        let fired: @Sendable (FallSuspected) -> Void = { fall in
-            emit(#"{"event":"fall-suspected","t_ns":\#(MonotonicClock.nanoseconds()),"impact":\#(fall.impactTime),"peak":\#(fall.peak)}"#)
-            controller.fallSuspected(fall)
-        }
+        local.start()
+        struct Ready: Encodable { var tNs = MonotonicClock.nanoseconds(); var incidents: String }
+        emit("ready", Ready(incidents: incidents))
         let until = duration.map { MonotonicClock.nanoseconds() + $0.nanoseconds }
         let keepGoing = { !stop.load(ordering: .acquiring) && until.map { MonotonicClock.nanoseconds() < $0 } ?? true }
-        if let recording {
-            let samples: [AccelerationSample]
-            do { samples = try RecordingFile.read(path: recording).samples } catch {
-                printError(error.description)
-                throw ExitStatus.dataError
-            }
-            var replay = SensorReplay(samples: samples, detector: detector)
-            replay.run(while: keepGoing, fired)
-        } else if let uri {
-            let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device))
+        if let source {
             let loop = SensorLoop(source: source, detector: detector)
-            var name = device ?? "accelerometer"
+            var name = device ?? (recording ?? "accelerometer")
             source.start()
             loop.run(while: keepGoing) { output in
                 switch output {
                 case let .opened(info): name = "\(info.id) (\(info.name))"
                 case let .health(change):
-                    emit(#"{"event":"\#(change.isFault ? "fault" : "recovered")","problem":"\#(change.problem.rawValue)","t_ns":\#(MonotonicClock.nanoseconds())}"#)
+                    struct Health: Encodable { var problem: String; var tNs = MonotonicClock.nanoseconds() }
+                    emit(change.isFault ? "fault" : "recovered", Health(problem: change.problem.rawValue))
                     controller.sensorHealth(change, device: name)
-                case let .detection(fall): fired(fall)
+                case let .detection(fall):
+                    struct Suspected: Encodable { var tNs = MonotonicClock.nanoseconds(); var impact: Double; var peak: Double; var reason: String }
+                    emit("fall-suspected", Suspected(impact: fall.impactTime, peak: fall.peak, reason: fall.reason))
+                    controller.fallSuspected(fall)
                 }
             }
             source.stopAndWait()
         } else {
             while keepGoing() { MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 20_000_000) }
         }
-        display?.stop()
-        controller.stop()
+        local.stop()
         let s = controller.snapshot
-        emit(#"{"event":"summary","state":"\#(s.state.incident == nil ? "monitoring" : (s.state.incident ?? ""))","sound":"\#(s.sound.rawValue)"}"#)
-    }
-}
-
-/// Replays recorded samples through a detector at the recording's own pace.
-struct SensorReplay {
-    var samples: [AccelerationSample]
-    var detector: any FallDetector
-
-    mutating func run(while keepGoing: () -> Bool, _ fired: (FallSuspected) -> Void) {
-        guard let first = samples.first else { return }
-        let start = MonotonicClock.nanoseconds()
-        var next = 0
-        while keepGoing() {
-            let elapsed = Double(MonotonicClock.nanoseconds() - start) * 1e-9
-            while next < samples.count, samples[next].time - first.time <= elapsed {
-                if let d = detector.process(samples[next]) { fired(d) }
-                next += 1
-            }
-            MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 5_000_000)
-        }
+        struct Summary: Encodable { var state: String; var sound: String }
+        emit("summary", Summary(state: s.state.incident ?? "monitoring", sound: s.sound.rawValue))
     }
 }
 

@@ -73,28 +73,33 @@ struct GPIOCommand: ParsableCommand {
         var abort: AbortButton?
         do {
             let backend = try GPIOLibrary.load(library)
-            if let info = backend.library { emit("{\"event\":\"library\",\(info.jsonMembers)}") }
+            if let info = backend.library {
+                struct Library: Encodable { var library = "libgpiod"; var version: String; var api: String; var soname: String }
+                emit("library", Library(version: info.version, api: info.api.rawValue, soname: info.soname))
+            }
             let gpio = try backend.openChip(chip)
             for line in outputs {
                 let l = try gpio.requestOutput(line: line, consumer: consumer, activeLow: false, initiallyActive: false)
-                emit(#"{"event":"requested","direction":"output","line":\#(quoted(l.description))}"#)
+                emit("requested", Requested(direction: "output", line: l.description))
                 let output: any LevelOutput = toneHz.map { ToggledTone(l, frequency: $0) } ?? LineOutput(l)
                 players.append(PatternPlayer(name: "out\(players.count)", output: output))
             }
             if let button {
                 let l = try gpio.requestEdges(line: button, consumer: consumer, bias: bias, activeLow: !activeHighButton,
                                               debounceMicroseconds: UInt32(clamping: max(0, debounceMs) * 1000))
-                emit(#"{"event":"requested","direction":"input","line":\#(quoted(l.description)),"pressed":\#(try l.read()),"kernel_debounce_us":\#(l.kernelDebounceMicroseconds)}"#)
+                emit("requested", Requested(direction: "input", line: l.description, pressed: try l.read(),
+                                            kernelDebounceUs: l.kernelDebounceMicroseconds))
                 abort = try AbortButton(line: l, timings: timings)
             }
         } catch {
             printError(error.description)
             throw ExitCode(69)  // EX_UNAVAILABLE
         }
-        abort?.onRawEdge = { e in emit(#"{"event":"edge","active":\#(e.active),"t_ns":\#(e.timestampNanoseconds)}"#) }
-        abort?.start { e in emit(buttonLine(e)) }
+        struct Edge: Encodable { var active: Bool; var tNs: Int64 }
+        abort?.onRawEdge = { e in emit("edge", Edge(active: e.active, tNs: e.timestampNanoseconds)) }
+        abort?.start { e in emit(e) }
         if let played { for p in players { p.play(played) } }
-        emit(#"{"event":"ready","t_ns":\#(MonotonicClock.nanoseconds())}"#)
+        emit("ready", Stamp())
         let end = MonotonicClock.nanoseconds() + duration.nanoseconds
         while !stop.load(ordering: .acquiring), MonotonicClock.nanoseconds() < end {
             MonotonicClock.sleep(until: min(end, MonotonicClock.nanoseconds() + 20_000_000))
@@ -120,25 +125,20 @@ func parsePattern(_ text: String, patterns: AlarmPatterns) throws -> OnOffPatter
     return p
 }
 
-func buttonLine(_ e: ButtonEvent) -> String {
+/// A line requested: `pressed` and the kernel's debounce for an input.
+private struct Requested: Encodable {
+    var direction: String
+    var line: String
+    var pressed: Bool?
+    var kernelDebounceUs: UInt32?
+}
+
+/// A debounced button event as its JSON line.
+func emit(_ e: ButtonEvent) {
+    struct Released: Encodable { var tNs: Int64; var durationMs: Double; var press: String }
     switch e {
-    case let .pressed(t): #"{"event":"pressed","t_ns":\#(t)}"#
-    case let .held(t): #"{"event":"held","t_ns":\#(t)}"#
-    case let .released(t, d, long): #"{"event":"released","t_ns":\#(t),"duration_ms":\#(Double(d) / 1e6),"press":"\#(long ? "long" : "short")"}"#
+    case let .pressed(t): emit("pressed", Stamp(tNs: t))
+    case let .held(t): emit("held", Stamp(tNs: t))
+    case let .released(t, d, long): emit("released", Released(tNs: t, durationMs: Double(d) / 1e6, press: long ? "long" : "short"))
     }
 }
-
-/// A JSON string literal.
-func quoted(_ s: String) -> String {
-    String(decoding: (try? JSONEncoder().encode(s)) ?? Data(), as: UTF8.self)
-}
-
-/// One line to standard output, flushed (lines come from several threads).
-func emit(_ line: String) {
-    outputLock.withLock { _ in
-        print(line)
-        fflush(nil)
-    }
-}
-
-private let outputLock = Mutex(())

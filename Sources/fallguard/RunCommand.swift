@@ -100,8 +100,7 @@ struct CheckConfigCommand: ParsableCommand {
         var diagnostics = found
         if !noHardware, c.gpio.enabled, !diagnostics.contains(where: \.isError) {
             do {
-                _ = try AlarmOutputs.make(.gpio, gpio: c.gpio.wiring, library: c.gpio.library, button: c.alarm.buttonTimings,
-                                          patterns: c.alarm.patterns, logger: Logger(label: "fallguard.check-config"))
+                _ = try LocalAlarm.outputs(.gpio, alarm: c.alarm, gpio: c.gpio, logger: Logger(label: "fallguard.check-config"))
             } catch {
                 diagnostics.append(ConfigDiagnostic(file: config, line: nil, problem: .init(["gpio"], error.description)))
             }

@@ -41,6 +41,9 @@ struct WatchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write each raw sample as it reaches the pipeline: CLOCK_MONOTONIC ns,x,y,z (g), one per line.", valueName: "file"))
     var arrivalLog: String?
 
+    @Option(help: ArgumentHelp("Hold the sensor thread once for MS milliseconds when the stream is AT seconds old, as a slow consumer would (what capture does meanwhile: see ARCHITECTURE.md).", valueName: "AT:MS", visibility: .hidden))
+    var stall: String?
+
     func validate() throws { try requireOption("rate", rate, in: Resampler.rates) }
 
     func run() throws {
@@ -66,18 +69,26 @@ struct WatchCommand: ParsableCommand {
         nonisolated(unsafe) let file = arrivals
         source.start()
         let started = MonotonicClock.nanoseconds()
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys]
         let endNs = duration.map { started + $0.nanoseconds } ?? .max
         let json = json   // read once: property wrappers are not free in a loop that runs 40 times a second
+        let stallAt = try stall.map(Self.stall(_:))
         // Start-up (libiio context, device set-up) is measured apart from the steady capture.
         var atOpen: (usage: ProcessUsage, t: Int64)?
+        var steps = StepRange()
         let pipeline = loop.run(while: { !stop.load(ordering: .acquiring) && MonotonicClock.nanoseconds() < endNs },
                                 prepare: { p in
-                                    if let file { p.onRawSample = { s in fputs("\(MonotonicClock.nanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) } }
+                                    var stalled = stallAt == nil
+                                    p.onRawSample = { s in
+                                        if let file { fputs("\(MonotonicClock.nanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) }
+                                        steps.add(s.time)
+                                        if !stalled, let (at, ms) = stallAt, s.time - steps.first >= at {
+                                            stalled = true
+                                            MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + Int64(ms) * 1_000_000)
+                                        }
+                                    }
                                 }) { output in
             if case .opened = output, atOpen == nil { atOpen = (ProcessUsage.current(), MonotonicClock.nanoseconds()) }
-            print(line(output, enc))
+            if json { Self.emitJSON(output) } else { print(Self.text(output)) }
             flushStandardOutput()
         }
         source.stopAndWait()
@@ -85,30 +96,76 @@ struct WatchCommand: ParsableCommand {
         let rawSamples = pipeline?.rawSamples ?? 0, detectorSamples = pipeline?.detectorSamples ?? 0
         let usage = ProcessUsage.current()
         let gaps = pipeline?.resampler?.gaps ?? 0
-        let summary = "raw samples \(rawSamples), detector samples \(detectorSamples), overruns \(source.samples.overruns), gaps \(gaps), CPU \(String(format: "%.3f", usage.cpuSeconds)) s, max RSS \(usage.maxResidentKiB) KiB"
         if json {
             let end = MonotonicClock.nanoseconds()
-            let running = atOpen.map { #","cpu_s_since_open":\#(usage.cpuSeconds - $0.usage.cpuSeconds),"wall_s_since_open":\#(Double(end - $0.t) * 1e-9)"# } ?? ""
-            print(#"{"event":"summary","raw_samples":\#(rawSamples),"detector_samples":\#(detectorSamples),"overruns":\#(source.samples.overruns),"gaps":\#(gaps),"cpu_s":\#(usage.cpuSeconds),"max_rss_kib":\#(usage.maxResidentKiB),"wall_s":\#(Double(end - started) * 1e-9)\#(running),"cpu":"\#(sensorCPU)"}"#)
+            emit("summary", Summary(rawSamples: rawSamples, detectorSamples: detectorSamples, overruns: source.samples.overruns,
+                                    gaps: gaps, minStepS: steps.min, maxStepS: steps.max, cpuS: usage.cpuSeconds,
+                                    maxRssKib: usage.maxResidentKiB, wallS: Double(end - started) * 1e-9,
+                                    cpuSSinceOpen: atOpen.map { usage.cpuSeconds - $0.usage.cpuSeconds },
+                                    wallSSinceOpen: atOpen.map { Double(end - $0.t) * 1e-9 }, cpu: sensorCPU.description))
         } else {
-            print(summary)
+            print("raw samples \(rawSamples), detector samples \(detectorSamples), overruns \(source.samples.overruns), gaps \(gaps), CPU \(String(format: "%.3f", usage.cpuSeconds)) s, max RSS \(usage.maxResidentKiB) KiB")
         }
     }
 
-    func line(_ o: SensorPipeline.Output, _ enc: JSONEncoder) -> String {
+    /// `AT:MS` of `--stall`.
+    static func stall(_ text: String) throws -> (Double, Int) {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let at = Double(parts[0]), let ms = Int(parts[1]), at >= 0, (0...10_000).contains(ms) else {
+            throw ValidationError("--stall: AT:MS, seconds into the stream and milliseconds (0...10000), e.g. 5:200")
+        }
+        return (at, ms)
+    }
+
+    /// The end of a `--json` run.
+    struct Summary: Encodable {
+        var rawSamples: Int, detectorSamples: Int, overruns: Int, gaps: Int
+        /// The shortest and longest step between two raw samples' times (the driver's timestamps when buffered).
+        var minStepS: Double?, maxStepS: Double?
+        var cpuS: Double, maxRssKib: Int, wallS: Double
+        var cpuSSinceOpen: Double?, wallSSinceOpen: Double?
+        var cpu: String
+    }
+
+    /// The shortest and longest step between consecutive sample times.
+    struct StepRange {
+        var first = 0.0, last: Double?
+        var min: Double?, max: Double?
+
+        mutating func add(_ t: Double) {
+            if let last {
+                let step = t - last
+                min = Swift.min(min ?? step, step)
+                max = Swift.max(max ?? step, step)
+            } else {
+                first = t
+            }
+            last = t
+        }
+    }
+
+    static func emitJSON(_ o: SensorPipeline.Output) {
         switch o {
         case .opened(let info):
-            if json { return #"{"event":"opened","device":"\#(info.name)","mode":"\#(info.mode.rawValue)","rate":\#(info.samplingFrequency ?? 0)}"# }
-            return "opened \(info.name) (\(info.id)): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz"
+            struct Opened: Encodable { var device: String; var mode: String; var rate: Double }
+            emit("opened", Opened(device: info.name, mode: info.mode.rawValue, rate: info.samplingFrequency ?? 0))
         case .health(let c):
-            if json {
-                let detail = String(decoding: try! enc.encode(c.detail), as: UTF8.self)
-                return #"{"event":"\#(c.isFault ? "fault" : "recovered")","problem":"\#(c.problem.rawValue)","time":\#(c.time),"detail":\#(detail)}"#
-            }
-            return "\(String(format: "%.3f", c.time)) \(c.isFault ? "SENSOR FAULT" : "sensor recovered") \(c.problem.rawValue): \(c.detail)"
+            struct Health: Encodable { var problem: String; var time: Double; var detail: String }
+            emit(c.isFault ? "fault" : "recovered", Health(problem: c.problem.rawValue, time: c.time, detail: c.detail))
         case .detection(let d):
-            if json { return #"{"event":"fall","impact":\#(d.impactTime),"decision":\#(d.decisionTime),"peak":\#(d.peak)}"# }
-            return "\(String(format: "%.3f", d.decisionTime)) FALL SUSPECTED impact at \(String(format: "%.3f", d.impactTime)): \(d.reason)"
+            struct Fall: Encodable { var impact: Double; var decision: Double; var peak: Double }
+            emit("fall", Fall(impact: d.impactTime, decision: d.decisionTime, peak: d.peak))
+        }
+    }
+
+    static func text(_ o: SensorPipeline.Output) -> String {
+        switch o {
+        case .opened(let info):
+            "opened \(info.name) (\(info.id)): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz"
+        case .health(let c):
+            "\(String(format: "%.3f", c.time)) \(c.isFault ? "SENSOR FAULT" : "sensor recovered") \(c.problem.rawValue): \(c.detail)"
+        case .detection(let d):
+            "\(String(format: "%.3f", d.decisionTime)) FALL SUSPECTED impact at \(String(format: "%.3f", d.impactTime)): \(d.reason)"
         }
     }
 }

@@ -90,3 +90,28 @@ import FallGuardTestSupport
         #expect(fall.events.first?.incident == "FG-1", "faults do not use up fall incident numbers")
     }
 }
+
+/// Alerts that may not reach anyone: the engine shows it on the LED as an effect (the
+/// controller performs `.indicator` effects only), in place of the heartbeat, never over an
+/// incident's pattern, and silently (the buzzer is the wearer's, not the device's).
+@Suite struct AlertDeliveryTroubleTests {
+    @Test func troubleReplacesTheHeartbeatAndEndsWithIt() {
+        var e = AlertFixtures.engine()
+        let start = e.handle(.deliveryTrouble(true), at: 1)
+        #expect(start.indicators == [.fault] && start.sounds.isEmpty && start.events.isEmpty && start.alerts.isEmpty)
+        #expect(e.indicator == .fault && e.status == .monitoring, "the state shown elsewhere stays monitoring")
+        #expect(e.handle(.deliveryTrouble(true), at: 2).isEmpty, "no effect without a change")
+        let end = e.handle(.deliveryTrouble(false), at: 3)
+        #expect(end.indicators == [.monitoring] && e.indicator == .monitoring)
+    }
+
+    @Test func anIncidentsPatternWinsOverTroubleAndTheFaultComesBackAfterIt() {
+        var e = AlertFixtures.engine()
+        _ = e.handle(.deliveryTrouble(true), at: 1)
+        let fall = e.handle(.fallSuspected(AlertFixtures.fall(impact: 2)), at: 2)
+        #expect(fall.indicators == [.countdown], "the countdown's fast blink, not the fault")
+        _ = e.handle(.buttonPressed, at: 3)
+        let abort = e.handle(.buttonReleased, at: 3.2)
+        #expect(abort.indicators == [.fault], "back to monitoring: the trouble shows again")
+    }
+}

@@ -29,7 +29,7 @@ import Logging
 /// performed sounds and indicators first (a one-shot, then the continuous pattern after it),
 /// then dispatches to the sink and events to the log, each in the engine's order.
 public final class AlarmController: @unchecked Sendable {
-    // @unchecked: `engine`, `inbox`, `waiting`, `running`, `faults` are guarded by `condition`.
+    // @unchecked: `engine`, `inbox`, `waiting`, `running`, `activeProblems`, `deliveryInTrouble` are guarded by `condition`.
     /// The engine's timings, checked.
     public let alertConfiguration: AlertConfiguration
     /// What the buzzer and LED play.
@@ -47,10 +47,8 @@ public final class AlarmController: @unchecked Sendable {
     private var waiting: [(AlertInput, Int64)] = []
     private var running = false
     private var activeProblems: Set<SensorProblem> = []
-    /// Alerts may not reach anyone (see ``deliveryTrouble(_:)``): the LED shows the fault pattern.
+    /// The last ``deliveryTrouble(_:)`` posted (only a change reaches the engine).
     private var deliveryInTrouble = false
-    /// What the LED shows now (alarm thread only, after ``start()``).
-    private var shownIndicator: StatusIndicator?
     /// Seconds an armed alert waits past its countdown before the sink sends it by itself: the
     /// controller's ``hold``, a press held through the deadline (``AlertConfiguration/longPress``),
     /// and this margin for a slow alarm thread.
@@ -91,7 +89,8 @@ public final class AlarmController: @unchecked Sendable {
             return !running
         }
         guard first else { return }
-        showIndicator(condition.withLock { shown(engine.indicator) })
+        let indicator = condition.withLock { engine.indicator }   // the engine emits changes only
+        led?.play(patterns.ledPattern(for: indicator))
         _ = startThread(name: "fallguard-alarm", realTime: true) { [self] in loop() }
         button?.start { [weak self] event in self?.button(event) }
     }
@@ -132,13 +131,14 @@ public final class AlarmController: @unchecked Sendable {
     public func sensorRecovered() { post(.sensorRecovered) }
 
     /// Whether alerts may not reach anyone (the outbox cannot take them, a notifier is down):
-    /// while they may not, the LED shows the fault pattern instead of the monitoring heartbeat.
+    /// while they may not, the engine shows the fault pattern on the LED instead of the
+    /// monitoring heartbeat. Called as often as it is checked; only a change is an input.
     public func deliveryTrouble(_ inTrouble: Bool) {
-        condition.withLock {
-            guard deliveryInTrouble != inTrouble else { return }
-            deliveryInTrouble = inTrouble
-            condition.signal()
+        let changed = condition.withLock { () -> Bool in
+            defer { deliveryInTrouble = inTrouble }
+            return deliveryInTrouble != inTrouble
         }
+        if changed { post(.deliveryTrouble(inTrouble)) }
     }
 
     /// An alarm a previous process dispatched and nobody resolved (see ``AlertInput/alertResumed(_:)``).
@@ -185,7 +185,7 @@ public final class AlarmController: @unchecked Sendable {
     private func loop() {
         defer { done.signal() }
         while true {
-            let (effects, snapshot, keepRunning, indicator) = condition.withLock { () -> ([AlertEffect], AlertEngine, Bool, StatusIndicator) in
+            let (effects, snapshot, keepRunning) = condition.withLock { () -> ([AlertEffect], AlertEngine, Bool) in
                 if inbox.isEmpty, running {
                     let pass = MonotonicClock.nanoseconds() + Int64(Self.longestSleep * 1e9)
                     condition.wait(until: min(pass, engine.nextDeadline.map { Int64(($0 * 1e9).rounded(.up)) + hold } ?? pass))
@@ -204,10 +204,9 @@ public final class AlarmController: @unchecked Sendable {
                     effects += engine.handle(input, at: time)
                 }
                 effects += engine.advance(to: acted)
-                return (effects, engine, running, shown(engine.indicator))
+                return (effects, engine, running)
             }
             onPass?()
-            if indicator != shownIndicator { showIndicator(indicator) }
             perform(effects)
             if !effects.isEmpty { onUpdate?(snapshot, effects) }
             guard keepRunning else { return }
@@ -222,7 +221,9 @@ public final class AlarmController: @unchecked Sendable {
             switch effect {
             case let .sound(sound):
                 buzzer?.play(patterns.pattern(for: sound), oneShot: sound.isOneShot)
-            case .indicator, .dispatch, .record, .arm, .disarm:
+            case let .indicator(indicator):
+                led?.play(patterns.ledPattern(for: indicator))
+            case .dispatch, .record, .arm, .disarm:
                 break
             }
         }
@@ -252,18 +253,6 @@ public final class AlarmController: @unchecked Sendable {
 }
 
 extension AlarmController {
-    /// The engine's indicator, or the fault pattern instead of the heartbeat while alerts may
-    /// not reach anyone (caller holds `condition`).
-    private func shown(_ indicator: StatusIndicator) -> StatusIndicator {
-        indicator == .monitoring && deliveryInTrouble ? .fault : indicator
-    }
-
-    /// Plays `indicator` on the LED (alarm thread, or before it starts).
-    private func showIndicator(_ indicator: StatusIndicator) {
-        shownIndicator = indicator
-        led?.play(patterns.ledPattern(for: indicator))
-    }
-
     /// Stores a countdown's fall alert in the sink ahead of its end. A failure is logged; at
     /// expiry ``AlertSink/deliver(_:)`` stores the alert as it would without arming.
     private func arm(_ alert: Alert, deadline: Double) {

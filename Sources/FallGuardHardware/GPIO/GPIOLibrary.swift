@@ -19,11 +19,6 @@ public struct GPIOLibraryInfo: Sendable, Equatable, CustomStringConvertible {
     /// `libgpiod 2.1.3 (libgpiod.so.3, uAPI v2)`
     public var description: String { "libgpiod \(version) (\(soname), uAPI \(api == .v2 ? "v2" : "v1"))" }
 
-    /// `{"library":"libgpiod","version":"2.1.3","api":"v2","soname":"libgpiod.so.3"}` members,
-    /// without the braces.
-    public var jsonMembers: String {
-        #""library":"libgpiod","version":"\#(version)","api":"\#(api.rawValue)","soname":"\#(soname)""#
-    }
 }
 
 /// Which libgpiod to open: `auto` (2.x when `libgpiod.so.3` loads, else 1.6), `v1` or `v2`.

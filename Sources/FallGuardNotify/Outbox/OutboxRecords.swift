@@ -54,7 +54,12 @@ public struct DeliveryRecord: Sendable, Equatable {
     /// `armed`: held for a running countdown (sent at its fallback time unless released or
     /// cancelled); `cancelled`: the countdown was aborted or the alert replaced; `quarantined`:
     /// the row could not be read (kept for inspection, never sent).
-    public enum State: String, Sendable, Equatable { case armed, pending, sent, failed, cancelled, quarantined }
+    public enum State: String, Sendable, Equatable {
+        case armed, pending, sent, failed, cancelled, quarantined
+
+        /// Nothing more will happen to the delivery.
+        public var hasEnded: Bool { self != .armed && self != .pending }
+    }
 
     public var id: Int64
     public var incident: String

@@ -100,7 +100,7 @@ extension Outbox {
             }
             logger.info("delivered", metadata: meta)
             let payload = d.delivery.payload
-            if !payload.test, payload.alert.kind == .fall || payload.alert.kind == .helpRequested {
+            if !payload.test {
                 progressFeed.yield(.delivered(incident: d.incident, channel: d.delivery.channel,
                                              to: d.delivery.recipient?.name))
             }
@@ -125,6 +125,9 @@ extension Outbox {
                 }
             }
             logger.error("delivery failed: \(why)", metadata: meta)
+            if !d.delivery.payload.test {
+                progressFeed.yield(.failed(incident: d.incident, channel: d.delivery.channel, to: d.delivery.recipient?.name, why: why))
+            }
         }
     }
 

@@ -1,0 +1,36 @@
+import FallGuardHardware
+import Foundation
+import FallGuardSystemd
+import Logging
+
+/// The moment the daemon monitors: the start-up line, `READY=1` to systemd, `ready_ms` in the
+/// status file, and the caller's `onReady`.
+struct Readiness: Sendable {
+    let current: CurrentConfiguration
+    let start: ProgramStart
+    let replaying: Bool
+    let notifiers: Notifiers
+    let publisher: StatusPublisher
+    let systemd: SystemdNotifier?
+    let onReady: @Sendable () -> Void
+    let logger: Logger
+
+    func announce() {
+        let c = current.now
+        // From exec, unless this process ran something heavy before the command (`swift run`
+        // builds, then execs the program in the same process): then from the command's start.
+        let ready: (ms: Int, since: String)
+        if start.usage.cpuSeconds < 0.5, let sinceExec = ProcessUsage.secondsSinceStart() {
+            ready = (Int(sinceExec * 1000), "exec")
+        } else {
+            ready = (Int(start.seconds * 1000), "the command started (this process ran \(String(format: "%.1f", start.usage.cpuSeconds)) s of CPU before it)")
+        }
+        publisher.readyMilliseconds.withLock { $0 = ready.ms }
+        logger.notice("monitoring: \(replaying ? "replay" : "sensor") → \(c.detector.name) → alarm (\(c.gpio.enabled ? "GPIO" : "console")) → \(notifiers.summary); configuration \(c.label); state \(c.stateDirectory); ready \(ready.ms) ms after \(ready.since)")
+        if let why = RealTimePriority.refusal {
+            logger.warning("the alarm's threads run without real-time priority (SCHED_FIFO 10: \(why)); buzzer timing may suffer on a loaded machine. Under systemd: LimitRTPRIO=10, RestrictRealtime=no, sched_setscheduler allowed (deploy/fallguard.service)")
+        }
+        try? systemd?.ready(status: "monitoring")
+        onReady()
+    }
+}

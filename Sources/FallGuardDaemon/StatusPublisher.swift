@@ -1,0 +1,142 @@
+import Atomics
+import FallGuardCore
+import FallGuardFieldTest
+import FallGuardHardware
+import FallGuardWeb
+import Foundation
+import Logging
+import Synchronization
+
+/// What the sensor thread counts for the gauges between two status passes.
+final class SensorCounters: Sendable {
+    let detections = ManagedAtomic<Int>(0)
+    let faultsRaised = ManagedAtomic<Int>(0)
+}
+
+/// `<state>/status.json`, the gauges and the status the page's stream sends: one
+/// ``DaemonStatus`` made once a second by the status service from snapshots of the alarm,
+/// the sensor loop, the notifiers and the recorder.
+final class StatusPublisher: Sendable {
+    let current: CurrentConfiguration
+    let alarm: AlarmController
+    let loop: SensorLoop
+    let notifiers: Notifiers
+    let recorder: FieldRecorder
+    let live: LiveSignal
+    let health: DaemonHealth
+    let counters: SensorCounters
+    /// The libgpiod the alarm's lines go through, as the status names it.
+    let gpio: String?
+    let logger: Logger
+    let metrics = DaemonMetrics()
+    let started = Date()
+    /// Milliseconds from exec to monitoring (set once, by the readiness announcement).
+    let readyMilliseconds = Mutex<Int?>(nil)
+    /// The status as open pages get it, made while one is open.
+    private let pageStatus = Mutex<(version: Int, json: String)?>(nil)
+    /// What the page last got, without the fields that change every second.
+    private let pageStatusShown = Mutex<DaemonStatus?>(nil)
+    private let writeFailure = Mutex<String?>(nil)
+
+    init(current: CurrentConfiguration, alarm: AlarmController, loop: SensorLoop, notifiers: Notifiers, recorder: FieldRecorder,
+         live: LiveSignal, health: DaemonHealth, counters: SensorCounters, gpio: String?, logger: Logger) {
+        (self.current, self.alarm, self.loop, self.notifiers, self.recorder) = (current, alarm, loop, notifiers, recorder)
+        (self.live, self.health, self.counters, self.gpio, self.logger) = (live, health, counters, gpio, logger)
+    }
+
+    /// The status the page's stream last made, with its version.
+    var cachedPageStatus: (version: Int, json: String)? { pageStatus.withLock { $0 } }
+
+    /// The status as `status.json` has it, now.
+    func currentStatus() -> DaemonStatus {
+        currentStatus(engine: alarm.snapshot, sensor: loop.sensor, samples: loop.rawSamples.load(ordering: .relaxed),
+                      problems: health.problems)
+    }
+
+    /// The status from snapshots already taken (the gauges describe the same moment).
+    private func currentStatus(engine: AlertEngine, sensor: SensorLoop.SensorState, samples: Int, problems: [String]) -> DaemonStatus {
+        var remaining: Double?
+        if case let .countdown(c) = engine.state { remaining = c.remaining(at: MonotonicClock.seconds()) }
+        return DaemonStatus(
+            pid: getpid(), version: fallguardVersion, started: isoTimestamp(started), updated: isoTimestamp(),
+            readyMs: readyMilliseconds.withLock { $0 },
+            state: engine.status.rawValue, incident: engine.state.incident, countdownRemaining: remaining,
+            sensor: sensor.info.map {
+                .init(device: "\($0.id) (\($0.name))", uri: $0.uri, mode: $0.mode.rawValue, rate: $0.samplingFrequency ?? 0,
+                      problems: sensor.problems.map(\.rawValue), samples: samples, overruns: sensor.overruns)
+            },
+            lastIncident: notifiers.lastIncident, outbox: notifiers.outboxStatus(), configuration: current.now.label,
+            problems: problems, gpio: gpio, recording: recorder.status)
+    }
+
+    /// The status as the page reads it: `status.json`'s fields, the detector's thresholds on
+    /// |a| for the live plot, and the last heartbeat message.
+    func pageStatusJSON(_ status: DaemonStatus) -> String {
+        let thresholds = ((try? current.now.detector.configuration()).map(SignalPlot.thresholds(of:)) ?? [])
+            .map { PageStatus.Threshold(name: $0.name, g: $0.g) }
+        let heartbeat = (try? notifiers.outbox.deliveries(incident: "heartbeat", newest: 1))?.last.map {
+            "\(isoTimestamp(Date(timeIntervalSince1970: $0.createdAt)).prefix(19).replacingOccurrences(of: "T", with: " ")), \($0.state.rawValue)"
+        }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let data = (try? encoder.encode(PageStatus(status: status, thresholds: thresholds, heartbeat: heartbeat))) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Writes `<state>/status.json` and refreshes the gauges (status service only).
+    func publish(samplesCounted: inout Int) {
+        let configuration = current.now
+        let engine = alarm.snapshot
+        let sensor = loop.sensor
+        let total = loop.rawSamples.load(ordering: .relaxed)
+        let file = currentStatus(engine: engine, sensor: sensor, samples: total, problems: health.problems)
+        if live.viewers > 0 {   // a new status for open pages only when something they show changed
+            var shown = file
+            (shown.updated, shown.recording) = ("", nil)
+            shown.sensor?.samples = 0
+            let changed = pageStatusShown.withLock { last in defer { last = shown }; return last != shown }
+            if changed {
+                let json = pageStatusJSON(file)
+                pageStatus.withLock { p in p = ((p?.version ?? 0) + 1, json) }
+            }
+        }
+        if StateFiles.distrust(of: configuration.stateDirectory) == nil {   // else a problem says why
+            do {
+                try file.write(to: configuration.stateDirectory)
+                writeFailure.withLock { $0 = nil }
+            } catch {
+                let why = "\(error)"
+                let changed = writeFailure.withLock { last in defer { last = why }; return last != why }
+                if changed { logger.error("status: cannot write \(why) (said once while it lasts)") }
+            }
+        }
+        record(file, engine: engine, sensor: sensor, samples: total, samplesCounted: &samplesCounted)
+    }
+
+    private func record(_ file: DaemonStatus, engine: AlertEngine, sensor: SensorLoop.SensorState, samples total: Int,
+                        samplesCounted: inout Int) {
+        metrics.samples.increment(by: Int64(total - samplesCounted))
+        samplesCounted = total
+        metrics.overruns.record(sensor.overruns)
+        metrics.rate.record(sensor.info?.samplingFrequency ?? 0)
+        metrics.sensorHealthy.record(sensor.info != nil && sensor.problems.isEmpty ? 1 : 0)
+        metrics.sensorFaults.increment(by: Int64(counters.faultsRaised.exchange(0, ordering: .relaxed)))
+        metrics.fallsSuspected.increment(by: Int64(counters.detections.exchange(0, ordering: .relaxed)))
+        metrics.state.record(engine.status.gaugeValue)
+        let active: AlertState.Active? = if case let .alertActive(a) = engine.state { a } else { nil }
+        metrics.alertDelivered.record(active?.delivered == true ? 1 : 0)
+        metrics.alertReached.record(active?.reachedBy != nil ? 1 : 0)
+        if let o = file.outbox {
+            metrics.outboxPending.record(o.pending)
+            metrics.outboxSent.record(o.sent)
+            metrics.outboxFailed.record(o.failed)
+            metrics.outboxOldestPendingAge.record(o.oldestPendingAge ?? 0)
+            metrics.outboxQuarantined.record(o.quarantined ?? 0)
+        }
+        metrics.healthy.record(file.problems?.isEmpty == false ? 0 : 1)
+        metrics.outboxHeldInMemory.record(notifiers.handOff.heldCount)
+        let usage = ProcessUsage.current()
+        metrics.cpuSeconds.record(usage.cpuSeconds)
+        metrics.residentBytes.record(usage.maxResidentKiB * 1024)
+    }
+}
