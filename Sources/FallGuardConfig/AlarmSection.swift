@@ -109,6 +109,7 @@ public struct AlarmSection: ConfigSection, Codable, Equatable {
         case .activeTimeout: CodingKeys.alertTimeout.rawValue
         case .sensorFaultGrace: CodingKeys.faultGrace.rawValue
         case .incidentPrefix: CodingKeys.incidentPrefix.rawValue
+        case .notWornAlert: "not-worn-alert"
         }
     }
 

@@ -7,12 +7,15 @@ public struct AlertConfiguration: Sendable, Equatable {
     public static let longPressRange: ClosedRange<Double> = 0.5...10
     /// Allowed alert-active timeouts: one minute to one day.
     public static let activeTimeoutRange: ClosedRange<Double> = 60...86_400
+    /// Allowed times a device may lie unworn before the helpers are told: a minute (the wear
+    /// watch's shortest verdict) to a day. The configuration asks for 5 minutes at least.
+    public static let notWornAlertRange: ClosedRange<Double> = 60...86_400
     /// Allowed sensor-fault grace periods; 0 reports a fault at once.
     public static let sensorFaultGraceRange: ClosedRange<Double> = 0...3_600
 
     /// The values a configuration may get wrong, as ``AlertConfigurationError`` names them.
     public enum Setting: String, Sendable, Equatable, CaseIterable {
-        case countdown, longPress, finalPhase, activeTimeout, sensorFaultGrace, incidentPrefix
+        case countdown, longPress, finalPhase, activeTimeout, sensorFaultGrace, incidentPrefix, notWornAlert
     }
 
     /// From a suspected fall to the alert, unless the wearer aborts.
@@ -31,6 +34,9 @@ public struct AlertConfiguration: Sendable, Equatable {
     /// Cancel the countdown as a false alarm when the wearer walks again (false: walking is
     /// only noted in the alert).
     public let autoCancelWhenWalking: Bool
+    /// How long the device may lie unworn (only the sensor's noise) before the helpers get a
+    /// device-problem alert; nil: never (the status still says it).
+    public let notWornAlert: Double?
     /// Starts every incident id, e.g. `FG` gives `FG-1`, `FG-2`, `FG-fault-1` (ASCII letters,
     /// digits, `-`, `_`, at most 32).
     public let incidentPrefix: String
@@ -38,12 +44,13 @@ public struct AlertConfiguration: Sendable, Equatable {
     /// Checks every value; throws naming the first setting that is out of its range.
     public init(countdown: Double, longPress: Double, finalPhase: Double, activeTimeout: Double,
                 sensorFaultGrace: Double, autoCancelWhenWalking: Bool,
-                incidentPrefix: String) throws(AlertConfigurationError) {
+                incidentPrefix: String, notWornAlert: Double? = nil) throws(AlertConfigurationError) {
         try Self.check(.countdown, countdown, Self.countdownRange)
         try Self.check(.longPress, longPress, Self.longPressRange)
         try Self.check(.finalPhase, finalPhase, 0...countdown)
         try Self.check(.activeTimeout, activeTimeout, Self.activeTimeoutRange)
         try Self.check(.sensorFaultGrace, sensorFaultGrace, Self.sensorFaultGraceRange)
+        if let notWornAlert { try Self.check(.notWornAlert, notWornAlert, Self.notWornAlertRange) }
         let allowed = incidentPrefix.unicodeScalars.allSatisfy { c in
             c.isASCII && (("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
                           || c == "-" || c == "_")
@@ -59,6 +66,7 @@ public struct AlertConfiguration: Sendable, Equatable {
         self.sensorFaultGrace = sensorFaultGrace
         self.autoCancelWhenWalking = autoCancelWhenWalking
         self.incidentPrefix = incidentPrefix
+        self.notWornAlert = notWornAlert
     }
 
     private static func check(_ setting: Setting, _ value: Double, _ range: ClosedRange<Double>) throws(AlertConfigurationError) {

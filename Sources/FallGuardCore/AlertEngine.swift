@@ -27,6 +27,11 @@ public enum AlertInput: Sendable, Equatable {
     /// start, a part of the daemon stalled): while they may not, the LED shows the fault pattern
     /// in place of the monitoring heartbeat.
     case deliveryTrouble(Bool)
+    /// The wear watch's verdict: only the sensor's own noise since `since` (the device lies
+    /// somewhere, not on the wearer: falls cannot be detected on it).
+    case notWorn(since: Double)
+    /// The device moves again after ``notWorn(since:)``.
+    case wornAgain
 }
 
 /// Something the caller must do, in the order given.
@@ -187,6 +192,8 @@ public struct AlertEngine: Sendable, Equatable {
     public private(set) var indicator: StatusIndicator = .monitoring
     /// The engine's time: the latest time it was given; nil before the first call.
     public private(set) var clock: Double?
+    /// The device is not worn (``AlertInput/notWorn(since:)``) and since when.
+    public private(set) var notWorn: NotWornEpisode?
     /// Whether alerts may not reach anyone now (``AlertInput/deliveryTrouble(_:)``).
     public private(set) var deliveryTrouble = false
     /// The countdown whose fall alert is armed (see ``AlertEffect/arm(_:deadline:)``).
@@ -218,6 +225,18 @@ public struct AlertEngine: Sendable, Equatable {
         public internal(set) var reported: Bool
     }
 
+    /// The device not worn, from the wear watch's verdict to the next movement.
+    public struct NotWornEpisode: Sendable, Equatable {
+        /// `<prefix>-fault-<n>` (numbered with the sensor faults).
+        public let incident: String
+        /// When only the sensor's noise began (before the verdict, which takes minutes).
+        public let since: Double
+        /// When the ``AlertKind/deviceProblem`` alert goes out if it lasts; nil: never
+        /// (``AlertConfiguration/notWornAlert`` off).
+        public let reportDeadline: Double?
+        public internal(set) var reported: Bool
+    }
+
     /// The button while it is down.
     private struct Press: Sendable, Equatable {
         let since: Double
@@ -233,6 +252,7 @@ public struct AlertEngine: Sendable, Equatable {
         case countdownExpiry(AlertState.Countdown)
         case activeTimeout(AlertState.Active)
         case faultReport(FaultEpisode)
+        case notWornReport(NotWornEpisode)
     }
 
     /// - Parameter numbering: the incidents and fault episodes opened before (for example by
@@ -325,6 +345,9 @@ public struct AlertEngine: Sendable, Equatable {
         if let f = sensorFault, !f.reported {
             consider(f.reportDeadline, .faultReport(f))
         }
+        if let n = notWorn, !n.reported, let deadline = n.reportDeadline {
+            consider(deadline, .notWornReport(n))
+        }
         return best
     }
 
@@ -365,6 +388,11 @@ public struct AlertEngine: Sendable, Equatable {
                 let alert = Alert(kind: .deviceProblem, incident: f.incident, time: time, sensorFault: f.fault)
                 dispatch(alert, .deviceProblem, at: time,
                          "sensor faulty for \(seconds(time - f.since)) s: \(f.fault)", into: &effects)
+            case var .notWornReport(n):
+                n.reported = true
+                notWorn = n
+                let alert = Alert(kind: .deviceProblem, incident: n.incident, time: time, sensorFault: Self.notWornFault(since: n.since, at: time))
+                dispatch(alert, .deviceProblem, at: time, "not worn for \(minutes(time - n.since)): the helpers are told", into: &effects)
             }
         }
     }
@@ -396,6 +424,25 @@ public struct AlertEngine: Sendable, Equatable {
         case let .deliveryTrouble(trouble):
             deliveryTrouble = trouble
             updateOutputs(into: &effects)
+        case let .notWorn(since):
+            guard notWorn == nil else { return }
+            faultsOpened += 1
+            let start = min(since, t)
+            let n = NotWornEpisode(incident: "\(configuration.incidentPrefix)-fault-\(faultsOpened)", since: start,
+                                   reportDeadline: configuration.notWornAlert.map { start + $0 }, reported: false)
+            notWorn = n
+            record(.notWorn, n.incident, at: t, "only the sensor's own noise for \(minutes(t - start)): the device is not worn"
+                   + (n.reportDeadline.map { "; the helpers are told if it lasts \(minutes($0 - start))" } ?? ""), into: &effects)
+        case .wornAgain:
+            guard let n = notWorn else { return }
+            notWorn = nil
+            let detail = "worn again after \(minutes(t - n.since)) not worn"
+            if n.reported {
+                let alert = Alert(kind: .deviceRecovered, incident: n.incident, time: t, sensorFault: Self.notWornFault(since: n.since, at: t))
+                dispatch(alert, .wornAgain, at: t, detail, into: &effects)
+            } else {
+                record(.wornAgain, n.incident, at: t, detail, into: &effects)
+            }
         case let .alertDelivered(id):
             guard case var .alertActive(a) = state, a.incident == id, !a.delivered else { return }
             a.delivered = true
@@ -627,6 +674,19 @@ public struct AlertEngine: Sendable, Equatable {
             indicator = led
         }
     }
+}
+
+extension AlertEngine {
+    /// The not-worn episode as the alert's fault: the messages' `{fault}`.
+    static func notWornFault(since: Double, at t: Double) -> SensorFault {
+        SensorFault(.notWorn, device: "the wearer's device", detail: "only the sensor's own noise for \(minutes(t - since))")
+    }
+}
+
+/// `47 min`, `2 h 5 min`: a long duration for messages, without Foundation.
+private func minutes(_ s: Double) -> String {
+    let m = Int((max(0, s) / 60).rounded())
+    return m < 60 ? "\(m) min" : "\(m / 60) h\(m % 60 == 0 ? "" : " \(m % 60) min")"
 }
 
 /// `30`, `29.9`, `1.99`: seconds for log lines, without Foundation.

@@ -46,6 +46,10 @@ public struct IncidentEvent: Sendable, Equatable, Codable {
         case deviceProblem = "device-problem"
         /// The sensor works again.
         case sensorRecovered = "sensor-recovered"
+        /// Only the sensor's own noise for minutes: the device is not worn.
+        case notWorn = "not-worn"
+        /// The device moves again after it was not worn.
+        case wornAgain = "worn-again"
     }
 
     /// When it happened, on the engine's monotonic clock, in seconds. Timers are recorded at

@@ -17,6 +17,11 @@ public enum SensorProblem: String, Sendable, Codable, CaseIterable {
     /// its own; the outbox cannot be opened). Falls are still detected and alerts sent, from
     /// memory; the health monitor never reports it, the daemon does (a device-problem alert).
     case storage
+    /// Not a fault of the accelerometer: only its own noise for minutes, in a posture a body
+    /// does not hold that still: the device lies somewhere instead of on the wearer, and falls
+    /// cannot be detected on it. The daemon's wear watch (``NotWornDetector``) reports it,
+    /// never the health monitor.
+    case notWorn = "not-worn"
 }
 
 /// A problem starting or ending, for the log and the alert engine.

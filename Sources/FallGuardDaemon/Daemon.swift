@@ -199,6 +199,7 @@ public final class Daemon: Sendable {
         services.append(AlarmService(alarm: local, liveness: liveness, recovery: recovery))
         services.append(RecorderService(recorder: recorder))
         services.append(SensorService(loop: loop, router: SensorRouter(alarm: alarm, counters: counters, logger: logger),
+                                      wear: WearWatch(alarm: alarm, notWornAlert: alarm.alertConfiguration.notWornAlert),
                                       recorder: recorder, live: live, watchdog: watchdog, readiness: readiness,
                                       systemd: systemd, logger: logger))
         services.append(HealthService(health: health))

@@ -78,6 +78,18 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     public var gpio: String?
     /// The incident archive and the continuous recording: file, bytes, dropped samples.
     public var recording: FieldRecorder.Status?
+    /// Set while the device is not worn (only the sensor's own noise for minutes: it lies
+    /// somewhere, and falls cannot be detected); nil while it is worn or from an older daemon.
+    public var notWorn: NotWorn?
+
+    public struct NotWorn: Codable, Sendable, Equatable {
+        /// When the stillness began, ISO 8601 (the verdict comes minutes later).
+        public var since: String
+        /// The incident the episode is logged under (`FG-fault-3`).
+        public var incident: String
+        /// Whether the helpers were sent the device-problem alert (`alarm.not-worn-alert`).
+        public var reported: Bool
+    }
 
     public static func path(in stateDirectory: String) -> String { stateDirectory + "/status.json" }
 

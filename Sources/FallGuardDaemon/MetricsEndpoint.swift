@@ -78,7 +78,7 @@ final class DaemonMetrics: Sendable {
     let outboxSent = Gauge(label: "fallguard_outbox_sent")
     let outboxFailed = Gauge(label: "fallguard_outbox_failed")
     let outboxOldestPendingAge = Gauge(label: "fallguard_outbox_oldest_pending_age_seconds")
-    /// 1 when nothing keeps alerts from going out (see `Daemon.problems`), 0 otherwise.
+    /// 1 when nothing keeps alerts from going out (see `DaemonHealth.problems`), 0 otherwise.
     let healthy = Gauge(label: "fallguard_healthy")
     /// Alerts the outbox could not take, held in memory and sent directly.
     let outboxHeldInMemory = Gauge(label: "fallguard_outbox_held_in_memory")

@@ -104,7 +104,7 @@ public final class Notifiers: Sendable {
 
     /// After every batch of engine effects (alarm thread): the MQTT state and last incident.
     @Sendable public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
-        mqtt.forEach { $0.publish(state: engine.status) }
+        mqtt.forEach { $0.publish(state: engine.status); $0.publish(worn: engine.notWorn == nil) }
         for effect in effects {
             guard case let .dispatch(alert) = effect else { continue }
             last.withLock { $0 = .init(id: alert.incident, kind: alert.kind.rawValue, at: isoTimestamp(),

@@ -18,11 +18,12 @@ import UnixSignals
 // shutdown (SIGTERM, SIGINT, `--duration`) and then stops what it owns.
 
 /// The sensor thread (capture, then the pipeline): detections and health changes to the
-/// alarm, every 40 Hz sample to the recorder and the open pages, the watchdog pinged on every
+/// alarm, every 40 Hz sample to the wear watch (walking, not worn), the recorder and the open pages, the watchdog pinged on every
 /// pass. Reports readiness once it runs.
 struct SensorService: Service {
     let loop: SensorLoop
     let router: SensorRouter
+    let wear: WearWatch
     let recorder: FieldRecorder
     let live: LiveSignal
     let watchdog: WatchdogPinger?
@@ -31,12 +32,13 @@ struct SensorService: Service {
     let logger: Logger
 
     func run() async throws {
-        let (recorder, live, router, watchdog, logger) = (recorder, live, router, watchdog, logger)
+        let (recorder, live, router, wear, watchdog, logger) = (recorder, live, router, wear, watchdog, logger)
         loop.start(logger: logger, afterPass: {
             do { _ = try watchdog?.tick(nowNanoseconds: MonotonicClock.nanoseconds()) } catch {
                 logger.warning("systemd watchdog: \(error)")
             }
         }, onSample: { sample in
+            wear.process(sample)
             recorder.tap(sample)
             live.offer(sample, monotonicNow: MonotonicClock.seconds(), wallNow: Date().timeIntervalSince1970)
         }, router.route)

@@ -56,7 +56,8 @@ final class StatusPublisher: Sendable {
     /// The status from snapshots already taken (the gauges describe the same moment).
     private func currentStatus(engine: AlertEngine, sensor: SensorLoop.SensorState, samples: Int, problems: [String]) -> DaemonStatus {
         var remaining: Double?
-        if case let .countdown(c) = engine.state { remaining = c.remaining(at: MonotonicClock.seconds()) }
+        let now = MonotonicClock.seconds()
+        if case let .countdown(c) = engine.state { remaining = c.remaining(at: now) }
         return DaemonStatus(
             pid: getpid(), version: fallguardVersion, started: isoTimestamp(started), updated: isoTimestamp(),
             readyMs: readyMilliseconds.withLock { $0 },
@@ -66,7 +67,10 @@ final class StatusPublisher: Sendable {
                       problems: sensor.problems.map(\.rawValue), samples: samples, overruns: sensor.overruns)
             },
             lastIncident: notifiers.lastIncident, outbox: notifiers.outboxStatus(), configuration: current.now.label,
-            problems: problems, gpio: gpio, recording: recorder.status)
+            problems: problems, gpio: gpio, recording: recorder.status,
+            notWorn: engine.notWorn.map {
+                .init(since: isoTimestamp(Date(timeIntervalSinceNow: $0.since - now)), incident: $0.incident, reported: $0.reported)
+            })
     }
 
     /// The status as the page reads it: `status.json`'s fields, the detector's thresholds on

@@ -2,7 +2,8 @@ import Foundation
 import FallGuardCore
 
 /// The retained Home Assistant MQTT discovery configs of one bridge: a `binary_sensor` "Fall"
-/// (on while an alert is out), a `sensor` "State", a `sensor` "Last incident" (with the
+/// (on while an alert is out), a `binary_sensor` "Not worn" (a problem while the device lies
+/// still, not on the wearer), a `sensor` "State", a `sensor` "Last incident" (with the
 /// incident's JSON as attributes) and a `button` "Acknowledge" (left out when the bridge has an
 /// `acknowledge-secret`: a retained config would publish it). All share one `device` block
 /// and the bridge's availability topic; unique ids start with the node id. Each suggests its
@@ -36,12 +37,15 @@ public struct HomeAssistantDiscovery: Sendable {
         acknowledgeButton ? [] : [topics.discoveryConfig(component: "button", object: "acknowledge")]
     }
 
-    /// The configs, in a fixed order: fall, state, last incident, and the button.
+    /// The configs, in a fixed order: fall, not worn, state, last incident, and the button.
     public var configs: [Config] {
         let entities: [(component: String, object: String, fields: Entity)] = [
             ("binary_sensor", "fall", Entity(
                 name: "Fall", deviceClass: "safety", stateTopic: topics.state,
                 valueTemplate: "{{ 'ON' if value == 'alert-out' else 'OFF' }}")),
+            ("binary_sensor", "not_worn", Entity(
+                name: "Not worn", deviceClass: "problem", stateTopic: topics.worn,
+                valueTemplate: "{{ 'ON' if value == 'not-worn' else 'OFF' }}", icon: "mdi:watch-off")),
             ("sensor", "state", Entity(
                 name: "State", deviceClass: "enum", stateTopic: topics.state,
                 options: AlarmStatus.allCases.map(\.rawValue), icon: "mdi:human-handsdown")),

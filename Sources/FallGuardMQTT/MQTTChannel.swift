@@ -76,6 +76,12 @@ public final class MQTTChannel: NotificationChannel {
         retained.set(state: state, client)
     }
 
+    /// Reports whether the device is worn on the retained worn topic (and again after every
+    /// reconnect); only a change is published.
+    public func publish(worn: Bool) {
+        retained.set(worn: worn, client)
+    }
+
     /// Reports the last incident on its retained topic (Home Assistant's button sends its id).
     public func publish(lastIncident: Alert, at time: Date) {
         let info = MQTTLastIncident(incident: lastIncident.incident, kind: lastIncident.kind.rawValue,
@@ -107,7 +113,7 @@ private final class BridgeSession: Sendable {
     let gate: MQTTAcknowledgementGate
     let onAcknowledgement: AcknowledgementHandler
     let logger: Logger
-    private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?)>((nil, nil))
+    private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, worn: Bool)>((nil, nil, true))
     private let refusals = Mutex(RefusalLog())
 
     init(topics: MQTTTopics, discovery: Bool, gate: MQTTAcknowledgementGate,
@@ -120,6 +126,13 @@ private final class BridgeSession: Sendable {
         current.withLock { $0.state = state }
         client.publish(topics.state, Array(state.rawValue.utf8), retain: true)
     }
+
+    func set(worn: Bool, _ client: MosquittoClient) {
+        let changed = current.withLock { c in defer { c.worn = worn }; return c.worn != worn }
+        if changed { client.publish(topics.worn, Self.word(worn: worn), retain: true) }
+    }
+
+    private static func word(worn: Bool) -> [UInt8] { Array((worn ? "worn" : "not-worn").utf8) }
 
     func set(lastIncident: MQTTLastIncident, _ client: MosquittoClient) {
         current.withLock { $0.incident = lastIncident }
@@ -178,8 +191,9 @@ private final class BridgeSession: Sendable {
             // A button discovered before the bridge had a secret would only send refused acks.
             for topic in discovered.withdrawn { client.publish(topic, [], retain: true) }
         }
-        let (state, incident) = current.withLock { $0 }
+        let (state, incident, worn) = current.withLock { $0 }
         client.publish(topics.state, Array((state ?? .monitoring).rawValue.utf8), retain: true)
+        client.publish(topics.worn, Self.word(worn: worn), retain: true)
         if let incident { client.publish(topics.lastIncident, Self.json(incident), retain: true) }
     }
 

@@ -25,6 +25,8 @@ public struct MQTTTopics: Sendable, Equatable {
     public var alert: String { base + "/alert" }
     /// Retained: `monitoring`, `countdown`, `alert-out` or `sensor-fault` (the status file's words).
     public var state: String { base + "/state" }
+    /// Retained: `worn`, or `not-worn` while the device lies still, not on the wearer.
+    public var worn: String { base + "/worn" }
     /// Retained JSON about the last incident (``MQTTLastIncident``).
     public var lastIncident: String { base + "/incident" }
     /// Subscribed: an incident id, `{"incident": …, "by": …}`, or `{"by": …}` for the current one.

@@ -164,7 +164,7 @@ public enum WebPages {
         layout(title: "FallGuard", body: """
             <h1>FallGuard</h1>
             <div id="state" class="state">connecting…</div>
-            <table id="now"><tr><th>Sensor</th><td id="sensor">—</td></tr><tr><th>Outbox</th><td id="outbox">—</td></tr>
+            <table id="now"><tr><th>Sensor</th><td id="sensor">—</td></tr><tr><th>Worn</th><td id="worn">—</td></tr><tr><th>Outbox</th><td id="outbox">—</td></tr>
             <tr><th>Last incident</th><td id="last-incident">—</td></tr><tr><th>Last heartbeat</th><td id="heartbeat">—</td></tr>
             <tr><th>Problems</th><td id="problems">—</td></tr><tr><th>Updated</th><td id="updated">—</td></tr></table>
             <h2>Live: |a| over the last 60 s</h2>
@@ -198,6 +198,8 @@ public enum WebPages {
           text("outbox", o ? `${o.pending} pending, ${o.sent} sent, ${o.failed} failed` + (o.held_in_memory ? `, ${o.held_in_memory} held in memory` : "") + (o.oldest_pending_age ? `, oldest waiting ${Math.round(o.oldest_pending_age)} s` : "") : "—");
           text("last-incident", li ? `${li.id} ${li.kind} at ${li.at.slice(0, 19).replace("T", " ")}` + (li.delivered ? ", delivered" : "") + (li.reached_by ? `, ${li.reached_by} answered` : "") + (li.acknowledged_by ? `, acknowledged by ${li.acknowledged_by}` : "") : "none");
           text("heartbeat", s.heartbeat || "none sent");
+          const nw = s.not_worn;
+          text("worn", nw ? `NOT WORN since ${nw.since.slice(0, 19).replace("T", " ")}: falls cannot be detected` + (nw.reported ? " (the helpers were told)" : "") : "yes");
           text("problems", s.problems && s.problems.length ? s.problems.join("; ") : "none");
           text("updated", new Date().toLocaleTimeString());
           const key = JSON.stringify([li && li.id, li && li.acknowledged_by, li && li.delivered, o && o.pending, o && o.sent, o && o.failed, s.state]);

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// The JSON lines `alarm`, `watch` and `gpio` print on standard output: one typed event each,
-/// `{"event":"<name>", ...}` with the fields' names in snake_case (`tNs` → `t_ns`), every
+/// `{"event":"<name>", ...}` (keys sorted, so a line reads the same every run) with the fields' names in snake_case (`tNs` → `t_ns`), every
 /// string escaped by the encoder.
 struct JSONLine<Fields: Encodable>: Encodable {
     let event: String
@@ -20,7 +20,7 @@ struct JSONLine<Fields: Encodable>: Encodable {
     var text: String {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return String(decoding: (try? encoder.encode(self)) ?? Data(#"{"event":"unencodable"}"#.utf8), as: UTF8.self)
     }
 }

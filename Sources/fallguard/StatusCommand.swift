@@ -11,7 +11,7 @@ struct StatusCommand: ParsableCommand {
             Reads <state>/status.json, which `fallguard run` rewrites every second. Exit status 0 \
             when the daemon is monitoring and its sensor is healthy, 1 when it runs with a problem \
             (sensor fault, countdown or alert out, deliveries failed, alerts that cannot be stored, \
-            an incident log that cannot be written, a stalled thread), 3 when it is not running \
+            an incident log that cannot be written, a stalled thread, the device not worn), 3 when it is not running \
             (no status, or none written for 5 s).
             """)
 
@@ -38,7 +38,7 @@ struct StatusCommand: ParsableCommand {
         }
         guard running else { throw ExitCode(3) }
         let healthy = status.state == "monitoring" && (status.sensor?.problems.isEmpty ?? false)
-            && (status.outbox?.failed ?? 0) == 0 && (status.problems ?? []).isEmpty
+            && (status.outbox?.failed ?? 0) == 0 && (status.problems ?? []).isEmpty && status.notWorn == nil
         if !healthy { throw ExitCode(1) }
     }
 
@@ -56,6 +56,10 @@ struct StatusCommand: ParsableCommand {
         if let i = s.incident { state += ", incident \(i)" }
         if let r = s.countdownRemaining { state += String(format: ", %.1f s left to abort", r) }
         lines.append(state)
+        if let n = s.notWorn {
+            lines.append("NOT WORN since \(n.since) (\(n.incident)): only the sensor's own noise, falls cannot be detected"
+                         + (n.reported ? "; the helpers were told" : ""))
+        }
         for problem in s.problems ?? [] { lines.append("PROBLEM: \(problem)") }
         if let sensor = s.sensor {
             lines.append("sensor: \(sensor.device) at \(sensor.uri), \(sensor.mode), \(sensor.rate) Hz, "

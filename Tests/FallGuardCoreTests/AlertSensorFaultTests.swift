@@ -115,3 +115,48 @@ import FallGuardTestSupport
         #expect(abort.indicators == [.fault], "back to monitoring: the trouble shows again")
     }
 }
+
+/// A device nobody wears: the wear watch's verdict opens an episode numbered with the faults;
+/// the helpers are told once it lasts `notWornAlert` from when the stillness began, and told
+/// again when it is worn; with the alert off only the log and the status say it.
+@Suite struct AlertNotWornTests {
+    static func engine(alert: Double?) throws -> AlertEngine {
+        AlertEngine(configuration: try AlertConfiguration(countdown: 30, longPress: 2, finalPhase: 10, activeTimeout: 3600,
+                                                          sensorFaultGrace: 60, autoCancelWhenWalking: false,
+                                                          incidentPrefix: "FG", notWornAlert: alert))
+    }
+
+    @Test func notWornForTheConfiguredTimeIsToldAndWearingItAgainToo() throws {
+        var e = try Self.engine(alert: 1800)
+        let verdict = e.handle(.notWorn(since: 100), at: 1000)   // a 15-minute verdict
+        #expect(verdict.events.map(\.event) == [.notWorn] && verdict.alerts.isEmpty && verdict.sounds.isEmpty)
+        #expect(e.notWorn?.incident == "FG-fault-1" && e.notWorn?.reportDeadline == 1900 && e.nextDeadline == 1900)
+        #expect(e.status == .monitoring && e.indicator == .monitoring, "falls are still watched for; nothing sounds")
+        #expect(e.advance(to: 1899).isEmpty)
+        let told = e.advance(to: 1900)
+        let alert = try #require(told.alerts.first)
+        #expect(told.alerts.count == 1 && alert.kind == .deviceProblem && alert.sensorFault?.problem == .notWorn)
+        #expect(alert.sensorFault?.detail == "only the sensor's own noise for 30 min", "\(String(describing: alert.sensorFault))")
+        #expect(e.advance(to: 5000).isEmpty, "told once")
+        let worn = e.handle(.wornAgain, at: 5000)
+        #expect(worn.alerts.map(\.kind) == [.deviceRecovered] && worn.alerts.first?.incident == "FG-fault-1")
+        #expect(e.notWorn == nil)
+        #expect(e.handle(.wornAgain, at: 5001).isEmpty, "nothing to end twice")
+    }
+
+    @Test func withTheAlertOffOnlyTheLogSaysIt() throws {
+        var e = try Self.engine(alert: nil)
+        #expect(e.handle(.notWorn(since: 100), at: 1000).events.map(\.event) == [.notWorn])
+        #expect(e.nextDeadline == nil && e.advance(to: 100_000).isEmpty)
+        let worn = e.handle(.wornAgain, at: 100_000)
+        #expect(worn.alerts.isEmpty && worn.events.map(\.event) == [.wornAgain])
+    }
+
+    @Test func aFallWhileNotWornStillCountsDown() throws {
+        var e = try Self.engine(alert: 1800)
+        _ = e.handle(.notWorn(since: 100), at: 1000)
+        let fall = e.handle(.fallSuspected(AlertFixtures.fall(impact: 1100)), at: 1100)
+        #expect(fall.sounds == [.countdown] && e.status == .countdown)
+        #expect(throws: AlertConfigurationError.self) { try Self.engine(alert: 30) }
+    }
+}

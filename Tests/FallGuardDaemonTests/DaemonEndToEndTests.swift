@@ -84,6 +84,7 @@ struct DaemonEndToEndTests {
         #expect(incidents.contains("\"false-alarm\""), "\(incidents)")
         let mqtt = broker.messages()
         #expect(mqtt.contains("fallguard/e2e/availability online"), "\(mqtt)")
+        #expect(mqtt.contains("fallguard/e2e/worn worn"), "worn, retained from the first connect: \(mqtt)")
         #expect(!mqtt.contains("fallguard/e2e/alert "), "no alert after an abort: \(mqtt)")
     }
 

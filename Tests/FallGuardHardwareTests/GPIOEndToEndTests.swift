@@ -218,12 +218,14 @@ struct PassiveBuzzerTests {
         #expect(abs(median - 2) <= 0.25, "median change spacing \(median) ms, 2 ms at 250 Hz")
         for (i, burst) in [a, b].enumerated() {
             // Fills the 200 ms on-time (its start may be late by a wake-up, its end by the
-            // player's), toggling throughout: most of the 100 slots, no hole over 20 ms.
+            // player's), toggling throughout: most of the 100 slots, no hole over 50 ms (a
+            // quarter of the on-time: on a machine busy with two compilers beside it, a wake-up
+            // of the tone thread was seen 22 ms late; a hole is a click, not a missing beep).
             let span = burst.last! - burst.first!
             #expect(span >= 180 && span <= 215, "burst \(i) lasts \(span) ms, the on-time is 200 ms")
             #expect(burst.count >= 60 && burst.count <= 110, "burst \(i): \(burst.count) changes, 100 at 250 Hz in 200 ms")
             let hole = zip(burst, burst.dropFirst()).map { $1 - $0 }.max() ?? 0
-            #expect(hole <= 20, "burst \(i): a \(hole) ms hole in the tone")
+            #expect(hole <= 50, "burst \(i): a \(hole) ms hole in the tone")
         }
         // Silent between the beeps, and the second burst 500 ms after the first (the player's
         // absolute schedule; each start may be late by a wake-up).

@@ -191,4 +191,30 @@ struct IIOEndToEndTests {
         #expect(Set(recovered) == Set(faults), "every fault recovers: \(faults) vs \(recovered)")
         #expect(!r.events.contains { $0["event"] as? String == "fall" })
     }
+
+    /// The consumer stalls for 200 ms (issue 29, item 3), 3 s into the stream, on the thread
+    /// that both captures and detects. Buffered (the default; both drivers have a trigger): the
+    /// driver's buffer holds the samples meanwhile, so none is lost and every step between two
+    /// samples' times is the driver's 25 ms. Polled (the fallback without a buffer): the
+    /// register holds only its newest value, so the stall is a hole in the signal, and the
+    /// times say so (one step of about 200 ms) instead of inventing samples in it.
+    @Test(arguments: [false, true])
+    func aConsumerStallingFor200MillisecondsLosesNothingBufferedAndShowsInTheTimesPolled(polled: Bool) throws {
+        let r = try Emulator.run(["--model", "mpu6050", "--recording", Emulator.fixtures + "/D01_SA08_R01.csv", "--loop"],
+                                 [Emulator.fallguard, "watch", "--json", "--duration", "6", "--stall", "3:200"]
+                                    + (polled ? ["--polled"] : []))
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try #require(r.events.first { $0["event"] as? String == "summary" }, "\(r.stdout)")
+        let (minStep, maxStep) = (summary["min_step_s"] as? Double ?? 0, summary["max_step_s"] as? Double ?? 0)
+        let raw = summary["raw_samples"] as? Int ?? 0
+        #expect(raw > 150, "\(summary)")
+        #expect(summary["overruns"] as? Int == 0, "\(summary)")
+        if polled {
+            #expect(maxStep >= 0.19 && maxStep < 0.5, "the 200 ms hole is in the times: \(summary)")
+        } else {
+            #expect(abs(minStep - 0.025) < 0.001 && abs(maxStep - 0.025) < 0.001,
+                    "every step is the driver's 25 ms through the stall: \(summary)")
+            #expect(summary["gaps"] as? Int == 0, "\(summary)")
+        }
+    }
 }

@@ -26,32 +26,35 @@ import FallGuardTestSupport
         #expect(MQTTTopics.prefixProblem("a//b") != nil && MQTTTopics.prefixProblem("a/b") == nil)
     }
 
-    @Test func discoveryDescribesFourEntitiesOfOneDevice() throws {
+    @Test func discoveryDescribesFiveEntitiesOfOneDevice() throws {
         let configs = HomeAssistantDiscovery(topics: MQTTTopics(prefix: "fallguard", device: "hall")).configs
         #expect(configs.map(\.topic) == [
-            "homeassistant/binary_sensor/fallguard_hall/fall/config", "homeassistant/sensor/fallguard_hall/state/config",
+            "homeassistant/binary_sensor/fallguard_hall/fall/config", "homeassistant/binary_sensor/fallguard_hall/not_worn/config",
+            "homeassistant/sensor/fallguard_hall/state/config",
             "homeassistant/sensor/fallguard_hall/last_incident/config", "homeassistant/button/fallguard_hall/acknowledge/config",
         ])
         let objects = try configs.map { try #require(try JSONSerialization.jsonObject(with: Data($0.payload)) as? [String: Any]) }
         #expect(objects[0]["value_template"] as? String == "{{ 'ON' if value == 'alert-out' else 'OFF' }}")
         #expect(objects[0]["device_class"] as? String == "safety")
-        #expect(objects[1]["options"] as? [String] == AlarmStatus.allCases.map(\.rawValue))
-        #expect(objects[3]["command_topic"] as? String == "fallguard/hall/ack")
+        #expect(objects[1]["state_topic"] as? String == "fallguard/hall/worn" && objects[1]["device_class"] as? String == "problem")
+        #expect(objects[1]["value_template"] as? String == "{{ 'ON' if value == 'not-worn' else 'OFF' }}")
+        #expect(objects[2]["options"] as? [String] == AlarmStatus.allCases.map(\.rawValue))
+        #expect(objects[4]["command_topic"] as? String == "fallguard/hall/ack")
         // The button sends the incident the "Last incident" sensor shows, and nothing else.
-        #expect(objects[3]["command_template"] as? String
+        #expect(objects[4]["command_template"] as? String
                 == #"{"incident": "{{ states('sensor.fallguard_hall_last_incident') }}", "by": "Home Assistant"}"#)
-        #expect(objects[3]["payload_press"] == nil)
-        #expect(Set(objects.compactMap { $0["unique_id"] as? String }).count == 4)
+        #expect(objects[4]["payload_press"] == nil)
+        #expect(Set(objects.compactMap { $0["unique_id"] as? String }).count == 5)
         // Home Assistant 2025.10+: default_entity_id (domain included), no deprecated object_id.
         #expect(objects.map { $0["default_entity_id"] as? String } == [
-            "binary_sensor.fallguard_hall_fall", "sensor.fallguard_hall_state",
+            "binary_sensor.fallguard_hall_fall", "binary_sensor.fallguard_hall_not_worn", "sensor.fallguard_hall_state",
             "sensor.fallguard_hall_last_incident", "button.fallguard_hall_acknowledge",
         ])
         #expect(objects.allSatisfy { $0["object_id"] == nil })
 
         // With an acknowledge-secret the button would publish the secret: it is not discovered.
         let guarded = HomeAssistantDiscovery(topics: MQTTTopics(prefix: "fallguard", device: "hall"), acknowledgeButton: false)
-        #expect(guarded.configs.map(\.topic) == configs.prefix(3).map(\.topic))
+        #expect(guarded.configs.map(\.topic) == configs.prefix(4).map(\.topic))
         #expect(guarded.withdrawn == ["homeassistant/button/fallguard_hall/acknowledge/config"])
     }
 

@@ -6,6 +6,8 @@ public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComp
 
 /// The small SisFall fixtures the tests share (Tests/FallGuardFieldTestTests/Fixtures).
 public let fixtureFolder = repositoryRoot + "/Tests/FallGuardFieldTestTests/Fixtures/sisfall"
+/// Continuous daily living (UCI HAPT, CC BY 4.0) with activity labels: see its README.
+public let dailyFixtureFolder = repositoryRoot + "/Tests/FallGuardFieldTestTests/Fixtures/daily"
 
 /// A new, empty folder under the temporary directory: `fallguard-<name>-<UUID>`.
 public func temporaryFolder(_ name: String = "test") -> String {

@@ -144,8 +144,14 @@ public final class AlarmController: @unchecked Sendable {
     /// An alarm a previous process dispatched and nobody resolved (see ``AlertInput/alertResumed(_:)``).
     public func resume(_ alert: Alert) { post(.alertResumed(alert)) }
 
-    /// The sensor side's walking hint during a countdown.
+    /// The sensor side's walking hint (a change only; it matters during a countdown).
     public func wearerActivity(walking: Bool) { post(.wearerActivity(walking: walking)) }
+
+    /// The device lies still, not worn, since `since` (CLOCK_MONOTONIC seconds).
+    public func notWorn(since: Double) { post(.notWorn(since: since)) }
+
+    /// The device moves again after ``notWorn(since:)``.
+    public func wornAgain() { post(.wornAgain) }
 
     /// A ``SensorPipeline`` health change: the first problem starts a fault, the end of the
     /// last one is the recovery.

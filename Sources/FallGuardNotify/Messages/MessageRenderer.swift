@@ -20,9 +20,9 @@ public struct MessageRenderer: Sendable {
             "wearer": wearer.name, "time": localTime(date), "incident": alert.incident, "device": device,
             "reason": alert.fall?.reason ?? "none", "location": wearer.location.isEmpty ? "not given" : wearer.location,
             "by": alert.acknowledgedBy ?? "a helper", "fault": alert.sensorFault?.description ?? "unknown fault",
+            "walked": alert.wearerResumedWalking ? " They walked again during the countdown." : "",
         ]
-        let storage = alert.kind == .deviceProblem && alert.sensorFault?.problem == .storage
-        let bodyTemplate = templates.bodies[alert.kind] ?? (storage ? MessageTemplates.storageProblem : MessageTemplates.builtIn[alert.kind]!)
+        let bodyTemplate = templates.bodies[alert.kind] ?? Self.builtIn(for: alert)
         let prefix = test ? "TEST, nobody needs help: " : ""
         var body = prefix + Self.fill(bodyTemplate, values)
         // Too long for an SMS: drop the reason, then shorten the location, then cut.
@@ -38,6 +38,16 @@ public struct MessageRenderer: Sendable {
         if !fits(body) { body = String(body.prefix(limit(for: body) - 1)) + "~" }
         let subject = (test ? "[TEST] " : "") + Self.fill(MessageTemplates.subjects[alert.kind]!, values)
         return RenderedMessage(subject: subject, body: body)
+    }
+
+    /// The built-in text for `alert`: storage and not-worn device problems have their own.
+    static func builtIn(for alert: Alert) -> String {
+        switch (alert.kind, alert.sensorFault?.problem) {
+        case (.deviceProblem, .storage): MessageTemplates.storageProblem
+        case (.deviceProblem, .notWorn): MessageTemplates.notWornProblem
+        case (.deviceRecovered, .notWorn): MessageTemplates.wornAgain
+        default: MessageTemplates.builtIn[alert.kind]!
+        }
     }
 
     /// `14:03 on Sun 22 Nov` in the bridge's time zone (English names: messages are English).

@@ -1,15 +1,16 @@
 import FallGuardCore
 
 /// The text of each kind of message. A template may use `{wearer}`, `{time}`, `{incident}`,
-/// `{reason}`, `{location}`, `{device}`, `{by}` and `{fault}`; kinds without an override keep
-/// the built-in text.
+/// `{reason}`, `{location}`, `{device}`, `{by}`, `{fault}` and `{walked}` (a sentence when the
+/// wearer walked during the countdown, else nothing); kinds without an override keep the
+/// built-in text.
 public struct MessageTemplates: Sendable, Equatable {
     /// The placeholders a template may use.
-    public static let placeholders = ["wearer", "time", "incident", "reason", "location", "device", "by", "fault"]
+    public static let placeholders = ["wearer", "time", "incident", "reason", "location", "device", "by", "fault", "walked"]
 
     /// The built-in body for each kind.
     public static let builtIn: [AlertKind: String] = [
-        .fall: "FALL ALERT: {wearer} may have fallen at {time} and did not cancel the alarm. Please check on them now. Location: {location}. Detector: {reason}. Incident {incident}.",
+        .fall: "FALL ALERT: {wearer} may have fallen at {time} and did not cancel the alarm.{walked} Please check on them now. Location: {location}. Detector: {reason}. Incident {incident}.",
         .helpRequested: "HELP REQUEST: {wearer} pressed the help button at {time}. Please check on them now. Location: {location}. Incident {incident}.",
         .resolvedByWearer: "All clear: {wearer} pressed \"I'm OK\" at {time}: false alarm. Incident {incident}.",
         .acknowledged: "{by} is handling incident {incident} for {wearer} (acknowledged at {time}).",
@@ -17,6 +18,11 @@ public struct MessageTemplates: Sendable, Equatable {
         .deviceRecovered: "FallGuard for {wearer} works again since {time}. Incident {incident}.",
         .heartbeat: "FallGuard is watching over {wearer} ({time}): monitoring is on.",
     ]
+
+    /// The built-in body of a device-problem alert about a device nobody wears
+    /// (``SensorProblem/notWorn``), and of its device-recovered counterpart.
+    public static let notWornProblem = "FallGuard for {wearer} is not being worn ({fault}): falls cannot be detected until it is worn again. Please check on {wearer} and the device ({time}). Incident {incident}."
+    public static let wornAgain = "FallGuard for {wearer} is worn again since {time}: falls are detected again. Incident {incident}."
 
     /// The built-in body of a device-problem alert about storage (``SensorProblem/storage``):
     /// falls are still detected, so it must not say they are not.

@@ -57,7 +57,7 @@ public final class Outbox: AlertSink, Sendable {
     }
 
     /// Nil while the file is open; otherwise why it could not be opened, after trying again
-    /// when the last attempt is a second old (the status service asks every second).
+    /// when the last attempt is a second old (the health and status services ask every second).
     public var unavailable: String? { store.openIfDue() }
 
     private static func derive(_ settings: NotificationSettings)

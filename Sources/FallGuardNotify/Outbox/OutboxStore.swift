@@ -4,7 +4,7 @@ import GRDB
 import Synchronization
 
 /// The outbox's SQLite file, opened when it can be: at start, or later, tried again at most
-/// once a second (``openIfDue()``, from the status service, never from the alarm thread) while it cannot (a read-only or full disk, a state directory the daemon must
+/// once a second (``openIfDue()``, from the health and status services, never from the alarm thread) while it cannot (a read-only or full disk, a state directory the daemon must
 /// not use). Until then every access throws ``OutboxUnavailable``, which the hand-off treats as
 /// any other failing write: alerts held in memory and sent directly through the channels.
 ///
@@ -34,7 +34,7 @@ final class OutboxStore: Sendable {
     }
 
     /// Opens the file if it is not open and the last attempt is at least ``retryInterval`` old
-    /// (the status service calls it every second, through ``Outbox/unavailable``). Returns why
+    /// (the health and status services call it every second, through ``Outbox/unavailable``). Returns why
     /// it is still not open, nil once it is.
     @discardableResult
     func openIfDue() -> String? {
