@@ -21,11 +21,9 @@ public final class CurrentConfiguration: Sendable {
 /// need a restart, and the log says which changed. A file with errors changes nothing.
 struct ConfigurationReload: Sendable {
     let current: CurrentConfiguration
-    let loop: SensorLoop
-    let recorder: FieldRecorder
-    let notifiers: Notifiers
-    let systemd: SystemdNotifier?
-    let logger: Logger
+    // What can take a new file while running.
+    let loop: SensorLoop, recorder: FieldRecorder, notifiers: Notifiers
+    let systemd: SystemdNotifier?, logger: Logger
 
     func reload() {
         let configuration = current.now

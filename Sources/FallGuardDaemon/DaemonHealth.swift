@@ -12,14 +12,11 @@ import Synchronization
 /// (each problem when it begins and ends), systemd's status line, and the helpers (a
 /// storage problem is sent once per episode as a device-problem alert).
 final class DaemonHealth: Sendable {
-    let current: CurrentConfiguration
-    let liveness: Liveness
-    let notifiers: Notifiers
-    let incidentLog: IncidentLog
-    let recorder: FieldRecorder
-    let alarm: AlarmController
-    let systemd: SystemdNotifier?
-    let logger: Logger
+    // What it asks about…
+    let current: CurrentConfiguration, liveness: Liveness, notifiers: Notifiers
+    let incidentLog: IncidentLog, recorder: FieldRecorder
+    // …and whom it tells.
+    let alarm: AlarmController, systemd: SystemdNotifier?, logger: Logger
     /// The problems of the last check.
     private let reported = Mutex<[String]>([])
     /// Whether the storage problem now going on was sent as a device-problem alert.

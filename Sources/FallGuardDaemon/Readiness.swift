@@ -6,14 +6,11 @@ import Logging
 /// The moment the daemon monitors: the start-up line, `READY=1` to systemd, `ready_ms` in the
 /// status file, and the caller's `onReady`.
 struct Readiness: Sendable {
-    let current: CurrentConfiguration
-    let start: ProgramStart
+    let current: CurrentConfiguration, start: ProgramStart
+    /// Whether the sensor is a recording.
     let replaying: Bool
-    let notifiers: Notifiers
-    let publisher: StatusPublisher
-    let systemd: SystemdNotifier?
-    let onReady: @Sendable () -> Void
-    let logger: Logger
+    let notifiers: Notifiers, publisher: StatusPublisher
+    let systemd: SystemdNotifier?, onReady: @Sendable () -> Void, logger: Logger
 
     func announce() {
         let c = current.now

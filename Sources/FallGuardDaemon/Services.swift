@@ -18,18 +18,13 @@ import UnixSignals
 // shutdown (SIGTERM, SIGINT, `--duration`) and then stops what it owns.
 
 /// The sensor thread (capture, then the pipeline): detections and health changes to the
-/// alarm, every 40 Hz sample to the wear watch (walking, not worn), the recorder and the open pages, the watchdog pinged on every
-/// pass. Reports readiness once it runs.
+/// alarm, every 40 Hz sample to the wear watch (walking, not worn), the recorder and the open
+/// pages, the watchdog pinged on every pass. Reports readiness once it runs.
 struct SensorService: Service {
     let loop: SensorLoop
-    let router: SensorRouter
-    let wear: WearWatch
-    let recorder: FieldRecorder
-    let live: LiveSignal
-    let watchdog: WatchdogPinger?
-    let readiness: Readiness
-    let systemd: SystemdNotifier?
-    let logger: Logger
+    // Where each sample goes.
+    let router: SensorRouter, wear: WearWatch, recorder: FieldRecorder, live: LiveSignal
+    let watchdog: WatchdogPinger?, readiness: Readiness, systemd: SystemdNotifier?, logger: Logger
 
     func run() async throws {
         let (recorder, live, router, wear, watchdog, logger) = (recorder, live, router, wear, watchdog, logger)

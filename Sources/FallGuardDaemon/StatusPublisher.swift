@@ -17,17 +17,12 @@ final class SensorCounters: Sendable {
 /// ``DaemonStatus`` made once a second by the status service from snapshots of the alarm,
 /// the sensor loop, the notifiers and the recorder.
 final class StatusPublisher: Sendable {
-    let current: CurrentConfiguration
-    let alarm: AlarmController
-    let loop: SensorLoop
-    let notifiers: Notifiers
-    let recorder: FieldRecorder
-    let live: LiveSignal
-    let health: DaemonHealth
-    let counters: SensorCounters
+    // Whose snapshots it takes.
+    let current: CurrentConfiguration, alarm: AlarmController, loop: SensorLoop
+    let notifiers: Notifiers, recorder: FieldRecorder, health: DaemonHealth
+    let live: LiveSignal, counters: SensorCounters, logger: Logger
     /// The libgpiod the alarm's lines go through, as the status names it.
     let gpio: String?
-    let logger: Logger
     let metrics = DaemonMetrics()
     let started = Date()
     /// Milliseconds from exec to monitoring (set once, by the readiness announcement).

@@ -246,6 +246,13 @@ public enum EventEvaluator {
     public static func detections(in samples: [AccelerationSample], configuration: DetectorConfiguration,
                                   observe: ((AccelerationSample, _ afterGap: Bool) -> Void)? = nil) -> [FallSuspected] {
         var detector = configuration.makeDetector()
+        return detections(in: samples, by: &detector, observe: observe)
+    }
+
+    /// The same with `detector`, left as the stream ended it (a decision still due is its
+    /// ``FallDetector/openDecision``).
+    public static func detections(in samples: [AccelerationSample], by detector: inout any FallDetector,
+                                  observe: ((AccelerationSample, _ afterGap: Bool) -> Void)? = nil) -> [FallSuspected] {
         guard var resampler = try? Resampler(inputRate: Resampler.rate(of: samples)) else { return [] }
         var found: [FallSuspected] = []
         var gaps = 0

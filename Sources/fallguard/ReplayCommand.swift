@@ -2,6 +2,7 @@ import ArgumentParser
 import FallGuardDaemon
 import FallGuardCore
 import FallGuardFieldTest
+import FallGuardHardware
 
 struct ReplayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,7 +20,7 @@ struct ReplayCommand: ParsableCommand {
 
     @OptionGroup var detectorOptions: DetectorOptions
 
-    @Flag(help: "Replay at the recording's own pace, printing detections as they happen.")
+    @Flag(help: "Replay at the recording's own pace through the live sensor loop, printing detections as they happen (and going on 15 s after the end, in the last posture).")
     var realTime = false
 
     func run() throws {
@@ -39,37 +40,35 @@ struct ReplayCommand: ParsableCommand {
             name = "bundled demo (\(BundledRecordings.demoFallName))"
         }
         print("Replaying \(name): \(recording.samples.count) samples, \(String(format1: recording.duration)) s, detector \(configuration.label)")
-        var detector = configuration.makeDetector()
         var count = 0
-        let clock = ContinuousClock()
-        let start = clock.now
-        let t0 = recording.samples.first?.time ?? 0
-        for s in recording.samples {
-            if realTime {
-                let due = start + .milliseconds(Int64(saturating: (s.time - t0) * 1000))
-                if due > clock.now { Thread_sleep(until: due, clock: clock) }
-            }
-            if let d = detector.process(s) {
-                count += 1
-                print("\(String(format1: d.decisionTime)) s  FALL SUSPECTED  impact at \(String(format1: d.impactTime)) s, peak \(String(format1: d.peak)) g: \(d.reason)")
-                flushStandardOutput()
-            }
+        let report = { (d: FallSuspected) in
+            count += 1
+            print("\(String(format1: d.decisionTime)) s  FALL SUSPECTED  impact at \(String(format1: d.impactTime)) s, peak \(String(format1: d.peak)) g: \(d.reason)")
+            flushStandardOutput()
+        }
+        var detector = configuration.makeDetector()
+        if realTime {
+            // As a live sensor: the same source and loop as `run` and `alarm --recording`, the
+            // wearer's last posture going on after the end for the decisions still due.
+            let source = ReplaySource(name: name, recording: recording.samples)
+            let loop = SensorLoop(source: source, detector: detector)
+            let end = MonotonicClock.nanoseconds() + Int64((recording.duration + Self.longestDecision) * 1e9)
+            source.start()
+            loop.run(while: { MonotonicClock.nanoseconds() < end }) { if case let .detection(d) = $0 { report(d) } }
+            source.stopAndWait()
+        } else {
+            // As fast as it goes, on the 40 Hz grid the bridge's pipeline gives the detector.
+            EventEvaluator.detections(in: recording.samples, by: &detector).forEach(report)
         }
         print(count == 0 ? "No fall detected." : "\(count) detection\(count == 1 ? "" : "s").")
-        if let open = detector.openDecision {
+        if !realTime, let open = detector.openDecision {
             print("The recording ended while a decision was still due (\(open.rule) for the impact at "
                   + "\(String(format1: open.impactTime)) s, due at \(String(format1: open.dueTime)) s): too short to judge it.")
         }
     }
-}
 
-func Thread_sleep(until due: ContinuousClock.Instant, clock: ContinuousClock) {
-    let d = due - clock.now
-    let (s, a) = d.components
-    guard s > 0 || a > 0 else { return }
-    var ts = timespec(tv_sec: Int(s), tv_nsec: Int(a / 1_000_000_000))
-    var rest = timespec()
-    while nanosleep(&ts, &rest) != 0 { ts = rest }
+    /// Seconds after an impact by which every rule has decided (the long look: 15 s at most).
+    static let longestDecision = 15.0
 }
 
 extension String {

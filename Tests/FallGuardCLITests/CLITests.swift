@@ -28,6 +28,17 @@ import FallGuardTestSupport
         #expect(r.stdout.contains("1 detection."))
     }
 
+    /// A 50 Hz recording (UCI HAPT) is judged on the 40 Hz grid the bridge's pipeline gives the
+    /// detector, as `evaluate` judges it: U06's hard set-down at 525.9 s is found by the strong
+    /// tier only when its free-fall check is loosened (DailyLivingTests), and not with the defaults.
+    @Test func replayResamplesAsTheBridgeDoes() throws {
+        let file = dailyFixtureFolder + "/U06-exp2-500-545s.csv"
+        let loose = try fallguard("replay", file, "--set", "strong-free-fall=1.5")
+        #expect(loose.status == 0, "\(loose.stderr)")
+        #expect(loose.stdout.contains("1 detection.") && loose.stdout.contains("impact at 525.9"), "\(loose.stdout)")
+        #expect(try fallguard("replay", file).stdout.contains("No fall detected."))
+    }
+
     @Test func replayPrintsTimeAndReasons() throws {
         let r = try fallguard("replay", fixtureFolder + "/F05_SA03_R02.csv", "--detector", "sum-abs", "--set", "threshold=4.5")
         #expect(r.status == 0)

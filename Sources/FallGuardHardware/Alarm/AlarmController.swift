@@ -248,7 +248,7 @@ public final class AlarmController: @unchecked Sendable {
                     try sink.deliver(alert)
                 } catch {
                     logger.critical("alert \(alert.kind.rawValue) for \(alert.incident) NOT handed to the notifiers: \(error)")
-                    try? incidentLog?.append(json: #"{"event":"dispatch-failed","incident":"\#(alert.incident)","alert":"\#(alert.kind.rawValue)","error":\#(jsonString("\(error)"))}"#)
+                    try? incidentLog?.append(IncidentLog.DispatchFailed(incident: alert.incident, alert: alert.kind.rawValue, error: "\(error)"))
                 }
             case let .record(event):
                 logger.info("\(event.incident ?? "-") \(event.event.rawValue): \(event.detail)")
@@ -270,9 +270,4 @@ extension AlarmController {
             logger.error("\(alert.incident): the alert could not be stored ahead of the countdown's end (it will be at expiry): \(error)")
         }
     }
-}
-
-/// A JSON string literal.
-func jsonString(_ s: String) -> String {
-    String(decoding: (try? JSONEncoder().encode(s)) ?? Data("\"\"".utf8), as: UTF8.self)
 }

@@ -10,10 +10,18 @@ public struct ConsoleAlertSink: AlertSink {
         self.write = write
     }
 
+    /// One line: `{"alert":{…},"event":"alert","t_ns":…}`.
+    private struct Line: Encodable {
+        var event = "alert"
+        var tNs = MonotonicClock.nanoseconds()
+        var alert: Alert
+
+        enum CodingKeys: String, CodingKey { case event, tNs = "t_ns", alert }
+    }
+
     public func deliver(_ alert: Alert) throws {
         let enc = JSONEncoder()
         enc.outputFormatting = [.sortedKeys]
-        let body = String(decoding: try enc.encode(alert), as: UTF8.self)
-        write(#"{"event":"alert","t_ns":\#(MonotonicClock.nanoseconds()),"alert":\#(body)}"#)
+        write(String(decoding: try enc.encode(Line(alert: alert)), as: UTF8.self))
     }
 }

@@ -76,7 +76,22 @@ public final class IncidentLog: @unchecked Sendable {
         try append(json: String(decoding: try encoder.encode(event), as: UTF8.self))
     }
 
-    /// Appends one JSON object (e.g. a failed dispatch), adding `wall-time`.
+    /// An alert the alarm could not hand to its sink: logged as its own kind of line.
+    public struct DispatchFailed: Encodable {
+        public var event = "dispatch-failed"
+        public var incident: String
+        public var alert: String
+        public var error: String
+
+        public init(incident: String, alert: String, error: String) { (self.incident, self.alert, self.error) = (incident, alert, error) }
+    }
+
+    /// Appends a failed dispatch.
+    public func append(_ failure: DispatchFailed) throws {
+        try append(json: String(decoding: try encoder.encode(failure), as: UTF8.self))
+    }
+
+    /// Appends one JSON object, adding `wall-time`.
     public func append(json object: String) throws {
         let line = "{\"wall-time\":\"\(iso8601(secondsSince1970: Date().timeIntervalSince1970))\"," + object.dropFirst() + "\n"
         if fd < 0 { try reopen() }
