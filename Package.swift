@@ -109,11 +109,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // How a configuration key is declared (ConfigKey: name, property, range, secret), read,
+        // written and checked, with did-you-mean words and FILE:LINE-ready problems. No Yams and
+        // no file: the channels' modules declare their own keys with it; FallGuardConfig reads
+        // the file.
+        .target(name: "FallGuardConfigKeys"),
         // MQTT channel through libmosquitto: alerts, state, Home Assistant discovery, acknowledgements.
         .target(
             name: "FallGuardMQTT",
             dependencies: [
-                "FallGuardCore", "FallGuardNotify", "CLibMosquitto",
+                "FallGuardCore", "FallGuardNotify", "FallGuardConfigKeys", "CLibMosquitto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -122,7 +127,7 @@ let package = Package(
         .target(
             name: "FallGuardEmail",
             dependencies: [
-                "FallGuardCore", "FallGuardNotify", "CLibCurl",
+                "FallGuardCore", "FallGuardNotify", "FallGuardConfigKeys", "CLibCurl",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -133,7 +138,7 @@ let package = Package(
             name: "FallGuardConfig",
             dependencies: [
                 "FallGuardCore", "FallGuardHardware", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
-                .product(name: "Yams", package: "Yams"),
+                "FallGuardConfigKeys", .product(name: "Yams", package: "Yams"),
             ]
         ),
         // sd_notify (READY, WATCHDOG, STATUS, STOPPING) without libsystemd.

@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import FallGuardCore
 import FallGuardNotify
 
@@ -10,7 +11,7 @@ public struct NotifySections: Sendable {
 
     public init(settings: NotificationSettings? = nil) { self.settings = settings }
 
-    public static let keys = NotificationSettings.CodingKeys.allCases.map(\.rawValue)
+    public static let keys = NotificationSettings.keys.map(\.name)
 
     /// Console only: every alert kind broadcast to the `console` channel.
     public static func consoleOnly(wearer: String = "the wearer") -> NotificationSettings {

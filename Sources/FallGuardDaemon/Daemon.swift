@@ -131,7 +131,7 @@ public final class Daemon: Sendable {
                 self.outputs = try AlarmOutputs.make(configuration.gpio.enabled ? .gpio : .console,
                                                      gpio: configuration.gpio.wiring, library: configuration.gpio.library,
                                                      button: configuration.alarm.buttonTimings,
-                                                     patterns: configuration.alarm.patterns, logger: logger)
+                                                     patterns: configuration.alarm.alarmPatterns, logger: logger)
             } catch {
                 throw DaemonStartError(description: error.description, status: 69)
             }
@@ -152,7 +152,7 @@ public final class Daemon: Sendable {
         notifiers = try Notifiers(configuration: configuration, logger: logger, onDeliveryPass: {
             liveness.pass(Daemon.deliveryWorker, nowNanoseconds: MonotonicClock.nanoseconds())
         })
-        alarm = AlarmController(alert: alert, button: settings.buttonTimings, patterns: settings.patterns,
+        alarm = AlarmController(alert: alert, button: settings.buttonTimings, patterns: settings.alarmPatterns,
                                 buzzer: self.outputs.buzzer, led: self.outputs.led, button: self.outputs.button,
                                 sink: notifiers.sink, incidentLog: incidentLog, logger: Logger(label: "fallguard.alarm"))
         alarm.onPass = { liveness.pass(Daemon.alarmThread, nowNanoseconds: MonotonicClock.nanoseconds()) }
@@ -190,7 +190,7 @@ public final class Daemon: Sendable {
         } else {
             tls = nil
         }
-        adoptOpenAlarm(lost: dispatchLostFall(), activeTimeout: alert.activeTimeout)
+        adoptOpenAlarm(lost: dispatchLostFall(), alertTimeout: alert.alertTimeout)
     }
 
     /// The detector as the incident archive records it: name, every setting, the software.
@@ -431,11 +431,11 @@ public final class Daemon: Sendable {
     }
 
     /// At start: the alarm a previous process left out (the `lost` fall, else the newest
-    /// unacknowledged one in the outbox younger than the engine's `activeTimeout`) becomes the
+    /// unacknowledged one in the outbox younger than the engine's `alertTimeout`) becomes the
     /// alarm's active alert: it sounds, and an acknowledgement or the wearer's press ends it
     /// and its escalation.
-    private func adoptOpenAlarm(lost: Alert?, activeTimeout: Double) {
-        let since = Date().timeIntervalSince1970 - activeTimeout
+    private func adoptOpenAlarm(lost: Alert?, alertTimeout: Double) {
+        let since = Date().timeIntervalSince1970 - alertTimeout
         guard let open = lost ?? (try? notifiers.outbox.openAlarm(since: since)) ?? nil else { return }
         logger.critical("\(open.incident): the \(open.kind.rawValue) alert of a previous run is still out; the alarm takes it over")
         alarm.resume(open)

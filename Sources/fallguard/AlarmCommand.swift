@@ -75,14 +75,14 @@ struct AlarmCommand: ParsableCommand {
         let parts: AlarmOutputs
         do {
             parts = try AlarmOutputs.make(kind, gpio: gpioSection.wiring, library: gpioSection.library, button: settings.buttonTimings,
-                                          patterns: settings.patterns, logger: Logger(label: "fallguard.alarm"))
+                                          patterns: settings.alarmPatterns, logger: Logger(label: "fallguard.alarm"))
         } catch {
             printError(error.description)
             throw ExitCode(69)
         }
         let display = parts.display
         let controller = AlarmController(alert: try settings.alertConfiguration(), button: settings.buttonTimings,
-                                         patterns: settings.patterns, buzzer: parts.buzzer, led: parts.led, button: parts.button,
+                                         patterns: settings.alarmPatterns, buzzer: parts.buzzer, led: parts.led, button: parts.button,
                                          sink: ConsoleAlertSink(write: emit), incidentLog: log)
         let shown = display
         controller.onUpdate = { engine, effects in shown?.update(engine, effects) }
@@ -213,7 +213,7 @@ struct GPIOOptions: ParsableArguments {
         var s = GPIOSection.defaults
         s.library = library
         s.wiring.chip = chip
-        s.wiring.buzzer = BuzzerWiring(line: buzzerLine, kind: passive ? .passive : .active, toneHz: toneHz,
+        s.wiring.buzzer = BuzzerWiring(line: buzzerLine, type: passive ? .passive : .active, toneHz: toneHz,
                                        pwmChip: pwmChip, pwmChannel: pwmChannel, activeLow: Self.wiring.buzzer.activeLow)
         s.wiring.button = ButtonWiring(line: buttonLine, bias: bias, activeLow: !activeHighButton)
         s.wiring.led = ledLine.map { LEDWiring(line: $0, activeLow: GPIOSection.ledActiveLowDefault) }

@@ -101,7 +101,7 @@ struct CheckConfigCommand: ParsableCommand {
         if !noHardware, c.gpio.enabled, !diagnostics.contains(where: \.isError) {
             do {
                 _ = try AlarmOutputs.make(.gpio, gpio: c.gpio.wiring, library: c.gpio.library, button: c.alarm.buttonTimings,
-                                          patterns: c.alarm.patterns, logger: Logger(label: "fallguard.check-config"))
+                                          patterns: c.alarm.alarmPatterns, logger: Logger(label: "fallguard.check-config"))
             } catch {
                 diagnostics.append(ConfigDiagnostic(file: config, line: nil, problem: .init(["gpio"], error.description)))
             }

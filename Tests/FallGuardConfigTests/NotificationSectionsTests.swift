@@ -56,7 +56,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         #expect(s.policy.resolved.escalate == false && s.policy.heartbeat.primary == ["sms"])
         #expect(s.policy.acknowledgeWithin == 300 && s.policy.heartbeatMinute == 9 * 60)
         let call = try #require(s.channels["call"] as? TwilioCallOptions)
-        #expect(call.repeatCount == 2 && call.account.baseURL == "https://api.twilio.com" && call.language == "en-GB")
+        #expect(call.repeat == 2 && call.account.baseURL == "https://api.twilio.com" && call.language == "en-GB")
     }
 
     @Test func aPartialRouteKeepsTheOtherDefaults() throws {

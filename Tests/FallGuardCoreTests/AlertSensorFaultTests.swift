@@ -74,7 +74,7 @@ import FallGuardTestSupport
     }
 
     @Test func aZeroGracePeriodReportsAtOnce() throws {
-        var e = AlertFixtures.engine(try AlertConfiguration.testing(sensorFaultGrace: 0))
+        var e = AlertFixtures.engine(try AlertConfiguration.testing(faultGrace: 0))
         let fx = e.handle(.sensorFault(AlertFixtures.fault), at: 7)
         #expect(fx.alerts.map(\.kind) == [.deviceProblem] && fx.alerts.first?.time == 7)
         #expect(fx.events.map(\.event) == [.sensorFault, .deviceProblem])

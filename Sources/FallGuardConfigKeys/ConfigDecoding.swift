@@ -2,7 +2,7 @@
 /// fixed set of words with an error that lists them.
 extension KeyedDecodingContainer {
     /// The value at `key`, or `defaultValue` when the key is missing or null.
-    func value<T: Decodable>(_ key: Key, default defaultValue: T) throws -> T {
+    package func value<T: Decodable>(_ key: Key, default defaultValue: T) throws -> T {
         try decodeIfPresent(T.self, forKey: key) ?? defaultValue
     }
 }
@@ -10,7 +10,7 @@ extension KeyedDecodingContainer {
 extension KeyedEncodingContainer {
     /// Encodes an optional as `null` when nil, so the key survives the loader's round trip
     /// (a key missing from the re-encoded value would be reported as unknown).
-    mutating func encodeOptional<T: Encodable>(_ value: T?, forKey key: Key) throws {
+    package mutating func encodeOptional<T: Encodable>(_ value: T?, forKey key: Key) throws {
         if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
     }
 }
@@ -18,7 +18,7 @@ extension KeyedEncodingContainer {
 /// The words a setting may be (`mode: auto`, `bias: pull-up`, `type: twilio-sms`), each naming
 /// a value; the values may live in the module that uses them. Every word-valued key is read
 /// through one of these: a wrong word is reported with the list and the closest word.
-protocol WordList {
+package protocol WordList {
     associatedtype Value: Sendable
     /// In the order the message lists them.
     static var words: [(word: String, value: Value)] { get }
@@ -26,11 +26,11 @@ protocol WordList {
 
 extension WordList {
     /// The value `word` names, nil when it names none.
-    static func value(named word: String) -> Value? { words.first { $0.word == word }?.value }
+    package static func value(named word: String) -> Value? { words.first { $0.word == word }?.value }
 
     /// What is said of a word not in the list: the list (and what else the key takes, such as
     /// "a CPU number"), and the closest word when it is close enough to be a typo.
-    static func mismatch(_ word: String, orElse other: String? = nil) -> String {
+    package static func mismatch(_ word: String, orElse other: String? = nil) -> String {
         let all = words.map(\.word)
         let near = KeySuggestion.closest(to: word, in: all).map { " (did you mean '\($0)'?)" } ?? ""
         return "expected one of \(all.joined(separator: ", "))\(other.map { " or \($0)" } ?? ""), found '\(word)'\(near)"
@@ -39,18 +39,18 @@ extension WordList {
 
 extension WordList where Value: Equatable {
     /// The word for `value`.
-    static func word(for value: Value) -> String { words.first { $0.value == value }?.word ?? "" }
+    package static func word(for value: Value) -> String { words.first { $0.value == value }?.word ?? "" }
 }
 
 /// The words of an enum whose raw values are its words (`SensorSection.Mode`, `AcknowledgeMode`).
-enum RawWords<Value: RawRepresentable & CaseIterable & Equatable & Sendable>: WordList where Value.RawValue == String {
-    static var words: [(word: String, value: Value)] { Value.allCases.map { ($0.rawValue, $0) } }
+package enum RawWords<Value: RawRepresentable & CaseIterable & Equatable & Sendable>: WordList where Value.RawValue == String {
+    package static var words: [(word: String, value: Value)] { Value.allCases.map { ($0.rawValue, $0) } }
 }
 
 extension KeyedDecodingContainer {
     /// The value the word at `key` names, or `defaultValue` when the key is missing or null; a
     /// word not in `list` is a data error at `key`.
-    func word<List: WordList>(_ list: List.Type, _ key: Key, default defaultValue: List.Value) throws -> List.Value {
+    package func word<List: WordList>(_ list: List.Type, _ key: Key, default defaultValue: List.Value) throws -> List.Value {
         guard let word = try decodeIfPresent(String.self, forKey: key) else { return defaultValue }
         guard let value = List.value(named: word) else {
             throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: List.mismatch(word))
@@ -61,7 +61,7 @@ extension KeyedDecodingContainer {
 
 extension KeyedEncodingContainer {
     /// Encodes `value` as its word in `list`.
-    mutating func encode<List: WordList>(_ value: List.Value, as list: List.Type, forKey key: Key) throws where List.Value: Equatable {
+    package mutating func encode<List: WordList>(_ value: List.Value, as list: List.Type, forKey key: Key) throws where List.Value: Equatable {
         try encode(List.word(for: value), forKey: key)
     }
 }

@@ -56,31 +56,31 @@ public struct Configured<Value: ConfigSection>: Codable, Sendable {
 
 extension KeyedDecodingContainer {
     /// The section at `key`, or nil when the key is missing or null.
-    func section<T: ConfigSection>(_ type: T.Type, forKey key: Key) throws -> T? {
+    package func section<T: ConfigSection>(_ type: T.Type, forKey key: Key) throws -> T? {
         try decodeIfPresent(Configured<T>.self, forKey: key)?.value
     }
 
     /// The sections listed at `key`, or nil when the key is missing or null.
-    func sections<T: ConfigSection>(_ type: [T].Type, forKey key: Key) throws -> [T]? {
+    package func sections<T: ConfigSection>(_ type: [T].Type, forKey key: Key) throws -> [T]? {
         try decodeIfPresent([Configured<T>].self, forKey: key)?.map(\.value)
     }
 
     /// The sections by name at `key`, or nil when the key is missing or null.
-    func sections<T: ConfigSection>(_ type: [String: T].Type, forKey key: Key) throws -> [String: T]? {
+    package func sections<T: ConfigSection>(_ type: [String: T].Type, forKey key: Key) throws -> [String: T]? {
         try decodeIfPresent([String: Configured<T>].self, forKey: key)?.mapValues(\.value)
     }
 }
 
 extension KeyedEncodingContainer {
-    mutating func encode<T: ConfigSection>(section value: T, forKey key: Key) throws {
+    package mutating func encode<T: ConfigSection>(section value: T, forKey key: Key) throws {
         try encode(Configured(value), forKey: key)
     }
 
-    mutating func encode<T: ConfigSection>(sections values: [T], forKey key: Key) throws {
+    package mutating func encode<T: ConfigSection>(sections values: [T], forKey key: Key) throws {
         try encode(values.map(Configured.init), forKey: key)
     }
 
-    mutating func encode<T: ConfigSection>(sections values: [String: T], forKey key: Key) throws {
+    package mutating func encode<T: ConfigSection>(sections values: [String: T], forKey key: Key) throws {
         try encode(values.mapValues(Configured.init), forKey: key)
     }
 }
