@@ -30,8 +30,8 @@ public struct WebSection: KeyedSection, Codable, Equatable {
     public init() {}
 
     public static var keys: [ConfigKey<Self>] {
-        [.value("enabled", \.enabled), .optional("password", \.password, secret: true),
-         .optional("tls-certificate", \.tlsCertificate), .optional("tls-key", \.tlsKey),
+        [.value("enabled", \.enabled), .optional("password", \.password, secret: true, nullWhenUnset: false),
+         .optional("tls-certificate", \.tlsCertificate, nullWhenUnset: false), .optional("tls-key", \.tlsKey, nullWhenUnset: false),
          .value("allow-plain-http", \.allowPlainHTTP), .value("allow-anonymous", \.allowAnonymous),
          .value("session-hours", \.sessionHours, in: 0.1...720, unit: " h")]
     }

@@ -16,6 +16,8 @@ public struct ConfigKey<Section> {
     public let isSecret: Bool
     /// The value of `section` as text, for a secret's redaction; nil when unset or not text.
     public let text: (Section) -> String?
+    /// Whether an unset value is written (as `null`), so that the key is in the schema even then.
+    public var writtenWhenUnset = true
     let read: (inout Section, KeyedDecodingContainer<ConfigKeyName>) throws -> Void
     let write: (Section, inout KeyedEncodingContainer<ConfigKeyName>) throws -> Void
     let check: (Section, [String]) -> [ConfigProblem]
@@ -69,8 +71,10 @@ extension ConfigKey {
     /// `nullWhenUnset: false` left out, so that the example file need not show it).
     public static func optional<V: Codable>(_ name: String, _ property: WritableKeyPath<Section, V?>, secret: Bool = false,
                                             nullWhenUnset: Bool = true) -> Self {
-        Self(name, property, secret: secret, read: { c, k in try c.decodeIfPresent(V.self, forKey: k).map { $0 } },
-             write: { v, c, k in if nullWhenUnset { try c.encodeOptional(v, forKey: k) } else { try c.encodeIfPresent(v, forKey: k) } })
+        var key = Self(name, property, secret: secret, read: { c, k in try c.decodeIfPresent(V.self, forKey: k).map { $0 } },
+                       write: { v, c, k in if nullWhenUnset { try c.encodeOptional(v, forKey: k) } else { try c.encodeIfPresent(v, forKey: k) } })
+        key.writtenWhenUnset = nullWhenUnset
+        return key
     }
 
     /// An optional number within `range` when given.

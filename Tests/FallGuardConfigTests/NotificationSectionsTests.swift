@@ -42,7 +42,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
             .replacingOccurrences(of: #""from": "+15005550006"}"#, with: #""from": "+15005550006", "reply-poll-interval": 1, "acknowledge-words": ["", "!"]}"#)
             .replacingOccurrences(of: #""repeat": 2}"#, with: #""repeat": 2, "call-poll-interval": 0.5, "machine-detection": false}"#))
         let problems = tuned.errors.map { "\($0)" }.joined(separator: "\n")
-        #expect(problems.contains("reply-poll-interval") && problems.contains("outside 2...300"), "\(problems)")
+        #expect(problems.contains("reply-poll-interval") && problems.contains("1.0 s is outside 2.0...300.0 s"), "\(problems)")
         #expect(problems.contains("acknowledge-words") && problems.contains("call-poll-interval"), "\(problems)")
         #expect((tuned.channels["call"] as? TwilioCallOptions)?.machineDetection == false)
     }
