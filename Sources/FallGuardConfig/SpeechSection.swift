@@ -26,7 +26,7 @@ public struct SpeechSection: KeyedSection, Codable, Equatable {
         [.value("enabled", \.enabled), .value("voice", \.settings.voice),
          .value("rate", \.settings.rate, in: 80...450, unit: " words per minute"), .value("device", \.settings.device),
          .value("fall-detected", \.settings.fallDetected), .value("alert-sent", \.settings.alertSent),
-         .value("help-coming", \.settings.helpComing), .value("volume", \.settings.volume, in: 0...200)]
+         .value("help-coming", \.settings.helpComing)]
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {

@@ -17,8 +17,6 @@ public struct SpeechSettings: Sendable, Equatable {
     public var alertSent: String
     /// When a caregiver acknowledged; `{by}` is their name.
     public var helpComing: String
-    /// espeak-ng's amplitude, 0 to 200.
-    public var volume = 100
 
     public init(voice: String = "en", rate: Int = 150, device: String = "default",
                 fallDetected: String = "A fall was detected. Press the button if you are all right.",
@@ -109,7 +107,7 @@ public final class SpokenPrompts: Sendable {
     /// espeak-ng's arguments: the options, then the text after `--`, so that nothing in it is
     /// read as an option.
     func arguments(_ text: String, output: [String]) -> [String] {
-        ["-v", settings.voice, "-s", String(settings.rate), "-a", String(settings.volume)] + output + ["--", text]
+        ["-v", settings.voice, "-s", String(settings.rate)] + output + ["--", text]
     }
 
     /// Stops what is being said.
