@@ -180,13 +180,13 @@ public protocol KeyedSection: ConfigSection {
 
 extension KeyedSection {
     /// The keys in `decoder` over `base` (default: what an empty section gives).
-    init(keysFrom decoder: any Decoder, over base: Self = Self()) throws {
+    package init(keysFrom decoder: any Decoder, over base: Self = Self()) throws {
         let c = try decoder.container(keyedBy: ConfigKeyName.self)
         self = base
         for key in Self.keys { try key.read(&self, c) }
     }
 
-    func encodeKeys(to encoder: any Encoder) throws {
+    package func encodeKeys(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: ConfigKeyName.self)
         for key in Self.keys { try key.write(self, &c) }
     }
