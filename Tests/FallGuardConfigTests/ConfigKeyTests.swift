@@ -14,6 +14,7 @@ private struct Declared: Sendable {
     let keyNames: [String]
     /// Keys left out of the schema while unset (a web password, a message body).
     let unsetLeftOut: Set<String>
+    let secretNames: Set<String>
     /// The property each key sets, as Swift prints its key path (`\AlarmSection.alertTimeout`).
     let properties: [String]
     /// The default value encoded and decoded again equals the default.
@@ -25,6 +26,7 @@ private struct Declared: Sendable {
         name = "\(T.self)"
         keyNames = T.keys.map(\.name)
         unsetLeftOut = Set(T.keys.filter { !$0.writtenWhenUnset }.map(\.name))
+        secretNames = Set(T.keys.filter(\.isSecret).map(\.name))
         properties = T.keys.map { String(describing: $0.property) }
         roundTrips = {
             let data = try JSONEncoder().encode(Configured(T()))
@@ -121,6 +123,15 @@ struct ConfigKeyTests {
         #expect(Set(mqtt.secrets) == ["pw-123456", "0123456789abcdef0123"])
         #expect(EmailChannelSettings(host: "smtp.example", username: "u", password: "mail-pw").secrets == ["mail-pw"])
         #expect(WebSection.keys.filter(\.isSecret).map(\.name) == ["password"])
+    }
+
+    /// A key declared secret is one the file's redactor masks by its name too (in the text of
+    /// the file, before any section reads it), and the other way round.
+    @Test func theKeysDeclaredSecretAreTheSecretSoundingOnes() {
+        for section in declared {
+            let byName = Set(section.keyNames.filter(SecretRedactor.isSecretKey))
+            #expect(section.secretNames == byName, "\(section.name)")
+        }
     }
 
     private func load(_ yaml: String) -> (lines: [String], dir: TempDirectory) {
