@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "FallGuardNotify",
             dependencies: [
-                "FallGuardCore", "FallGuardFieldTest",
+                "FallGuardCore", "FallGuardFieldTest", "FallGuardConfigKeys",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
