@@ -133,7 +133,8 @@ let package = Package(
             ]
         ),
         // The configuration file: one YAML file turned into the plain values the modules below
-        // take; the only module that knows a key, a default or Yams. Every problem as file:line.
+        // take: the sections and their keys (a channel declares its own in its module), the only
+        // module that knows Yams. Every problem as file:line.
         .target(
             name: "FallGuardConfig",
             dependencies: [
