@@ -1,12 +1,4 @@
-/// Small helpers every section's `init(from:)` uses: a default for a missing key, and a
-/// fixed set of words with an error that lists them.
-extension KeyedDecodingContainer {
-    /// The value at `key`, or `defaultValue` when the key is missing or null.
-    package func value<T: Decodable>(_ key: Key, default defaultValue: T) throws -> T {
-        try decodeIfPresent(T.self, forKey: key) ?? defaultValue
-    }
-}
-
+/// Helpers the key declarations (``ConfigKey``) use to write a key.
 extension KeyedEncodingContainer {
     /// Encodes an optional as `null` when nil, so the key survives the loader's round trip
     /// (a key missing from the re-encoded value would be reported as unknown).
@@ -17,7 +9,8 @@ extension KeyedEncodingContainer {
 
 /// The words a setting may be (`mode: auto`, `bias: pull-up`, `type: twilio-sms`), each naming
 /// a value; the values may live in the module that uses them. Every word-valued key is read
-/// through one of these: a wrong word is reported with the list and the closest word.
+/// through one of these: a wrong word is reported with the list and the closest word
+/// (``ConfigKey/word(_:_:_:)``).
 package protocol WordList {
     associatedtype Value: Sendable
     /// In the order the message lists them.
@@ -45,18 +38,6 @@ extension WordList where Value: Equatable {
 /// The words of an enum whose raw values are its words (`SensorSection.Mode`, `AcknowledgeMode`).
 package enum RawWords<Value: RawRepresentable & CaseIterable & Equatable & Sendable>: WordList where Value.RawValue == String {
     package static var words: [(word: String, value: Value)] { Value.allCases.map { ($0.rawValue, $0) } }
-}
-
-extension KeyedDecodingContainer {
-    /// The value the word at `key` names, or `defaultValue` when the key is missing or null; a
-    /// word not in `list` is a data error at `key`.
-    package func word<List: WordList>(_ list: List.Type, _ key: Key, default defaultValue: List.Value) throws -> List.Value {
-        guard let word = try decodeIfPresent(String.self, forKey: key) else { return defaultValue }
-        guard let value = List.value(named: word) else {
-            throw DecodingError.dataCorruptedError(forKey: key, in: self, debugDescription: List.mismatch(word))
-        }
-        return value
-    }
 }
 
 extension KeyedEncodingContainer {
