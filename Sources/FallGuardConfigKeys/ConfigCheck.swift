@@ -59,4 +59,9 @@ package enum ConfigCheck {
         }
         return [ConfigProblem(path, "would send \(what) in clear text to \(host): use TLS, or set allow-plaintext: true in this channel to accept it")]
     }
+
+    /// Why this process cannot read `file` (the C library's words), nil when it can.
+    package static func unreadable(_ file: String) -> String? {
+        access(file, R_OK) == 0 ? nil : String(cString: strerror(errno))
+    }
 }

@@ -1,10 +1,5 @@
 import FallGuardConfigKeys
 import FallGuardNotify
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // The `type: email` channel's keys, declared here beside its settings: adding a channel touches
 // its own module, the channel list (`ChannelTypes.all` in FallGuardConfig) and the example file.
@@ -49,7 +44,7 @@ extension EmailChannelSettings: ChannelOptions, KeyedSection {
             problem("security", "'none' sends the alert and any password in clear text to \(host)", .warning)
         }
         if security == .none, username != nil { problem("security", "'none' with a username would send the password in clear text") }
-        if let caFile, access(caFile, R_OK) != 0 { problem("ca-file", "cannot read '\(caFile)': \(String(cString: strerror(errno)))") }
+        if let caFile, let why = ConfigCheck.unreadable(caFile) { problem("ca-file", "cannot read '\(caFile)': \(why)") }
         return found
     }
 }

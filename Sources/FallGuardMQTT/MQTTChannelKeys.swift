@@ -1,10 +1,5 @@
 import FallGuardConfigKeys
 import FallGuardNotify
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 // The `type: mqtt` channel's keys, declared here beside its settings: adding a channel touches
 // its own module, the channel list (`ChannelTypes.all` in FallGuardConfig) and the example file.
@@ -62,8 +57,8 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
             if !tls { problem(key, "ignored unless tls is true", .warning) }
             // A file on disk, not a setting: missing now (a certificate being renewed, a mount
             // not up yet) it must not keep the alarm from starting; the channel waits for it.
-            if access(file, R_OK) != 0 {
-                problem(key, "cannot read '\(file)': \(String(cString: strerror(errno))); this channel cannot connect until it can", .warning)
+            if let why = ConfigCheck.unreadable(file) {
+                problem(key, "cannot read '\(file)': \(why); this channel cannot connect until it can", .warning)
             }
         }
         if let problem = acknowledgementProblem { found.append(ConfigProblem(path + [problem.key], problem.message, severity: problem.severity)) }
