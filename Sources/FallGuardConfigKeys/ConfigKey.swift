@@ -12,7 +12,9 @@ public struct ConfigKey<Section> {
     public let name: String
     /// The property the key sets (`\AlarmSection.alertTimeout`).
     public let property: PartialKeyPath<Section>
-    /// Whether the value is a secret (a password, a token): the redactor masks it wherever it appears.
+    /// Whether the value is a secret (a password, a token): a channel's `secrets` are these
+    /// (``KeyedSection/secretValues``), and the file's redactor masks them by their secret-sounding
+    /// name (`ConfigKeyTests` keeps the two in step).
     public let isSecret: Bool
     /// The value of `section` as text, for a secret's redaction; nil when unset or not text.
     public let text: (Section) -> String?
