@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "FallGuardNotify",
             dependencies: [
-                "FallGuardCore", "FallGuardFieldTest",
+                "FallGuardCore", "FallGuardFieldTest", "FallGuardConfigKeys",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -109,11 +109,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // How a configuration key is declared (ConfigKey: name, property, range, secret), read,
+        // written and checked, with did-you-mean words and FILE:LINE-ready problems. No Yams and
+        // no file: the channels' modules declare their own keys with it; FallGuardConfig reads
+        // the file.
+        .target(name: "FallGuardConfigKeys"),
         // MQTT channel through libmosquitto: alerts, state, Home Assistant discovery, acknowledgements.
         .target(
             name: "FallGuardMQTT",
             dependencies: [
-                "FallGuardCore", "FallGuardNotify", "CLibMosquitto",
+                "FallGuardCore", "FallGuardNotify", "FallGuardConfigKeys", "CLibMosquitto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -122,18 +127,19 @@ let package = Package(
         .target(
             name: "FallGuardEmail",
             dependencies: [
-                "FallGuardCore", "FallGuardNotify", "CLibCurl",
+                "FallGuardCore", "FallGuardNotify", "FallGuardConfigKeys", "CLibCurl",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The configuration file: one YAML file turned into the plain values the modules below
-        // take; the only module that knows a key, a default or Yams. Every problem as file:line.
+        // take: the sections and their keys (a channel declares its own in its module), the only
+        // module that knows Yams. Every problem as file:line.
         .target(
             name: "FallGuardConfig",
             dependencies: [
                 "FallGuardCore", "FallGuardHardware", "FallGuardNotify", "FallGuardMQTT", "FallGuardEmail",
-                .product(name: "Yams", package: "Yams"),
+                "FallGuardConfigKeys", .product(name: "Yams", package: "Yams"),
             ]
         ),
         // sd_notify (READY, WATCHDOG, STATUS, STOPPING) without libsystemd.

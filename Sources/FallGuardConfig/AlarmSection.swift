@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import FallGuardCore
 
 /// `alarm:` — the countdown, the button's timings and the buzzer and LED patterns. Every key
@@ -12,49 +13,49 @@ import FallGuardCore
 ///   alert-timeout: 3600      # s the calm alarm lasts after an alert, 60...86400
 ///   fault-grace: 60          # s a sensor fault may last before helpers are told, 0...3600
 ///   auto-cancel-when-walking: false
+///   not-worn-alert: 3600     # s not worn before helpers are told, 300...86400, or off
 ///   incident-prefix: FG
 ///   patterns:                # per sound, each replacing that sound's default
 ///     countdown: {on-ms: 200, off-ms: 800}
 ///   led-patterns:            # per LED state: monitoring, countdown, alert-out, alert-delivered, fault
 ///     monitoring: {on-ms: 100, off-ms: 1900}
 /// ```
-public struct AlarmSection: ConfigSection, Codable, Equatable {
-    public var countdown: Double
-    public var finalPhase: Double
-    public var longPress: Double
-    public var debounceMs: Int
-    public var alertTimeout: Double
-    public var faultGrace: Double
-    public var autoCancelWhenWalking: Bool
-    public var incidentPrefix: String
-    /// Overrides by ``AlarmSound`` raw value (`countdown-final`, …); see ``patterns``.
-    public var patternOverrides: [String: OnOffPattern]
+public struct AlarmSection: KeyedSection, Codable, Equatable {
+    public var countdown: Double = 30
+    public var finalPhase: Double = 10
+    public var longPress: Double = 2
+    public var debounceMs: Int = 30
+    public var alertTimeout: Double = 3600
+    public var faultGrace: Double = 60
+    public var autoCancelWhenWalking = false
+    public var incidentPrefix = "FG"
+    /// Seconds the device may lie unworn before the helpers are told; nil (`off`): never.
+    public var notWornAlert: Double? = 3600
+    /// Overrides by ``AlarmSound`` raw value (`countdown-final`, …); see ``alarmPatterns``.
+    public var patterns: [String: OnOffPattern] = [:]
     /// Overrides by ``StatusIndicator`` raw value.
-    public var ledPatternOverrides: [String: OnOffPattern]
+    public var ledPatterns: [String: OnOffPattern] = [:]
 
-    public init(countdown: Double, finalPhase: Double, longPress: Double, debounceMs: Int,
-                alertTimeout: Double, faultGrace: Double, autoCancelWhenWalking: Bool,
-                incidentPrefix: String, patternOverrides: [String: OnOffPattern] = [:],
-                ledPatternOverrides: [String: OnOffPattern] = [:]) {
-        self.countdown = countdown
-        self.finalPhase = finalPhase
-        self.longPress = longPress
-        self.debounceMs = debounceMs
-        self.alertTimeout = alertTimeout
-        self.faultGrace = faultGrace
-        self.autoCancelWhenWalking = autoCancelWhenWalking
-        self.incidentPrefix = incidentPrefix
-        self.patternOverrides = patternOverrides
-        self.ledPatternOverrides = ledPatternOverrides
+    /// What an empty section gives: every key's default (the thesis: a 30 s countdown, a 2 s long press).
+    public init() {}
+
+    /// Every key's default.
+    public static let defaults = AlarmSection()
+
+    /// The keys; the engine's settings (countdown, final-phase, long-press, alert-timeout,
+    /// fault-grace, incident-prefix) are range-checked by the engine's own configuration.
+    public static var keys: [ConfigKey<Self>] {
+        [.value("countdown", \.countdown), .value("final-phase", \.finalPhase), .value("long-press", \.longPress),
+         .value("debounce-ms", \.debounceMs, in: ButtonTimings.debounceRange, unit: " ms"),
+         .value("alert-timeout", \.alertTimeout), .value("fault-grace", \.faultGrace),
+         .value("auto-cancel-when-walking", \.autoCancelWhenWalking), .value("incident-prefix", \.incidentPrefix),
+         .custom("not-worn-alert", \.notWornAlert, read: { c, k in
+             // A number of seconds, or `off`.
+             if (try? c.decodeIfPresent(String.self, forKey: k)) == "off" { return .some(nil) }
+             return try c.decodeIfPresent(Double.self, forKey: k).map { $0 }
+         }, write: { v, c, k in if let v { try c.encode(v, forKey: k) } else { try c.encode("off", forKey: k) } }),
+         .sections("patterns", \.patterns), .sections("led-patterns", \.ledPatterns)]
     }
-
-    /// What an empty section gives.
-    public init() { self = Self.defaults }
-
-    /// Every key's default (the thesis: a 30 s countdown, a 2 s long press).
-    public static let defaults = AlarmSection(countdown: 30, finalPhase: 10, longPress: 2, debounceMs: 30,
-                                              alertTimeout: 3600, faultGrace: 60, autoCancelWhenWalking: false,
-                                              incidentPrefix: "FG")
 
     /// The buzzer patterns used when the file names none: a 1 Hz beep in the countdown, 4 Hz
     /// in its final phase, a calm double beep every 3 s while the alert is being sent, one beep
@@ -83,10 +84,10 @@ public struct AlarmSection: ConfigSection, Codable, Equatable {
     ]
 
     /// The patterns: the defaults with this section's overrides.
-    public var patterns: AlarmPatterns {
+    public var alarmPatterns: AlarmPatterns {
         var sounds = Self.defaultPatterns, led = Self.defaultLEDPatterns
-        for (name, p) in patternOverrides { if let s = AlarmSound(rawValue: name) { sounds[s] = p } }
-        for (name, p) in ledPatternOverrides { if let i = StatusIndicator(rawValue: name) { led[i] = p } }
+        for (name, p) in patterns { if let s = AlarmSound(rawValue: name) { sounds[s] = p } }
+        for (name, p) in ledPatterns { if let i = StatusIndicator(rawValue: name) { led[i] = p } }
         return AlarmPatterns(sounds: sounds, led: led)
     }
 
@@ -96,116 +97,52 @@ public struct AlarmSection: ConfigSection, Codable, Equatable {
     /// The engine's configuration; throws naming the setting out of range (see ``message(for:)``).
     public func alertConfiguration() throws(AlertConfigurationError) -> AlertConfiguration {
         try AlertConfiguration(countdown: countdown, longPress: longPress, finalPhase: finalPhase,
-                               activeTimeout: alertTimeout, sensorFaultGrace: faultGrace,
-                               autoCancelWhenWalking: autoCancelWhenWalking, incidentPrefix: incidentPrefix)
+                               alertTimeout: alertTimeout, faultGrace: faultGrace,
+                               autoCancelWhenWalking: autoCancelWhenWalking, incidentPrefix: incidentPrefix,
+                               notWornAlert: notWornAlert)
     }
 
-    /// This section's key for each engine setting.
-    public static func key(_ setting: AlertConfiguration.Setting) -> String {
-        switch setting {
-        case .countdown: CodingKeys.countdown.rawValue
-        case .longPress: CodingKeys.longPress.rawValue
-        case .finalPhase: CodingKeys.finalPhase.rawValue
-        case .activeTimeout: CodingKeys.alertTimeout.rawValue
-        case .sensorFaultGrace: CodingKeys.faultGrace.rawValue
-        case .incidentPrefix: CodingKeys.incidentPrefix.rawValue
-        case .notWornAlert: "not-worn-alert"
-        }
-    }
+    /// Seconds `not-worn-alert` may be.
+    public static let notWornAlertRange: ClosedRange<Double> = 300...86_400
+
+    /// This section's key for each engine setting: named like it.
+    public static func key(_ setting: AlertConfiguration.Setting) -> String { kebabCase(setting.rawValue) }
 
     /// The error in the file's words (`alert setting 'alert-timeout' = …`).
     public static func message(for error: AlertConfigurationError) -> String {
         error.message(naming: key(error.setting))
     }
 
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         var p: [ConfigProblem] = []
         do { _ = try alertConfiguration() } catch {
             p.append(ConfigProblem(path + [Self.key(error.setting)], Self.message(for: error)))
         }
-        if !ButtonTimings.debounceRange.contains(debounceMs) {
-            p.append(ConfigProblem(path + ["debounce-ms"], "\(debounceMs) ms is outside 0...500 ms"))
+        // The file asks for 5 minutes at least: the wear watch's verdict itself takes minutes.
+        if let n = notWornAlert, n >= AlertConfiguration.notWornAlertRange.lowerBound, !Self.notWornAlertRange.contains(n) {
+            p.append(ConfigProblem(path + ["not-worn-alert"], "\(n) s is outside \(Self.notWornAlertRange.lowerBound)...\(Self.notWornAlertRange.upperBound) s (or off)"))
         }
-        for (name, pattern) in patternOverrides.sorted(by: { $0.key < $1.key }) {
+        for name in patterns.keys.sorted() {
             if AlarmSound(rawValue: name) == nil {
                 p.append(ConfigProblem(path + ["patterns", name], "unknown sound; known: \(AlarmSound.allCases.map(\.rawValue).joined(separator: ", "))"))
             }
-            p += pattern.problems(at: path + ["patterns", name])
         }
-        for (name, pattern) in ledPatternOverrides.sorted(by: { $0.key < $1.key }) {
+        for name in ledPatterns.keys.sorted() {
             if StatusIndicator(rawValue: name) == nil {
                 p.append(ConfigProblem(path + ["led-patterns", name], "unknown LED state; known: \(StatusIndicator.allCases.map(\.rawValue).joined(separator: ", "))"))
             }
-            p += pattern.problems(at: path + ["led-patterns", name])
         }
         return p
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case countdown, finalPhase = "final-phase", longPress = "long-press", debounceMs = "debounce-ms"
-        case alertTimeout = "alert-timeout", faultGrace = "fault-grace"
-        case autoCancelWhenWalking = "auto-cancel-when-walking", incidentPrefix = "incident-prefix"
-        case patternOverrides = "patterns", ledPatternOverrides = "led-patterns"
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = Self.defaults
-        countdown = try c.value(.countdown, default: d.countdown)
-        finalPhase = try c.value(.finalPhase, default: d.finalPhase)
-        longPress = try c.value(.longPress, default: d.longPress)
-        debounceMs = try c.value(.debounceMs, default: d.debounceMs)
-        alertTimeout = try c.value(.alertTimeout, default: d.alertTimeout)
-        faultGrace = try c.value(.faultGrace, default: d.faultGrace)
-        autoCancelWhenWalking = try c.value(.autoCancelWhenWalking, default: d.autoCancelWhenWalking)
-        incidentPrefix = try c.value(.incidentPrefix, default: d.incidentPrefix)
-        patternOverrides = try c.sections([String: OnOffPattern].self, forKey: .patternOverrides) ?? [:]
-        ledPatternOverrides = try c.sections([String: OnOffPattern].self, forKey: .ledPatternOverrides) ?? [:]
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(countdown, forKey: .countdown)
-        try c.encode(finalPhase, forKey: .finalPhase)
-        try c.encode(longPress, forKey: .longPress)
-        try c.encode(debounceMs, forKey: .debounceMs)
-        try c.encode(alertTimeout, forKey: .alertTimeout)
-        try c.encode(faultGrace, forKey: .faultGrace)
-        try c.encode(autoCancelWhenWalking, forKey: .autoCancelWhenWalking)
-        try c.encode(incidentPrefix, forKey: .incidentPrefix)
-        try c.encode(sections: patternOverrides, forKey: .patternOverrides)
-        try c.encode(sections: ledPatternOverrides, forKey: .ledPatternOverrides)
     }
 }
 
 /// A buzzer or LED pattern: `{on-ms, off-ms, count, pause-ms}`; missing keys take 0 ms and a
 /// count of 1.
-extension OnOffPattern: ConfigSection {
-    enum CodingKeys: String, CodingKey {
-        case onMs = "on-ms", offMs = "off-ms", count, pauseMs = "pause-ms"
-    }
+extension OnOffPattern: KeyedSection {
+    public init() { self.init(onMs: 0) }
 
-    public init(fromConfig decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(onMs: try c.value(.onMs, default: 0), offMs: try c.value(.offMs, default: 0),
-                  count: try c.value(.count, default: 1), pauseMs: try c.value(.pauseMs, default: 0))
-    }
-
-    public func encodeConfig(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(onMs, forKey: .onMs)
-        try c.encode(offMs, forKey: .offMs)
-        try c.encode(count, forKey: .count)
-        try c.encode(pauseMs, forKey: .pauseMs)
-    }
-
-    /// Everything wrong with it, keys relative to `path`.
-    public func problems(at path: [String]) -> [ConfigProblem] {
-        var p: [ConfigProblem] = []
-        for (key, v) in [("on-ms", onMs), ("off-ms", offMs), ("pause-ms", pauseMs)] where !(0...600_000).contains(v) {
-            p.append(ConfigProblem(path + [key], "\(v) ms is outside 0...600000 ms"))
-        }
-        if !(1...100).contains(count) { p.append(ConfigProblem(path + ["count"], "\(count) is outside 1...100")) }
-        return p
+    public static var keys: [ConfigKey<Self>] {
+        [.value("on-ms", \.onMs, in: 0...600_000, unit: " ms"), .value("off-ms", \.offMs, in: 0...600_000, unit: " ms"),
+         .value("count", \.count, in: 1...100), .value("pause-ms", \.pauseMs, in: 0...600_000, unit: " ms")]
     }
 }

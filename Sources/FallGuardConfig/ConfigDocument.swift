@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import FallGuardCore
 import FallGuardNotify
 import Foundation

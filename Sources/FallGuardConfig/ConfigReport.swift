@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import Foundation
 
 /// The start-up convention for configuration problems: print them all, stop on any error.

@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import FallGuardCore
 import FallGuardNotify
 
@@ -10,7 +11,7 @@ public struct NotifySections: Sendable {
 
     public init(settings: NotificationSettings? = nil) { self.settings = settings }
 
-    public static let keys = NotificationSettings.CodingKeys.allCases.map(\.rawValue)
+    public static let keys = NotificationSettings.keys.map(\.name)
 
     /// Console only: every alert kind broadcast to the `console` channel.
     public static func consoleOnly(wearer: String = "the wearer") -> NotificationSettings {
@@ -28,8 +29,9 @@ public struct NotifySections: Sendable {
 }
 
 /// The whole file as one value, so that unknown keys are found at every level, including the
-/// top (a misspelt section name). Each section keeps its own defaults and checks.
-public struct DaemonFile: ConfigSection, Codable {
+/// top (a misspelt section name). Each section keeps its own keys, defaults and checks; the
+/// notifier sections stand at the top level beside them.
+public struct DaemonFile: KeyedSection, Codable {
     public var sensor = SensorSection()
     public var detector = DetectorSection()
     public var alarm = AlarmSection()
@@ -42,59 +44,34 @@ public struct DaemonFile: ConfigSection, Codable {
     public var log = LogSection()
     public var notify = NotifySections()
 
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ s: String) { stringValue = s }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     public init() {}
 
+    public static var keys: [ConfigKey<Self>] {
+        [.section("sensor", \.sensor), .section("detector", \.detector), .section("alarm", \.alarm), .section("gpio", \.gpio),
+         .section("state", \.state), .section("recording", \.recording), .section("speech", \.speech),
+         .section("metrics", \.metrics), .section("web", \.web), .section("log", \.log)]
+    }
+
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: Key.self)
-        func section<T: Decodable>(_ key: String, _ fallback: T) throws -> T {
-            try c.decodeIfPresent(T.self, forKey: Key(key)) ?? fallback
-        }
-        sensor = try section("sensor", sensor)
-        detector = try section("detector", detector)
-        alarm = try section("alarm", alarm)
-        gpio = try section("gpio", gpio)
-        state = try section("state", state)
-        recording = try section("recording", recording)
-        speech = try section("speech", speech)
-        metrics = try section("metrics", metrics)
-        web = try section("web", web)
-        log = try section("log", log)
-        if NotifySections.keys.contains(where: { c.contains(Key($0)) }) {
+        self = try DaemonFile(keysFrom: decoder)
+        let c = try decoder.container(keyedBy: ConfigKeyName.self)
+        if NotifySections.keys.contains(where: { c.contains(ConfigKeyName($0)) }) {
             notify.settings = try NotificationSettings(fromConfig: decoder)
         }
     }
 
+    public init(fromConfig decoder: any Decoder) throws { try self.init(from: decoder) }
+
     public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(sensor, forKey: Key("sensor"))
-        try c.encode(detector, forKey: Key("detector"))
-        try c.encode(alarm, forKey: Key("alarm"))
-        try c.encode(gpio, forKey: Key("gpio"))
-        try c.encode(state, forKey: Key("state"))
-        try c.encode(recording, forKey: Key("recording"))
-        try c.encode(speech, forKey: Key("speech"))
-        try c.encode(metrics, forKey: Key("metrics"))
-        try c.encode(web, forKey: Key("web"))
-        try c.encode(log, forKey: Key("log"))
+        try encodeKeys(to: encoder)
         try notify.settings?.encodeConfig(to: encoder)
     }
 
-    public func problems(at path: [String]) -> [ConfigProblem] {
-        // The loader checks only the value it decodes (the whole file): gather every section's.
-        sensor.problems(at: path + ["sensor"]) + detector.problems(at: path + ["detector"])
-            + alarm.problems(at: path + ["alarm"]) + gpio.problems(at: path + ["gpio"])
-            + state.problems(at: path + ["state"]) + recording.problems(at: path + ["recording"])
-            + speech.problems(at: path + ["speech"]) + metrics.problems(at: path + ["metrics"])
-            + web.problems(at: path + ["web"]) + webAccessProblems(at: path)
-            + log.problems(at: path + ["log"]) + (notify.settings?.problems(at: path) ?? [])
+    public func encodeConfig(to encoder: any Encoder) throws { try encode(to: encoder) }
+
+    /// Beyond each section's own: who may reach the page, and the notifier sections.
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        webAccessProblems(at: path) + (notify.settings?.problems(at: path) ?? [])
     }
 
     /// The page and the metrics share one server at `metrics.listen`: who may reach it.

@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import Yams
 
 /// A `DecodingError` said in the words of the configuration file: which key, what was

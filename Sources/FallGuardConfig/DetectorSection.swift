@@ -1,8 +1,9 @@
+import FallGuardConfigKeys
 import FallGuardCore
 import Foundation
 
 /// `detector:` — which fall detector runs and its tuned settings (see `fallguard detectors`).
-public struct DetectorSection: ConfigSection, Codable, Equatable {
+public struct DetectorSection: KeyedSection, Codable, Equatable {
     /// A name from ``DetectorCatalog`` (key `name`, default `multiphase`).
     public var name: String = DetectorCatalog.defaultName
     /// Settings over the detector's defaults, e.g. `impact: 1.75` (key `settings`, default none;
@@ -11,25 +12,20 @@ public struct DetectorSection: ConfigSection, Codable, Equatable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey { case name, settings }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        name = try c.value(.name, default: name)
-        if let list = try? c.decodeIfPresent([String].self, forKey: .settings) {
-            settings = try Self.parse(list, in: c)
-        } else {
-            settings = try c.value(.settings, default: settings)
-        }
+    public static var keys: [ConfigKey<Self>] {
+        [.value("name", \.name), .custom("settings", \.settings) { c, k in
+            if let list = try? c.decodeIfPresent([String].self, forKey: k) { return try parse(list, in: c, at: k) }
+            return try c.decodeIfPresent([String: Double].self, forKey: k)
+        }]
     }
 
     /// `["impact=1.75"]` as a mapping; a malformed item is a data error at `settings`.
-    private static func parse(_ list: [String], in c: KeyedDecodingContainer<CodingKeys>) throws -> [String: Double] {
+    private static func parse(_ list: [String], in c: KeyedDecodingContainer<ConfigKeyName>, at key: ConfigKeyName) throws -> [String: Double] {
         var out: [String: Double] = [:]
         for item in list {
             let parts = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             guard parts.count == 2, !parts[0].isEmpty, let v = Double(parts[1]) else {
-                throw DecodingError.dataCorruptedError(forKey: .settings, in: c,
+                throw DecodingError.dataCorruptedError(forKey: key, in: c,
                                                        debugDescription: "'\(item)' is not of the form key=number")
             }
             out[parts[0]] = v
@@ -42,7 +38,7 @@ public struct DetectorSection: ConfigSection, Codable, Equatable {
         try DetectorConfiguration(name: name, assignments: settings.keys.sorted().map { "\($0)=\(settings[$0]!)" })
     }
 
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         guard DetectorNames.value(named: name) != nil else { return [ConfigProblem(path + ["name"], DetectorNames.mismatch(name))] }
         return settings.keys.sorted().compactMap { key -> ConfigProblem? in
             do throws(DetectorSettingError) {

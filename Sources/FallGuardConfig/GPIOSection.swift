@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import FallGuardHardware
 
 /// `gpio:` — which chip, and the pins of the buzzer, the abort button and the optional status
@@ -20,7 +21,7 @@ import FallGuardHardware
 ///   button: {line: GPIO17, bias: pull-up, active-low: true}
 ///   led: {line: GPIO27, active-low: false}
 /// ```
-public struct GPIOSection: ConfigSection, Codable, Equatable {
+public struct GPIOSection: KeyedSection, Codable, Equatable {
     /// false: no GPIO at all; the buzzer and LED are shown on the console and the keyboard is
     /// the button (when there is a terminal).
     public var enabled: Bool
@@ -28,24 +29,20 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     public var library: GPIOLibraryChoice
     public var wiring: GPIOWiring
 
-    public init(enabled: Bool, library: GPIOLibraryChoice = .auto, wiring: GPIOWiring) {
-        (self.enabled, self.library, self.wiring) = (enabled, library, wiring)
+    /// What an empty section gives: every key's default.
+    public init() {
+        enabled = true
+        library = .auto
+        wiring = GPIOWiring(chip: "gpiochip0", consumer: "fallguard", buzzer: BuzzerWiring(), button: ButtonWiring(), led: nil)
     }
 
-    /// What an empty section gives.
-    public init() { self = Self.defaults }
-
     /// Every key's default.
-    public static let defaults = GPIOSection(enabled: true, library: .auto, wiring: GPIOWiring(
-        chip: "gpiochip0", consumer: "fallguard",
-        buzzer: BuzzerWiring(line: "GPIO18", kind: .active, toneHz: 2000, pwmChip: nil, pwmChannel: 0, activeLow: false),
-        button: ButtonWiring(line: "GPIO17", bias: .pullUp, activeLow: true),
-        led: nil))
+    public static let defaults = GPIOSection()
     /// `led.active-low` when the LED is given without it.
     public static let ledActiveLowDefault = false
 
     /// The words of `buzzer.type`.
-    public static let buzzerTypes: [(word: String, kind: BuzzerWiring.Kind)] = [("active", .active), ("passive", .passive)]
+    public static let buzzerTypes: [(word: String, type: BuzzerWiring.Kind)] = [("active", .active), ("passive", .passive)]
     /// The words of `button.bias` (and of the `--bias` options).
     public static let biases: [(word: String, bias: LineBias)] = [
         ("pull-up", .pullUp), ("pull-down", .pullDown), ("disable", .disable), ("as-is", .asIs),
@@ -57,32 +54,13 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
     /// The word for `bias`.
     public static func word(for bias: LineBias) -> String { BiasWords.word(for: bias) }
 
-    enum CodingKeys: String, CodingKey { case enabled, library, chip, consumer, buzzer, button, led }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = Self.defaults
-        enabled = try c.value(.enabled, default: d.enabled)
-        library = try c.word(RawWords<GPIOLibraryChoice>.self, .library, default: d.library)
-        wiring = GPIOWiring(chip: try c.value(.chip, default: d.wiring.chip),
-                            consumer: try c.value(.consumer, default: d.wiring.consumer),
-                            buzzer: try c.section(BuzzerWiring.self, forKey: .buzzer) ?? d.wiring.buzzer,
-                            button: try c.section(ButtonWiring.self, forKey: .button) ?? d.wiring.button,
-                            led: try c.section(LEDWiring.self, forKey: .led))
+    public static var keys: [ConfigKey<Self>] {
+        [.value("enabled", \.enabled), .word("library", \.library, RawWords<GPIOLibraryChoice>.self),
+         .value("chip", \.wiring.chip), .value("consumer", \.wiring.consumer), .section("buzzer", \.wiring.buzzer),
+         .section("button", \.wiring.button), .section("led", \.wiring.led)]
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(enabled, forKey: .enabled)
-        try c.encode(library, as: RawWords<GPIOLibraryChoice>.self, forKey: .library)
-        try c.encode(wiring.chip, forKey: .chip)
-        try c.encode(wiring.consumer, forKey: .consumer)
-        try c.encode(section: wiring.buzzer, forKey: .buzzer)
-        try c.encode(section: wiring.button, forKey: .button)
-        if let led = wiring.led { try c.encode(section: led, forKey: .led) } else { try c.encodeNil(forKey: .led) }
-    }
-
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         var p: [ConfigProblem] = []
         let (chip, consumer, buzzer) = (wiring.chip, wiring.consumer, wiring.buzzer)
         if chip.isEmpty { p.append(ConfigProblem(path + ["chip"], "must name a chip (gpiochip0, a label or a /dev path)")) }
@@ -100,11 +78,11 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
                 used[line] = part
             }
         }
-        if buzzer.kind == .passive, !BuzzerWiring.toneRange.contains(buzzer.toneHz) {
+        if buzzer.type == .passive, !BuzzerWiring.toneRange.contains(buzzer.toneHz) {
             p.append(ConfigProblem(path + ["buzzer", "tone-hz"], "\(buzzer.toneHz) Hz is outside 20...20000 Hz"))
         }
         if let chip = buzzer.pwmChip {
-            if buzzer.kind != .passive {
+            if buzzer.type != .passive {
                 p.append(ConfigProblem(path + ["buzzer", "pwm-chip"], "only a passive buzzer uses PWM (set type: passive)"))
             }
             if chip < 0 { p.append(ConfigProblem(path + ["buzzer", "pwm-chip"], "must be 0 or more")) }
@@ -116,74 +94,36 @@ public struct GPIOSection: ConfigSection, Codable, Equatable {
 
 // The parts' keys; their checks are the section's (lines may not be shared).
 
-extension BuzzerWiring: ConfigSection {
-    enum CodingKeys: String, CodingKey {
-        case line, type, toneHz = "tone-hz", pwmChip = "pwm-chip", pwmChannel = "pwm-channel", activeLow = "active-low"
-    }
+extension BuzzerWiring: KeyedSection {
+    public init() { self.init(line: "GPIO18", type: .active, toneHz: 2000, pwmChip: nil, pwmChannel: 0, activeLow: false) }
 
-    public init(fromConfig decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = GPIOSection.defaults.wiring.buzzer
-        self.init(line: try decodeLine(c, .line) ?? d.line,
-                  kind: try c.word(BuzzerTypeWords.self, .type, default: d.kind),
-                  toneHz: try c.value(.toneHz, default: d.toneHz),
-                  pwmChip: try c.decodeIfPresent(Int.self, forKey: .pwmChip),
-                  pwmChannel: try c.value(.pwmChannel, default: d.pwmChannel),
-                  activeLow: try c.value(.activeLow, default: d.activeLow))
+    public static var keys: [ConfigKey<Self>] {
+        [.custom("line", \.line, read: decodeLine), .word("type", \.type, BuzzerTypeWords.self), .value("tone-hz", \.toneHz),
+         .optional("pwm-chip", \.pwmChip), .value("pwm-channel", \.pwmChannel), .value("active-low", \.activeLow)]
     }
-
-    public func encodeConfig(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(line, forKey: .line)
-        try c.encode(kind, as: BuzzerTypeWords.self, forKey: .type)
-        try c.encode(toneHz, forKey: .toneHz)
-        try c.encodeOptional(pwmChip, forKey: .pwmChip)
-        try c.encode(pwmChannel, forKey: .pwmChannel)
-        try c.encode(activeLow, forKey: .activeLow)
-    }
-
-    public func problems(at path: [String]) -> [ConfigProblem] { [] }
 }
 
-extension ButtonWiring: ConfigSection {
-    enum CodingKeys: String, CodingKey { case line, bias, activeLow = "active-low" }
+extension ButtonWiring: KeyedSection {
+    public init() { self.init(line: "GPIO17", bias: .pullUp, activeLow: true) }
 
-    public init(fromConfig decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = GPIOSection.defaults.wiring.button
-        self.init(line: try decodeLine(c, .line) ?? d.line,
-                  bias: try c.word(BiasWords.self, .bias, default: d.bias),
-                  activeLow: try c.value(.activeLow, default: d.activeLow))
+    public static var keys: [ConfigKey<Self>] {
+        [.custom("line", \.line, read: decodeLine), .word("bias", \.bias, BiasWords.self), .value("active-low", \.activeLow)]
     }
-
-    public func encodeConfig(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(line, forKey: .line)
-        try c.encode(bias, as: BiasWords.self, forKey: .bias)
-        try c.encode(activeLow, forKey: .activeLow)
-    }
-
-    public func problems(at path: [String]) -> [ConfigProblem] { [] }
 }
 
-extension LEDWiring: ConfigSection {
-    enum CodingKeys: String, CodingKey { case line, activeLow = "active-low" }
+extension LEDWiring: KeyedSection {
+    /// An LED has no default line: `line` is required.
+    public init() { self.init(line: "", activeLow: GPIOSection.ledActiveLowDefault) }
 
-    public init(fromConfig decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        guard let line = try decodeLine(c, .line) else {
-            throw DecodingError.keyNotFound(CodingKeys.line, .init(codingPath: c.codingPath, debugDescription: "the LED needs a line"))
-        }
-        self.init(line: line, activeLow: try c.value(.activeLow, default: GPIOSection.ledActiveLowDefault))
+    public static var keys: [ConfigKey<Self>] {
+        [.custom("line", \.line) { c, k in
+             guard let line = try decodeLine(c, k) else {
+                 throw DecodingError.keyNotFound(k, .init(codingPath: c.codingPath, debugDescription: "the LED needs a line"))
+             }
+             return line
+         },
+         .value("active-low", \.activeLow)]
     }
-
-    public func encodeConfig(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(line, forKey: .line)
-        try c.encode(activeLow, forKey: .activeLow)
-    }
-
-    public func problems(at path: [String]) -> [ConfigProblem] { [] }
 }
 
 /// A line given as a name (`GPIO17`) or as an offset (`17`, string or number).
@@ -193,7 +133,7 @@ private func decodeLine<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) 
 }
 
 enum BuzzerTypeWords: WordList {
-    static var words: [(word: String, value: BuzzerWiring.Kind)] { GPIOSection.buzzerTypes.map { ($0.word, $0.kind) } }
+    static var words: [(word: String, value: BuzzerWiring.Kind)] { GPIOSection.buzzerTypes.map { ($0.word, $0.type) } }
 }
 
 enum BiasWords: WordList {

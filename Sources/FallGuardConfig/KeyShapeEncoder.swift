@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import Yams
 
 /// The shape of an `Encodable` value, its mapping keys and list items, with every scalar left

@@ -1,8 +1,9 @@
+import FallGuardConfigKeys
 import FallGuardCore
 
 /// `metrics:` — the daemon's HTTP server: the Prometheus `/metrics` endpoint, and the page
 /// (`web:`) at the same address.
-public struct MetricsSection: ConfigSection, Codable, Equatable {
+public struct MetricsSection: KeyedSection, Codable, Equatable {
     /// Key `enabled`, default true.
     public var enabled = true
     /// `HOST:PORT` to listen on (key `listen`, default `127.0.0.1:9466`; `[::1]:9466` for IPv6).
@@ -10,13 +11,7 @@ public struct MetricsSection: ConfigSection, Codable, Equatable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey { case enabled, listen }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        enabled = try c.value(.enabled, default: enabled)
-        listen = try c.value(.listen, default: listen)
-    }
+    public static var keys: [ConfigKey<Self>] { [.value("enabled", \.enabled), .value("listen", \.listen)] }
 
     /// `listen` split into host (brackets removed) and port; nil when malformed.
     public var address: (host: String, port: Int)? {
@@ -34,7 +29,7 @@ public struct MetricsSection: ConfigSection, Codable, Equatable {
     /// Whether the server listens on loopback only (`localhost`, `::1`, 127.x).
     public var onLoopback: Bool { address.map { ConfigCheck.isLoopback($0.host) } ?? true }
 
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         guard address != nil else {
             return [ConfigProblem(path + ["listen"], "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:9466 or [::1]:9466), found '\(listen)'")]
         }

@@ -1,8 +1,9 @@
+import FallGuardConfigKeys
 import FallGuardCore
 
 /// `recording:` — what the bridge keeps of the signal for field tests: the continuous
 /// recording (off by default) and the incident archive's window (always kept).
-public struct RecordingSection: ConfigSection, Codable, Equatable {
+public struct RecordingSection: KeyedSection, Codable, Equatable {
     /// Key `enabled`, default false: write the 40 Hz stream the detector sees into hourly
     /// compressed files while monitoring.
     public var enabled = false
@@ -21,19 +22,10 @@ public struct RecordingSection: ConfigSection, Codable, Equatable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey {
-        case enabled, directory, keepGB = "keep-gb", flushInterval = "flush-interval"
-        case incidentBefore = "incident-before", incidentAfter = "incident-after"
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        enabled = try c.value(.enabled, default: enabled)
-        directory = try c.value(.directory, default: directory)
-        keepGB = try c.value(.keepGB, default: keepGB)
-        flushInterval = try c.value(.flushInterval, default: flushInterval)
-        incidentBefore = try c.value(.incidentBefore, default: incidentBefore)
-        incidentAfter = try c.value(.incidentAfter, default: incidentAfter)
+    public static var keys: [ConfigKey<Self>] {
+        [.value("enabled", \.enabled), .value("directory", \.directory),
+         .value("keep-gb", \.keepGB, in: 0.01...10_000, unit: " GB"), .value("flush-interval", \.flushInterval, in: 1...10, unit: " s"),
+         .value("incident-before", \.incidentBefore, in: 5...600, unit: " s"), .value("incident-after", \.incidentAfter, in: 5...600, unit: " s")]
     }
 
     /// The folder the recordings go to.
@@ -44,17 +36,8 @@ public struct RecordingSection: ConfigSection, Codable, Equatable {
     /// `keep-gb` in bytes.
     public var keepBytes: Int64 { Int64(keepGB * 1e9) }
 
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         var out: [ConfigProblem] = []
-        if !(0.01...10_000).contains(keepGB) {
-            out.append(ConfigProblem(path + ["keep-gb"], "must be 0.01 to 10000 GB, found \(keepGB)"))
-        }
-        if !(1...10).contains(flushInterval) {
-            out.append(ConfigProblem(path + ["flush-interval"], "must be 1 to 10 seconds (what a power cut may lose), found \(flushInterval)"))
-        }
-        for (key, v) in [("incident-before", incidentBefore), ("incident-after", incidentAfter)] where !(5...600).contains(v) {
-            out.append(ConfigProblem(path + [key], "must be 5 to 600 seconds, found \(v)"))
-        }
         if !directory.isEmpty {
             if !directory.hasPrefix("/") {
                 out.append(ConfigProblem(path + ["directory"], "must be an absolute path, found '\(directory)'"))

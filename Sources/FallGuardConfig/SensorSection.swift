@@ -1,8 +1,9 @@
+import FallGuardConfigKeys
 import FallGuardCore
 import Foundation
 
 /// `sensor:` — the accelerometer, or a recording replayed in its place.
-public struct SensorSection: ConfigSection, Codable, Equatable {
+public struct SensorSection: KeyedSection, Codable, Equatable {
     /// How samples are taken from the IIO device.
     public enum Mode: String, CaseIterable, Sendable {
         /// The driver's buffer when it has one, else polling the `_raw` attributes.
@@ -41,42 +42,21 @@ public struct SensorSection: ConfigSection, Codable, Equatable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey {
-        case uri, device, mode, rangeG = "range-g", mountMatrix = "mount-matrix", replay, cpu
+    public static var keys: [ConfigKey<Self>] {
+        [.custom("uri", \.uri) { c, k in
+             try c.decodeIfPresent(String.self, forKey: k).map { uriSchemes.contains($0 + ":") ? $0 + ":" : $0 }
+         },
+         .optional("device", \.device), .word("mode", \.mode, RawWords<Mode>.self),
+         .value("range-g", \.rangeG, in: rangeGRange, unit: " g"), .optional("mount-matrix", \.mountMatrix),
+         .optional("replay", \.replay), .section("cpu", \.cpu)]
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        uri = try c.value(.uri, default: uri)
-        if Self.uriSchemes.contains(uri + ":") { uri += ":" }
-        device = try c.decodeIfPresent(String.self, forKey: .device)
-        mode = try c.word(RawWords<Mode>.self, .mode, default: mode)
-        rangeG = try c.value(.rangeG, default: rangeG)
-        mountMatrix = try c.decodeIfPresent([[Double]].self, forKey: .mountMatrix)
-        replay = try c.decodeIfPresent(String.self, forKey: .replay)
-        cpu = try c.section(SensorCPU.self, forKey: .cpu) ?? cpu
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(uri, forKey: .uri)
-        try c.encodeOptional(device, forKey: .device)
-        try c.encode(mode, as: RawWords<Mode>.self, forKey: .mode)
-        try c.encode(rangeG, forKey: .rangeG)
-        try c.encodeOptional(mountMatrix, forKey: .mountMatrix)
-        try c.encodeOptional(replay, forKey: .replay)
-        try c.encode(section: cpu, forKey: .cpu)
-    }
-
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         var out: [ConfigProblem] = []
         if !Self.uriSchemes.contains(where: { uri.hasPrefix($0) }) {
             out.append(ConfigProblem(path + ["uri"], "'\(uri)' is not a libiio context URI (\(Self.uriSchemes.joined(separator: ", ")))"))
         }
         if device?.isEmpty == true { out.append(ConfigProblem(path + ["device"], "is empty; leave it out to pick the accelerometer automatically")) }
-        if !Self.rangeGRange.contains(rangeG) {
-            out.append(ConfigProblem(path + ["range-g"], "\(rangeG) is outside \(Self.rangeGRange.lowerBound)...\(Self.rangeGRange.upperBound) g"))
-        }
         if let m = mountMatrix, let why = Self.matrixProblem(m) { out.append(ConfigProblem(path + ["mount-matrix"], why)) }
         if case let .number(n) = cpu, n < 0 || n >= 1024 {
             out.append(ConfigProblem(path + ["cpu"], "\(n) is not a CPU number (last, any, or 0 and up)"))

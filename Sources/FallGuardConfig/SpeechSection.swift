@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import FallGuardCore
 import FallGuardHardware
 import Foundation
@@ -15,43 +16,21 @@ import Foundation
 ///   alert-sent: Your helpers have been told.
 ///   help-coming: "{by} knows and is on the way."
 /// ```
-public struct SpeechSection: ConfigSection, Codable, Equatable {
+public struct SpeechSection: KeyedSection, Codable, Equatable {
     public var enabled = false
     public var settings = SpeechSettings()
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey {
-        case enabled, voice, rate, device, fallDetected = "fall-detected", alertSent = "alert-sent", helpComing = "help-coming"
+    public static var keys: [ConfigKey<Self>] {
+        [.value("enabled", \.enabled), .value("voice", \.settings.voice),
+         .value("rate", \.settings.rate, in: 80...450, unit: " words per minute"), .value("device", \.settings.device),
+         .value("fall-detected", \.settings.fallDetected), .value("alert-sent", \.settings.alertSent),
+         .value("help-coming", \.settings.helpComing)]
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        let d = SpeechSettings()
-        enabled = try c.value(.enabled, default: false)
-        settings = SpeechSettings(voice: try c.value(.voice, default: d.voice), rate: try c.value(.rate, default: d.rate),
-                                  device: try c.value(.device, default: d.device),
-                                  fallDetected: try c.value(.fallDetected, default: d.fallDetected),
-                                  alertSent: try c.value(.alertSent, default: d.alertSent),
-                                  helpComing: try c.value(.helpComing, default: d.helpComing))
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(enabled, forKey: .enabled)
-        try c.encode(settings.voice, forKey: .voice)
-        try c.encode(settings.rate, forKey: .rate)
-        try c.encode(settings.device, forKey: .device)
-        try c.encode(settings.fallDetected, forKey: .fallDetected)
-        try c.encode(settings.alertSent, forKey: .alertSent)
-        try c.encode(settings.helpComing, forKey: .helpComing)
-    }
-
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         var out: [ConfigProblem] = []
-        if !(80...450).contains(settings.rate) {
-            out.append(ConfigProblem(path + ["rate"], "must be 80 to 450 words per minute, found \(settings.rate)"))
-        }
         // Passed to espeak-ng and aplay as single arguments: a voice or device is one plain word.
         for (key, value) in [("voice", settings.voice), ("device", settings.device)]
         where value.isEmpty || value.hasPrefix("-") || value.contains(where: { $0.isWhitespace || $0.isNewline }) {

@@ -1,7 +1,8 @@
+import FallGuardConfigKeys
 import FallGuardCore
 
 /// `state:` — where the bridge keeps what must survive a restart (the outbox, the last incident).
-public struct StateSection: ConfigSection, Codable, Equatable {
+public struct StateSection: KeyedSection, Codable, Equatable {
     /// The directory systemd creates for the unit (`StateDirectory=fallguard`).
     public static let defaultDirectory = "/var/lib/fallguard"
 
@@ -16,15 +17,9 @@ public struct StateSection: ConfigSection, Codable, Equatable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey { case directory, drainOnStop = "drain-on-stop" }
+    public static var keys: [ConfigKey<Self>] { [.value("directory", \.directory), .value("drain-on-stop", \.drainOnStop)] }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        directory = try c.value(.directory, default: directory)
-        drainOnStop = try c.value(.drainOnStop, default: drainOnStop)
-    }
-
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         guard (0...Self.longestDrain).contains(drainOnStop) else {
             return [ConfigProblem(path + ["drain-on-stop"], "must be 0 to \(Int(Self.longestDrain)) seconds (below the unit's TimeoutStopSec=15s), found \(drainOnStop)")]
         }

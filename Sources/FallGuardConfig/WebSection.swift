@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import FallGuardCore
 import Foundation
 
@@ -15,7 +16,7 @@ import Foundation
 ///   allow-anonymous: false    # the page beyond this machine without a password
 ///   session-hours: 12
 /// ```
-public struct WebSection: ConfigSection, Codable, Equatable {
+public struct WebSection: KeyedSection, Codable, Equatable {
     public var enabled = true
     /// The password of the login form (also HTTP Basic for `/metrics` scrapers).
     public var password: String?
@@ -28,22 +29,11 @@ public struct WebSection: ConfigSection, Codable, Equatable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey {
-        case enabled, password
-        case tlsCertificate = "tls-certificate", tlsKey = "tls-key"
-        case allowPlainHTTP = "allow-plain-http", allowAnonymous = "allow-anonymous"
-        case sessionHours = "session-hours"
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        enabled = try c.value(.enabled, default: enabled)
-        password = try c.decodeIfPresent(String.self, forKey: .password)
-        tlsCertificate = try c.decodeIfPresent(String.self, forKey: .tlsCertificate)
-        tlsKey = try c.decodeIfPresent(String.self, forKey: .tlsKey)
-        allowPlainHTTP = try c.value(.allowPlainHTTP, default: allowPlainHTTP)
-        allowAnonymous = try c.value(.allowAnonymous, default: allowAnonymous)
-        sessionHours = try c.value(.sessionHours, default: sessionHours)
+    public static var keys: [ConfigKey<Self>] {
+        [.value("enabled", \.enabled), .optional("password", \.password, secret: true, nullWhenUnset: false),
+         .optional("tls-certificate", \.tlsCertificate, nullWhenUnset: false), .optional("tls-key", \.tlsKey, nullWhenUnset: false),
+         .value("allow-plain-http", \.allowPlainHTTP), .value("allow-anonymous", \.allowAnonymous),
+         .value("session-hours", \.sessionHours, in: 0.1...720, unit: " h")]
     }
 
     /// TLS when both files are named.
@@ -52,7 +42,7 @@ public struct WebSection: ConfigSection, Codable, Equatable {
         return (c, k)
     }
 
-    public func problems(at path: [String]) -> [ConfigProblem] {
+    public func checks(at path: [String]) -> [ConfigProblem] {
         var out: [ConfigProblem] = []
         if let p = password, p.count < 8 {
             out.append(ConfigProblem(path + ["password"], "at least 8 characters, found \(p.count)"))
@@ -67,9 +57,6 @@ public struct WebSection: ConfigSection, Codable, Equatable {
             }
         }
         if let key = tlsKey, let w = ConfigSecrets.modeWarning(key, key: path + ["tls-key"], what: "the TLS key") { out.append(w) }
-        if !(0.1...720).contains(sessionHours) {
-            out.append(ConfigProblem(path + ["session-hours"], "must be 0.1 to 720 hours, found \(sessionHours)"))
-        }
         return out
     }
 

@@ -1,3 +1,4 @@
+import FallGuardConfigKeys
 import Yams
 
 /// Walking and editing a composed YAML tree by key path (`["channels", "sms", "url"]`;

@@ -6,16 +6,16 @@ public struct AlertConfiguration: Sendable, Equatable {
     /// Allowed long-press thresholds.
     public static let longPressRange: ClosedRange<Double> = 0.5...10
     /// Allowed alert-active timeouts: one minute to one day.
-    public static let activeTimeoutRange: ClosedRange<Double> = 60...86_400
+    public static let alertTimeoutRange: ClosedRange<Double> = 60...86_400
     /// Allowed times a device may lie unworn before the helpers are told: a minute (the wear
     /// watch's shortest verdict) to a day. The configuration asks for 5 minutes at least.
     public static let notWornAlertRange: ClosedRange<Double> = 60...86_400
     /// Allowed sensor-fault grace periods; 0 reports a fault at once.
-    public static let sensorFaultGraceRange: ClosedRange<Double> = 0...3_600
+    public static let faultGraceRange: ClosedRange<Double> = 0...3_600
 
     /// The values a configuration may get wrong, as ``AlertConfigurationError`` names them.
     public enum Setting: String, Sendable, Equatable, CaseIterable {
-        case countdown, longPress, finalPhase, activeTimeout, sensorFaultGrace, incidentPrefix, notWornAlert
+        case countdown, longPress, finalPhase, alertTimeout, faultGrace, incidentPrefix, notWornAlert
     }
 
     /// From a suspected fall to the alert, unless the wearer aborts.
@@ -27,10 +27,10 @@ public struct AlertConfiguration: Sendable, Equatable {
     public let finalPhase: Double
     /// How long the calm alarm continues after an alert went out without "I'm OK" or an
     /// acknowledgement.
-    public let activeTimeout: Double
+    public let alertTimeout: Double
     /// How long a sensor fault may last before the helpers are told. Short faults (a
     /// reconnect) only sound and record.
-    public let sensorFaultGrace: Double
+    public let faultGrace: Double
     /// Cancel the countdown as a false alarm when the wearer walks again (false: walking is
     /// only noted in the alert).
     public let autoCancelWhenWalking: Bool
@@ -42,14 +42,14 @@ public struct AlertConfiguration: Sendable, Equatable {
     public let incidentPrefix: String
 
     /// Checks every value; throws naming the first setting that is out of its range.
-    public init(countdown: Double, longPress: Double, finalPhase: Double, activeTimeout: Double,
-                sensorFaultGrace: Double, autoCancelWhenWalking: Bool,
+    public init(countdown: Double, longPress: Double, finalPhase: Double, alertTimeout: Double,
+                faultGrace: Double, autoCancelWhenWalking: Bool,
                 incidentPrefix: String, notWornAlert: Double? = nil) throws(AlertConfigurationError) {
         try Self.check(.countdown, countdown, Self.countdownRange)
         try Self.check(.longPress, longPress, Self.longPressRange)
         try Self.check(.finalPhase, finalPhase, 0...countdown)
-        try Self.check(.activeTimeout, activeTimeout, Self.activeTimeoutRange)
-        try Self.check(.sensorFaultGrace, sensorFaultGrace, Self.sensorFaultGraceRange)
+        try Self.check(.alertTimeout, alertTimeout, Self.alertTimeoutRange)
+        try Self.check(.faultGrace, faultGrace, Self.faultGraceRange)
         if let notWornAlert { try Self.check(.notWornAlert, notWornAlert, Self.notWornAlertRange) }
         let allowed = incidentPrefix.unicodeScalars.allSatisfy { c in
             c.isASCII && (("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
@@ -62,8 +62,8 @@ public struct AlertConfiguration: Sendable, Equatable {
         self.countdown = countdown
         self.longPress = longPress
         self.finalPhase = finalPhase
-        self.activeTimeout = activeTimeout
-        self.sensorFaultGrace = sensorFaultGrace
+        self.alertTimeout = alertTimeout
+        self.faultGrace = faultGrace
         self.autoCancelWhenWalking = autoCancelWhenWalking
         self.incidentPrefix = incidentPrefix
         self.notWornAlert = notWornAlert

@@ -158,7 +158,7 @@ public enum AlertState: Sendable, Equatable {
 /// - **alert-active**: sound ``AlarmSound/alertActive``, LED ``StatusIndicator/alertOut``. A
 ///   short press dispatches ``AlertKind/resolvedByWearer``; an acknowledgement naming this
 ///   incident dispatches ``AlertKind/acknowledged`` (so the other helpers know); both chirp and
-///   return to monitoring. After `activeTimeout` the engine returns to monitoring and records it.
+///   return to monitoring. After `alertTimeout` the engine returns to monitoring and records it.
 /// - **long press**, in any state: when the press has lasted `longPress` seconds the
 ///   ``AlertKind/helpRequested`` alert goes out at once (for the running incident, if any, else
 ///   a new one) and the state becomes alert-active with a fresh timeout; the release does
@@ -167,7 +167,7 @@ public enum AlertState: Sendable, Equatable {
 ///   of the same incident; nothing restarts.
 /// - **Sensor faults** run beside the states as their own incident `<prefix>-fault-<n>`: the
 ///   LED shows ``StatusIndicator/fault``; the buzzer plays ``AlarmSound/sensorFault`` only when
-///   no incident runs. A fault outlasting `sensorFaultGrace` dispatches
+///   no incident runs. A fault outlasting `faultGrace` dispatches
 ///   ``AlertKind/deviceProblem`` once; recovery dispatches ``AlertKind/deviceRecovered`` only
 ///   after that. Sound and LED are always derived from the current state, so after recovery
 ///   they show whatever the wearer's state calls for by then.
@@ -250,7 +250,7 @@ public struct AlertEngine: Sendable, Equatable {
         case longPress
         case finalPhase(AlertState.Countdown)
         case countdownExpiry(AlertState.Countdown)
-        case activeTimeout(AlertState.Active)
+        case alertTimeout(AlertState.Active)
         case faultReport(FaultEpisode)
         case notWornReport(NotWornEpisode)
     }
@@ -340,7 +340,7 @@ public struct AlertEngine: Sendable, Equatable {
             }
             if !isHoldingExpiry(c) { consider(c.deadline, .countdownExpiry(c)) }
         case let .alertActive(a):
-            consider(a.timeoutDeadline, .activeTimeout(a))
+            consider(a.timeoutDeadline, .alertTimeout(a))
         }
         if let f = sensorFault, !f.reported {
             consider(f.reportDeadline, .faultReport(f))
@@ -376,7 +376,7 @@ public struct AlertEngine: Sendable, Equatable {
                          detail: "not aborted within \(seconds(time - c.started)) s: fall alert sent"
                              + (c.wearerResumedWalking ? " (the wearer walked during the countdown)" : ""),
                          chirp: nil, into: &effects)
-            case let .activeTimeout(a):
+            case let .alertTimeout(a):
                 state = .monitoring
                 record(.activeTimedOut, a.incident, at: time,
                        "no \"I'm OK\" or acknowledgement \(seconds(time - a.dispatchedAt)) s after the \(a.kind.rawValue) alert; back to monitoring",
@@ -562,7 +562,7 @@ public struct AlertEngine: Sendable, Equatable {
             return
         }
         state = .alertActive(.init(incident: alert.incident, kind: alert.kind, dispatchedAt: t,
-                                   timeoutDeadline: t + configuration.activeTimeout,
+                                   timeoutDeadline: t + configuration.alertTimeout,
                                    fall: alert.fall, wearerResumedWalking: alert.wearerResumedWalking))
         record(.alertResumed, alert.incident, at: t,
                "the \(alert.kind.rawValue) alert of a previous run is still out; taken over (not sent again)",
@@ -579,10 +579,10 @@ public struct AlertEngine: Sendable, Equatable {
         }
         faultsOpened += 1
         let f = FaultEpisode(incident: "\(configuration.incidentPrefix)-fault-\(faultsOpened)", fault: fault,
-                             since: t, reportDeadline: t + configuration.sensorFaultGrace, reported: false)
+                             since: t, reportDeadline: t + configuration.faultGrace, reported: false)
         sensorFault = f
         record(.sensorFault, f.incident, at: t,
-               "\(fault); reported if it lasts \(seconds(configuration.sensorFaultGrace)) s", into: &effects)
+               "\(fault); reported if it lasts \(seconds(configuration.faultGrace)) s", into: &effects)
         updateOutputs(into: &effects)
     }
 
@@ -627,7 +627,7 @@ public struct AlertEngine: Sendable, Equatable {
                                    at t: Double, event: IncidentEvent.Kind, detail: String,
                                    chirp: AlarmSound?, into effects: inout [AlertEffect]) {
         state = .alertActive(.init(incident: incident, kind: kind, dispatchedAt: t,
-                                   timeoutDeadline: t + configuration.activeTimeout,
+                                   timeoutDeadline: t + configuration.alertTimeout,
                                    fall: fall, wearerResumedWalking: walking))
         let alert = Alert(kind: kind, incident: incident, time: t, fall: fall, wearerResumedWalking: walking)
         dispatch(alert, event, at: t, detail, into: &effects)

@@ -158,12 +158,14 @@ public final class Daemon: Sendable {
             deliveries: { id in FieldRecorder.deliveries(of: id, in: outbox) })
         self.recorder = recorder
         let counters = self.counters
+        let metrics = DaemonMetrics()
         // Cannot fail now: the outputs are open and the alarm section was checked above.
         local = try LocalAlarm(alarm: configuration.alarm, gpio: configuration.gpio, outputs: .none, opened: opened,
                                speech: configuration.speech, sink: notifiers.sink, incidentLog: incidentLog, logger: logger,
                                observers: [
                                    { _, effects in recorder.record(effects.compactMap { if case let .record(e) = $0 { e } else { nil } }) },
                                    notifiers.engineChanged,
+                                   { _, effects in for effect in effects { if case .dispatch = effect { metrics.alerts.increment() } } },
                                ])
         let alarm = local.controller
         alarm.onPass = { liveness.pass(Daemon.alarmThread, nowNanoseconds: MonotonicClock.nanoseconds()) }
@@ -171,12 +173,12 @@ public final class Daemon: Sendable {
         health = DaemonHealth(current: current, liveness: liveness, notifiers: notifiers, incidentLog: incidentLog,
                               recorder: recorder, alarm: alarm, systemd: systemd, logger: logger)
         publisher = StatusPublisher(current: current, alarm: alarm, loop: loop, notifiers: notifiers, recorder: recorder,
-                                    live: live, health: health, counters: counters, gpio: opened.library?.description,
+                                    live: live, health: health, counters: counters, metrics: metrics, gpio: opened.library?.description,
                                     logger: logger)
         readiness = Readiness(current: current, start: start, replaying: source is ReplaySource, notifiers: notifiers,
                               publisher: publisher, systemd: systemd, onReady: onReady, logger: logger)
         recovery = StartupRecovery(alarm: alarm, notifiers: notifiers, incidentLog: incidentLog, logger: logger)
-        recovery.takeOver(activeTimeout: alarm.alertConfiguration.activeTimeout)
+        recovery.takeOver(alertTimeout: alarm.alertConfiguration.alertTimeout)
     }
 
     /// The detector as the incident archive records it: name, every setting, the software.

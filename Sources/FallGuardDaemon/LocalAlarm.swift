@@ -25,7 +25,7 @@ public struct LocalAlarm: Sendable {
                                backend: (any GPIOBackend)? = nil) throws(DaemonStartError) -> AlarmOutputs {
         do {
             return try AlarmOutputs.make(kind, gpio: gpio.wiring, library: gpio.library, button: alarm.buttonTimings,
-                                         patterns: alarm.patterns, logger: logger, backend: backend)
+                                         patterns: alarm.alarmPatterns, logger: logger, backend: backend)
         } catch {
             throw DaemonStartError(description: error.description, status: 69)
         }
@@ -43,7 +43,7 @@ public struct LocalAlarm: Sendable {
         }
         let outputs: AlarmOutputs
         if let opened { outputs = opened } else { outputs = try Self.outputs(kind, alarm: alarm, gpio: gpio, logger: logger) }
-        let controller = AlarmController(alert: alert, button: alarm.buttonTimings, patterns: alarm.patterns,
+        let controller = AlarmController(alert: alert, button: alarm.buttonTimings, patterns: alarm.alarmPatterns,
                                          buzzer: outputs.buzzer, led: outputs.led, button: outputs.button,
                                          sink: sink, incidentLog: incidentLog, logger: Logger(label: "fallguard.alarm"))
         let display = outputs.display

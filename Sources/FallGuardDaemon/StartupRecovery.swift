@@ -14,12 +14,12 @@ struct StartupRecovery: Sendable {
 
     /// At start: the fall a crash lost between the incident log and the outbox goes out (see
     /// ``InterruptedIncident``); then the alarm a previous process left out (that fall, else the
-    /// newest unacknowledged one in the outbox younger than `activeTimeout`) becomes the
+    /// newest unacknowledged one in the outbox younger than `alertTimeout`) becomes the
     /// alarm's active alert: it sounds, and an acknowledgement or the wearer's press ends it
     /// and its escalation.
-    func takeOver(activeTimeout: Double) {
+    func takeOver(alertTimeout: Double) {
         let lost = dispatchLostFall()
-        let since = Date().timeIntervalSince1970 - activeTimeout
+        let since = Date().timeIntervalSince1970 - alertTimeout
         guard let open = lost ?? (try? notifiers.outbox.openAlarm(since: since)) ?? nil else { return }
         logger.critical("\(open.incident): the \(open.kind.rawValue) alert of a previous run is still out; the alarm takes it over")
         alarm.resume(open)

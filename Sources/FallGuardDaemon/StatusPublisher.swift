@@ -23,7 +23,7 @@ final class StatusPublisher: Sendable {
     let live: LiveSignal, counters: SensorCounters, logger: Logger
     /// The libgpiod the alarm's lines go through, as the status names it.
     let gpio: String?
-    let metrics = DaemonMetrics()
+    let metrics: DaemonMetrics
     let started = Date()
     /// Milliseconds from exec to monitoring (set once, by the readiness announcement).
     let readyMilliseconds = Mutex<Int?>(nil)
@@ -34,7 +34,8 @@ final class StatusPublisher: Sendable {
     private let writeFailure = Mutex<String?>(nil)
 
     init(current: CurrentConfiguration, alarm: AlarmController, loop: SensorLoop, notifiers: Notifiers, recorder: FieldRecorder,
-         live: LiveSignal, health: DaemonHealth, counters: SensorCounters, gpio: String?, logger: Logger) {
+         live: LiveSignal, health: DaemonHealth, counters: SensorCounters, metrics: DaemonMetrics, gpio: String?, logger: Logger) {
+        self.metrics = metrics
         (self.current, self.alarm, self.loop, self.notifiers, self.recorder) = (current, alarm, loop, notifiers, recorder)
         (self.live, self.health, self.counters, self.gpio, self.logger) = (live, health, counters, gpio, logger)
     }

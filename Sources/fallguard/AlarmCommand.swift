@@ -188,7 +188,7 @@ struct GPIOOptions: ParsableArguments {
         var s = GPIOSection.defaults
         s.library = library
         s.wiring.chip = chip
-        s.wiring.buzzer = BuzzerWiring(line: buzzerLine, kind: passive ? .passive : .active, toneHz: toneHz,
+        s.wiring.buzzer = BuzzerWiring(line: buzzerLine, type: passive ? .passive : .active, toneHz: toneHz,
                                        pwmChip: pwmChip, pwmChannel: pwmChannel, activeLow: Self.wiring.buzzer.activeLow)
         s.wiring.button = ButtonWiring(line: buttonLine, bias: bias, activeLow: !activeHighButton)
         s.wiring.led = ledLine.map { LEDWiring(line: $0, activeLow: GPIOSection.ledActiveLowDefault) }

@@ -65,7 +65,7 @@ struct GPIOCommand: ParsableCommand {
         guard let bias = GPIOSection.bias(bias) else { throw ValidationError("--bias: pull-up, pull-down, disable or as-is") }
         guard let library = GPIOLibraryChoice(rawValue: library) else { throw ValidationError("--library: auto, v1 or v2") }
         let timings = ButtonTimings(debounceMs: debounceMs, longPress: longPress)
-        let played = try pattern.map { try parsePattern($0, patterns: AlarmSection.defaults.patterns) }
+        let played = try pattern.map { try parsePattern($0, patterns: AlarmSection.defaults.alarmPatterns) }
         let consumer = GPIOSection.defaults.wiring.consumer
         let (stop, signals) = stopOnSignals()
         defer { signals.forEach { $0.cancel() } }

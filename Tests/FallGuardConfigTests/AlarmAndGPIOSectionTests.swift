@@ -18,22 +18,38 @@ import FallGuardTestSupport
         #expect(a.problems(at: ["alarm"]).isEmpty)
         let c = try a.alertConfiguration()
         #expect(c.countdown == 30 && c.longPress == 2 && c.finalPhase == 10)
-        #expect(c.activeTimeout == 3600 && c.sensorFaultGrace == 60)
+        #expect(c.alertTimeout == 3600 && c.faultGrace == 60)
         #expect(!c.autoCancelWhenWalking && c.incidentPrefix == "FG")
         #expect(a.buttonTimings == ButtonTimings(debounceMs: 30, longPress: 2))
-        #expect(a.patterns.pattern(for: .countdown) == OnOffPattern(onMs: 200, offMs: 800))
-        #expect(a.patterns.ledPattern(for: .alertOut) == .steady)
-        for s in AlarmSound.allCases where s != .silent { #expect(a.patterns.pattern(for: s).onMs > 0, "\(s)") }
+        #expect(a.alarmPatterns.pattern(for: .countdown) == OnOffPattern(onMs: 200, offMs: 800))
+        #expect(a.alarmPatterns.ledPattern(for: .alertOut) == .steady)
+        for s in AlarmSound.allCases where s != .silent { #expect(a.alarmPatterns.pattern(for: s).onMs > 0, "\(s)") }
     }
 
     @Test func kebabCaseKeysAndPatternOverridesDecodeAndRoundTrip() throws {
         let a = try decode(AlarmSection.self, #"{"countdown": 20, "long-press": 3, "debounce-ms": 40, "fault-grace": 5, "alert-timeout": 600, "patterns": {"countdown": {"on-ms": 300, "off-ms": 700}}, "led-patterns": {"fault": {"on-ms": 50}}}"#)
         #expect(a.countdown == 20 && a.longPress == 3 && a.debounceMs == 40 && a.faultGrace == 5 && a.alertTimeout == 600)
-        #expect(a.patterns.pattern(for: .countdown) == OnOffPattern(onMs: 300, offMs: 700))
-        #expect(a.patterns.pattern(for: .countdownFinal) == AlarmSection.defaultPatterns[.countdownFinal])
-        #expect(a.patterns.ledPattern(for: .fault) == OnOffPattern(onMs: 50))
+        #expect(a.alarmPatterns.pattern(for: .countdown) == OnOffPattern(onMs: 300, offMs: 700))
+        #expect(a.alarmPatterns.pattern(for: .countdownFinal) == AlarmSection.defaultPatterns[.countdownFinal])
+        #expect(a.alarmPatterns.ledPattern(for: .fault) == OnOffPattern(onMs: 50))
         let again = try JSONDecoder().decode(AlarmSection.self, from: JSONEncoder().encode(a))
         #expect(again == a)
+    }
+
+    /// `not-worn-alert`: seconds (an hour unless given), `off`, and at least 5 minutes in the
+    /// file (the engine takes a minute, which the wear watch's verdict needs at least).
+    @Test func theNotWornAlertIsSecondsOrOff() throws {
+        #expect(try decode(AlarmSection.self, "{}").alertConfiguration().notWornAlert == 3600)
+        #expect(try decode(AlarmSection.self, #"{"not-worn-alert": 900}"#).alertConfiguration().notWornAlert == 900)
+        let off = try decode(AlarmSection.self, #"{"not-worn-alert": "off"}"#)
+        #expect(off.notWornAlert == nil && off.problems(at: ["alarm"]).isEmpty)
+        #expect(try JSONDecoder().decode(AlarmSection.self, from: JSONEncoder().encode(off)) == off, "off round-trips")
+        let short = try decode(AlarmSection.self, #"{"not-worn-alert": 120}"#)
+        #expect(short.problems(at: ["alarm"]).map(\.key) == ["alarm.not-worn-alert"])
+        #expect(short.problems(at: ["alarm"]).first?.message.contains("outside 300.0...86400.0 s (or off)") == true)
+        let tiny = try decode(AlarmSection.self, #"{"not-worn-alert": 10}"#)
+        #expect(tiny.problems(at: ["alarm"]).map(\.key) == ["alarm.not-worn-alert"], "one problem, from the engine's range")
+        #expect(throws: (any Error).self) { try decode(AlarmSection.self, #"{"not-worn-alert": "never"}"#) }
     }
 
     @Test func outOfRangeAlarmValuesAreReportedWithTheirKeys() throws {
@@ -41,8 +57,8 @@ import FallGuardTestSupport
         #expect(a.problems(at: ["alarm"]).map(\.key) == ["alarm.countdown"])
         let b = try decode(AlarmSection.self, #"{"fault-grace": -1, "debounce-ms": 900, "patterns": {"beep": {"on-ms": 1}}}"#)
         let p = b.problems(at: ["alarm"])
-        #expect(p.map(\.key) == ["alarm.fault-grace", "alarm.debounce-ms", "alarm.patterns.beep"])
-        #expect(p[0].message.contains("'fault-grace'"))
+        #expect(p.map(\.key) == ["alarm.debounce-ms", "alarm.fault-grace", "alarm.patterns.beep"])
+        #expect(p[1].message.contains("'fault-grace'"))
         let c = try decode(AlarmSection.self, #"{"alert-timeout": 10}"#)
         #expect(c.problems(at: ["alarm"]).map(\.key) == ["alarm.alert-timeout"])
         #expect(c.problems(at: ["alarm"]).first?.message == "alert setting 'alert-timeout' = 10.0 s is outside 60.0...86400.0 s")
@@ -55,14 +71,14 @@ import FallGuardTestSupport
 
     @Test func everyEngineSettingHasTheSectionsKey() {
         #expect(AlertConfiguration.Setting.allCases.map(AlarmSection.key) ==
-                ["countdown", "long-press", "final-phase", "alert-timeout", "fault-grace", "incident-prefix"])
+                ["countdown", "long-press", "final-phase", "alert-timeout", "fault-grace", "incident-prefix", "not-worn-alert"])
     }
 
     @Test func theGPIODefaultsAreTheCommonPiWiring() throws {
         let g = try decode(GPIOSection.self, "{}")
         #expect(g == GPIOSection())
         let w = g.wiring
-        #expect(g.enabled && w.chip == "gpiochip0" && w.consumer == "fallguard" && w.buzzer.line == "GPIO18" && w.buzzer.kind == .active)
+        #expect(g.enabled && w.chip == "gpiochip0" && w.consumer == "fallguard" && w.buzzer.line == "GPIO18" && w.buzzer.type == .active)
         #expect(w.button.line == "GPIO17" && w.button.bias == .pullUp && w.button.activeLow)
         #expect(w.led == nil && g.problems(at: ["gpio"]).isEmpty)
     }
@@ -70,7 +86,7 @@ import FallGuardTestSupport
     @Test func linesMayBeOffsetsAndEveryPartIsDecoded() throws {
         let g = try decode(GPIOSection.self, #"{"chip": "pinctrl-bcm2711", "buzzer": {"line": 12, "type": "passive", "tone-hz": 2700, "pwm-chip": 0}, "button": {"line": "GPIO5", "bias": "pull-down", "active-low": false}, "led": {"line": 27}}"#)
         let w = g.wiring
-        #expect(w.buzzer.line == "12" && w.buzzer.kind == .passive && w.buzzer.toneHz == 2700 && w.buzzer.pwmChip == 0)
+        #expect(w.buzzer.line == "12" && w.buzzer.type == .passive && w.buzzer.toneHz == 2700 && w.buzzer.pwmChip == 0)
         #expect(w.button == .init(line: "GPIO5", bias: .pullDown, activeLow: false))
         #expect(w.led == .init(line: "27", activeLow: false))
         #expect(g.problems(at: ["gpio"]).isEmpty)

@@ -54,10 +54,10 @@ struct ConfigInputLimitsTests {
     /// Issue 17: the recording's budget, flush interval and incident window, each with its line.
     @Test func recordingValuesOutOfRangeAreNamedWithTheirLines() {
         let lines = check(base + "recording:\n  keep-gb: 0\n  flush-interval: 30\n  incident-before: 1\n  incident-after: .nan\n  directory: rec\n")
-        #expect(lines.contains { $0.hasPrefix("config.yaml:8: recording.keep-gb: must be 0.01 to 10000 GB") }, "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("config.yaml:9: recording.flush-interval: must be 1 to 10 seconds") }, "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("config.yaml:10: recording.incident-before: must be 5 to 600 seconds") }, "\(lines)")
-        #expect(lines.contains { $0.hasPrefix("config.yaml:11: recording.incident-after: must be 5 to 600 seconds") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("config.yaml:8: recording.keep-gb: 0.0 GB is outside 0.01...10000.0 GB") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("config.yaml:9: recording.flush-interval: 30.0 s is outside 1.0...10.0 s") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("config.yaml:10: recording.incident-before: 1.0 s is outside 5.0...600.0 s") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("config.yaml:11: recording.incident-after: nan s is outside 5.0...600.0 s") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("config.yaml:12: recording.directory: must be an absolute path") }, "\(lines)")
         let elsewhere = check(base + "recording: {enabled: true, directory: /srv/recordings}\n")
         #expect(elsewhere.contains { $0.contains("warning") && $0.contains("recording.directory") && $0.contains("ReadWritePaths=") }, "\(elsewhere)")

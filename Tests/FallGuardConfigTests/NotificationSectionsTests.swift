@@ -42,7 +42,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
             .replacingOccurrences(of: #""from": "+15005550006"}"#, with: #""from": "+15005550006", "reply-poll-interval": 1, "acknowledge-words": ["", "!"]}"#)
             .replacingOccurrences(of: #""repeat": 2}"#, with: #""repeat": 2, "call-poll-interval": 0.5, "machine-detection": false}"#))
         let problems = tuned.errors.map { "\($0)" }.joined(separator: "\n")
-        #expect(problems.contains("reply-poll-interval") && problems.contains("outside 2...300"), "\(problems)")
+        #expect(problems.contains("reply-poll-interval") && problems.contains("1.0 s is outside 2.0...300.0 s"), "\(problems)")
         #expect(problems.contains("acknowledge-words") && problems.contains("call-poll-interval"), "\(problems)")
         #expect((tuned.channels["call"] as? TwilioCallOptions)?.machineDetection == false)
     }
@@ -56,7 +56,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         #expect(s.policy.resolved.escalate == false && s.policy.heartbeat.primary == ["sms"])
         #expect(s.policy.acknowledgeWithin == 300 && s.policy.heartbeatMinute == 9 * 60)
         let call = try #require(s.channels["call"] as? TwilioCallOptions)
-        #expect(call.repeatCount == 2 && call.account.baseURL == "https://api.twilio.com" && call.language == "en-GB")
+        #expect(call.repeat == 2 && call.account.baseURL == "https://api.twilio.com" && call.language == "en-GB")
     }
 
     @Test func aPartialRouteKeepsTheOtherDefaults() throws {

@@ -85,6 +85,6 @@ import Testing
         let (c, diagnostics) = DaemonConfiguration.load(yaml: yaml, path: "config.yaml")
         #expect(diagnostics.filter(\.isError).isEmpty, "\(diagnostics)")
         #expect(c.sensor.mode == .polled && c.sensor.cpu == .last && c.log.level == .debug && c.detector.name == "per-axis")
-        #expect(c.gpio.library == .v2 && c.gpio.wiring.buzzer.kind == .passive && c.gpio.wiring.button.bias == .asIs)
+        #expect(c.gpio.library == .v2 && c.gpio.wiring.buzzer.type == .passive && c.gpio.wiring.button.bias == .asIs)
     }
 }

@@ -24,9 +24,9 @@ import FallGuardTestSupport
         #expect(key { try AlertConfiguration.testing(longPress: 0.1) } == .longPress)
         #expect(key { try AlertConfiguration.testing(countdown: 20, finalPhase: 21) } == .finalPhase)
         #expect(key { try AlertConfiguration.testing(finalPhase: -1) } == .finalPhase)
-        #expect(key { try AlertConfiguration.testing(activeTimeout: 10) } == .activeTimeout)
-        #expect(key { try AlertConfiguration.testing(sensorFaultGrace: -1) } == .sensorFaultGrace)
-        #expect(key { try AlertConfiguration.testing(sensorFaultGrace: 4000) } == .sensorFaultGrace)
+        #expect(key { try AlertConfiguration.testing(alertTimeout: 10) } == .alertTimeout)
+        #expect(key { try AlertConfiguration.testing(faultGrace: -1) } == .faultGrace)
+        #expect(key { try AlertConfiguration.testing(faultGrace: 4000) } == .faultGrace)
         for bad in ["", "F G", "a/b", "Grüße", String(repeating: "x", count: 33)] {
             #expect(key { try AlertConfiguration.testing(incidentPrefix: bad) } == .incidentPrefix, "\(bad)")
         }
@@ -40,7 +40,7 @@ import FallGuardTestSupport
     }
 
     @Test func theTimingsDriveTheEngine() throws {
-        var e = AlertEngine(configuration: try AlertConfiguration.testing(countdown: 12, longPress: 1, finalPhase: 4, activeTimeout: 60))
+        var e = AlertEngine(configuration: try AlertConfiguration.testing(countdown: 12, longPress: 1, finalPhase: 4, alertTimeout: 60))
         _ = e.handle(.fallSuspected(AlertFixtures.fall()), at: 100)
         #expect(e.nextDeadline == 108)
         _ = e.advance(to: 108)

@@ -387,7 +387,7 @@ extension AlertState {
     }
 
     @Test func nextDeadlineIsAlwaysLaterThanTheClock() {
-        var e = AlertFixtures.engine(try! AlertConfiguration.testing(sensorFaultGrace: 0))
+        var e = AlertFixtures.engine(try! AlertConfiguration.testing(faultGrace: 0))
         let inputs: [AlertInput] = [.sensorFault(AlertFixtures.fault), .fallSuspected(AlertFixtures.fall()),
                                     .buttonPressed, .buttonReleased, .sensorRecovered]
         var t = 0.0

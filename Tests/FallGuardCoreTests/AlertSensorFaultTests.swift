@@ -74,7 +74,7 @@ import FallGuardTestSupport
     }
 
     @Test func aZeroGracePeriodReportsAtOnce() throws {
-        var e = AlertFixtures.engine(try AlertConfiguration.testing(sensorFaultGrace: 0))
+        var e = AlertFixtures.engine(try AlertConfiguration.testing(faultGrace: 0))
         let fx = e.handle(.sensorFault(AlertFixtures.fault), at: 7)
         #expect(fx.alerts.map(\.kind) == [.deviceProblem] && fx.alerts.first?.time == 7)
         #expect(fx.events.map(\.event) == [.sensorFault, .deviceProblem])
@@ -121,8 +121,8 @@ import FallGuardTestSupport
 /// again when it is worn; with the alert off only the log and the status say it.
 @Suite struct AlertNotWornTests {
     static func engine(alert: Double?) throws -> AlertEngine {
-        AlertEngine(configuration: try AlertConfiguration(countdown: 30, longPress: 2, finalPhase: 10, activeTimeout: 3600,
-                                                          sensorFaultGrace: 60, autoCancelWhenWalking: false,
+        AlertEngine(configuration: try AlertConfiguration(countdown: 30, longPress: 2, finalPhase: 10, alertTimeout: 3600,
+                                                          faultGrace: 60, autoCancelWhenWalking: false,
                                                           incidentPrefix: "FG", notWornAlert: alert))
     }
 

@@ -24,7 +24,7 @@ import Testing
         #expect(!diagnostics.contains { $0.isError }, "\(diagnostics)")
         let logger = Logger(label: "test.daemon")
         let outputs = try AlarmOutputs.make(.gpio, gpio: configuration.gpio.wiring, button: configuration.alarm.buttonTimings,
-                                            patterns: configuration.alarm.patterns, logger: logger, backend: gpio)
+                                            patterns: configuration.alarm.alarmPatterns, logger: logger, backend: gpio)
         return try Daemon(configuration: configuration, registry: PrometheusCollectorRegistry(), logger: logger,
                           outputs: outputs)
     }

@@ -42,13 +42,10 @@ import Testing
     /// With the shortest not-worn alert (a minute, which the engine allows and the file does
     /// not), the helpers are told, then told again that it is worn.
     @Test func aPhoneLyingOnATableIsToldToTheHelpersAndWornAgainWhenPickedUp() async throws {
-        let lines = Lines()
-        let controller = AlarmController(alert: try AlertConfiguration(
-            countdown: 30, longPress: 2, finalPhase: 10, activeTimeout: 3600, sensorFaultGrace: 60,
-            autoCancelWhenWalking: false, incidentPrefix: "FG", notWornAlert: 60),
-            button: AlarmSection.defaults.buttonTimings, patterns: AlarmSection.defaults.patterns,
-            buzzer: nil, led: nil, button: nil, sink: ConsoleAlertSink(write: { l in lines.all.withLock { $0.append(l) } }),
-            incidentLog: nil)
+        var section = AlarmSection.defaults
+        section.notWornAlert = 60
+        let (local, lines) = try Self.alarm(section)
+        let controller = local.controller
         controller.start()
         defer { controller.stop() }
         let watch = WearWatch(alarm: controller, notWornAlert: 60)

@@ -18,7 +18,7 @@ extension AlarmController {
     /// The alarm with the values `settings` gives, as the daemon makes it.
     convenience init(settings: AlarmSection, buzzer: PatternPlayer?, led: PatternPlayer?, button: (any ButtonSource)?,
                      sink: any AlertSink, incidentLog: IncidentLog?) throws {
-        self.init(alert: try settings.alertConfiguration(), button: settings.buttonTimings, patterns: settings.patterns,
+        self.init(alert: try settings.alertConfiguration(), button: settings.buttonTimings, patterns: settings.alarmPatterns,
                   buzzer: buzzer, led: led, button: button, sink: sink, incidentLog: incidentLog)
     }
 }

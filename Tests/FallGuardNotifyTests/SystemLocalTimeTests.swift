@@ -4,6 +4,7 @@ import Testing
 import Glibc
 #endif
 
+import FallGuardCore
 @testable import FallGuardNotify
 import FallGuardTestSupport
 

@@ -25,7 +25,7 @@ public struct GPIOAlarmParts: Sendable {
                                                bias: gpio.button.bias, activeLow: gpio.button.activeLow,
                                                debounceMicroseconds: UInt32(clamping: timings.debounceMs * 1000))
         let output: any LevelOutput
-        switch (gpio.buzzer.kind, gpio.buzzer.pwmChip) {
+        switch (gpio.buzzer.type, gpio.buzzer.pwmChip) {
         case (.active, _): output = LineOutput(buzzerLine)
         case let (.passive, pwm?): output = try PWMTone(chip: pwm, channel: gpio.buzzer.pwmChannel, frequency: gpio.buzzer.toneHz)
         case (.passive, nil): output = ToggledTone(buzzerLine, frequency: gpio.buzzer.toneHz)

@@ -27,7 +27,8 @@ public struct BuzzerWiring: Sendable, Equatable {
 
     /// A line name (`GPIO18`) or offset (`18`).
     public var line: String
-    public var kind: Kind
+    /// Key `type` in the file.
+    public var type: Kind
     /// Tones a passive buzzer can play, in Hz.
     public static let toneRange: ClosedRange<Double> = 20...20_000
     /// The tone of a passive buzzer, Hz.
@@ -37,9 +38,9 @@ public struct BuzzerWiring: Sendable, Equatable {
     public var pwmChannel: Int
     public var activeLow: Bool
 
-    public init(line: String, kind: Kind, toneHz: Double, pwmChip: Int?, pwmChannel: Int, activeLow: Bool) {
+    public init(line: String, type: Kind, toneHz: Double, pwmChip: Int?, pwmChannel: Int, activeLow: Bool) {
         self.line = line
-        self.kind = kind
+        self.type = type
         self.toneHz = toneHz
         self.pwmChip = pwmChip
         self.pwmChannel = pwmChannel

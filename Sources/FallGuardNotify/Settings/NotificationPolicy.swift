@@ -97,21 +97,19 @@ public struct NotificationPolicy: Sendable, Equatable {
     }
 
     /// ``heartbeatAt`` as minutes after midnight, nil when malformed.
-    public var heartbeatMinute: Int? {
-        let p = heartbeatAt.split(separator: ":")
-        guard p.count == 2, p[0].count == 2, p[1].count == 2, let h = Int(p[0]), let m = Int(p[1]),
-              (0..<24).contains(h), (0..<60).contains(m) else { return nil }
-        return h * 60 + m
-    }
+    public var heartbeatMinute: Int? { heartbeatTime?.minuteOfDay }
+
+    /// ``heartbeatAt`` as a time of day, nil when malformed.
+    public var heartbeatTime: LocalTime? { LocalTime(parsing: heartbeatAt) }
 
     /// The next daily heartbeat strictly after `date`, at ``heartbeatAt`` in `timeZone` (nil:
     /// the bridge's own zone, through the C library); nil when ``heartbeatAt`` is malformed.
     public func nextHeartbeat(after date: Date, timeZone: TimeZone? = nil) -> Date? {
-        guard let minute = heartbeatMinute else { return nil }
-        guard let timeZone else { return SystemLocalTime.next(hour: minute / 60, minute: minute % 60, after: date) }
+        guard let time = heartbeatTime else { return nil }
+        guard let timeZone else { return SystemLocalTime.next(time, after: date) }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        return calendar.nextDate(after: date, matching: DateComponents(hour: minute / 60, minute: minute % 60, second: 0),
+        return calendar.nextDate(after: date, matching: DateComponents(hour: time.hour, minute: time.minute, second: 0),
                                  matchingPolicy: .nextTime)
     }
 }

@@ -69,7 +69,7 @@ public struct TwilioSMSOptions: ChannelOptions, Equatable {
 public struct TwilioCallOptions: ChannelOptions, Equatable {
     public var account: TwilioAccount
     /// How many times the call speaks the message.
-    public var repeatCount: Int
+    public var `repeat`: Int
     /// The `<Say>` language.
     public var language: String
     /// Follow each call to its end (the Call resource) and escalate at once when it reached
@@ -81,9 +81,9 @@ public struct TwilioCallOptions: ChannelOptions, Equatable {
     public var machineDetection: Bool
     public var addressing: ChannelAddressing { .phone }
 
-    public init(account: TwilioAccount, repeatCount: Int = 3, language: String = "en-GB", followCalls: Bool = true,
+    public init(account: TwilioAccount, repeat: Int = 3, language: String = "en-GB", followCalls: Bool = true,
                 callPollInterval: Double = 5, machineDetection: Bool = true) {
-        (self.account, self.repeatCount, self.language) = (account, repeatCount, language)
+        (self.account, self.repeat, self.language) = (account, `repeat`, language)
         (self.followCalls, self.callPollInterval, self.machineDetection) = (followCalls, callPollInterval, machineDetection)
     }
 
@@ -91,7 +91,7 @@ public struct TwilioCallOptions: ChannelOptions, Equatable {
 
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
         redacting(TwilioChannel(name: name, account: account,
-                                mode: .call(repeatCount: repeatCount, language: language, machineDetection: machineDetection),
+                                mode: .call(repeatCount: self.repeat, language: language, machineDetection: machineDetection),
                                 client: context.httpClient))
     }
 }

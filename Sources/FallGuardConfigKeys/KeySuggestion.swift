@@ -1,8 +1,8 @@
 /// "Did you mean …?" for a misspelt key: the closest known key by edit distance, when it is
 /// close enough to be a likely typo.
-enum KeySuggestion {
+package enum KeySuggestion {
     /// The message for an unknown `key` among `known` keys.
-    static func unknownKeyMessage(_ key: String, known: [String]) -> String {
+    package static func unknownKeyMessage(_ key: String, known: [String]) -> String {
         if let near = closest(to: key, in: known) {
             return "unknown key '\(key)' (did you mean '\(near)'?)"
         }
@@ -12,7 +12,7 @@ enum KeySuggestion {
 
     /// The known key with the smallest edit distance, if that distance is at most a third of
     /// the key's length (at least 2); ties go to the first in `known`.
-    static func closest(to key: String, in known: [String]) -> String? {
+    package static func closest(to key: String, in known: [String]) -> String? {
         let limit = max(2, key.count / 3)
         var best: (String, Int)?
         for k in known {
@@ -23,7 +23,7 @@ enum KeySuggestion {
     }
 
     /// Levenshtein distance (insertions, deletions, substitutions), over Unicode scalars.
-    static func editDistance(_ a: String, _ b: String) -> Int {
+    package static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
         if a.isEmpty { return b.count }
         var row = Array(0...b.count)

@@ -26,9 +26,9 @@ public struct ConfigProblem: Error, Sendable, Equatable, CustomStringConvertible
 /// round trip as unknown). Checks that need more than a type (ranges, E.164 numbers, URLs,
 /// credentials present) go in ``problems(at:)``.
 ///
-/// The runtime modules' plain values (``ButtonWiring``, ``WebhookOptions``, …) conform here,
-/// in extensions of this module: they know no key. A type of this module that is `Codable`
-/// with the file's keys gets the two coding requirements from its `Codable` conformance.
+/// Most sections are a ``KeyedSection``: each key declared once as a ``ConfigKey``, and the
+/// three requirements derived from the list. A value read from a single scalar (`sensor.cpu`)
+/// or a list entry chosen by its `type:` conforms directly.
 public protocol ConfigSection: Sendable {
     /// Reads the value from the file's keys, defaults for the absent ones.
     init(fromConfig decoder: any Decoder) throws
@@ -39,6 +39,8 @@ public protocol ConfigSection: Sendable {
     func problems(at path: [String]) -> [ConfigProblem]
 }
 
+/// A `Codable` type whose coding keys are the file's (a test's small section) gets the two
+/// coding requirements from its `Codable` conformance.
 extension ConfigSection where Self: Codable {
     public init(fromConfig decoder: any Decoder) throws { try self.init(from: decoder) }
     public func encodeConfig(to encoder: any Encoder) throws { try encode(to: encoder) }
@@ -56,31 +58,31 @@ public struct Configured<Value: ConfigSection>: Codable, Sendable {
 
 extension KeyedDecodingContainer {
     /// The section at `key`, or nil when the key is missing or null.
-    func section<T: ConfigSection>(_ type: T.Type, forKey key: Key) throws -> T? {
+    package func section<T: ConfigSection>(_ type: T.Type, forKey key: Key) throws -> T? {
         try decodeIfPresent(Configured<T>.self, forKey: key)?.value
     }
 
     /// The sections listed at `key`, or nil when the key is missing or null.
-    func sections<T: ConfigSection>(_ type: [T].Type, forKey key: Key) throws -> [T]? {
+    package func sections<T: ConfigSection>(_ type: [T].Type, forKey key: Key) throws -> [T]? {
         try decodeIfPresent([Configured<T>].self, forKey: key)?.map(\.value)
     }
 
     /// The sections by name at `key`, or nil when the key is missing or null.
-    func sections<T: ConfigSection>(_ type: [String: T].Type, forKey key: Key) throws -> [String: T]? {
+    package func sections<T: ConfigSection>(_ type: [String: T].Type, forKey key: Key) throws -> [String: T]? {
         try decodeIfPresent([String: Configured<T>].self, forKey: key)?.mapValues(\.value)
     }
 }
 
 extension KeyedEncodingContainer {
-    mutating func encode<T: ConfigSection>(section value: T, forKey key: Key) throws {
+    package mutating func encode<T: ConfigSection>(section value: T, forKey key: Key) throws {
         try encode(Configured(value), forKey: key)
     }
 
-    mutating func encode<T: ConfigSection>(sections values: [T], forKey key: Key) throws {
+    package mutating func encode<T: ConfigSection>(sections values: [T], forKey key: Key) throws {
         try encode(values.map(Configured.init), forKey: key)
     }
 
-    mutating func encode<T: ConfigSection>(sections values: [String: T], forKey key: Key) throws {
+    package mutating func encode<T: ConfigSection>(sections values: [String: T], forKey key: Key) throws {
         try encode(values.mapValues(Configured.init), forKey: key)
     }
 }

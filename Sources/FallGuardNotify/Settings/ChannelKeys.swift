@@ -1,0 +1,118 @@
+import FallGuardConfigKeys
+import Foundation
+
+// The keys of Notify's channel types (`type: twilio-sms`, `twilio-call`, `webhook`, `exec`,
+// `console`), declared beside their options: adding a channel touches its own module, the
+// channel list (`ChannelTypes.all` in FallGuardConfig) and the example file.
+
+/// `type: twilio-sms`: the account's keys, `read-replies`, `reply-poll-interval`, `acknowledge-words`.
+extension TwilioSMSOptions: KeyedSection {
+    public init() { self.init(account: TwilioAccount()) }
+
+    public static var keys: [ConfigKey<Self>] {
+        TwilioAccount.keys(at: \.account) + [
+            .value("read-replies", \.readReplies), .value("reply-poll-interval", \.replyPollInterval, in: 2...300, unit: " s"),
+            .value("acknowledge-words", \.acknowledgeWords)]
+    }
+
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        var found = account.problems(at: path)
+        if readReplies, ReplyReader(words: acknowledgeWords).words.isEmpty {
+            found.append(ConfigProblem(path + ["acknowledge-words"], "no word acknowledges: give at least one (default: \(ReplyReader.defaultWords.joined(separator: ", ")))"))
+        }
+        return found
+    }
+}
+
+/// `type: twilio-call`: the account's keys, `repeat`, `language`, `follow-calls`,
+/// `call-poll-interval` and `machine-detection`.
+extension TwilioCallOptions: KeyedSection {
+    public init() { self.init(account: TwilioAccount()) }
+
+    public static var keys: [ConfigKey<Self>] {
+        TwilioAccount.keys(at: \.account) + [
+            .value("repeat", \.repeat, in: 1...10), .value("language", \.language), .value("follow-calls", \.followCalls),
+            .value("call-poll-interval", \.callPollInterval, in: 1...60, unit: " s"), .value("machine-detection", \.machineDetection)]
+    }
+
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        account.problems(at: path) + ConfigCheck.required(language, at: path + ["language"])
+    }
+}
+
+extension TwilioAccount {
+    init() { self.init(accountSID: "", authToken: "", from: "") }
+
+    /// The account's keys, beside the other keys of the channel that holds it at `account`.
+    static func keys<Options>(at account: WritableKeyPath<Options, TwilioAccount>) -> [ConfigKey<Options>] {
+        [.value("account-sid", account.appending(path: \.accountSID)), .value("auth-token", account.appending(path: \.authToken), secret: true),
+         .value("from", account.appending(path: \.from)), .value("base-url", account.appending(path: \.baseURL)),
+         .value("timeout", account.appending(path: \.timeout), in: 1...120, unit: " s"),
+         .value("allow-plaintext", account.appending(path: \.allowPlaintext))]
+    }
+
+    func problems(at path: [String]) -> [ConfigProblem] {
+        var found = ConfigCheck.credential(accountSID, at: path + ["account-sid"])
+            + ConfigCheck.credential(authToken, at: path + ["auth-token"])
+            + ConfigCheck.phone(from, at: path + ["from"])
+            + ConfigCheck.httpURL(baseURL, at: path + ["base-url"])
+        if let url = URL(string: baseURL), url.scheme?.lowercased() == "http", let host = url.host {
+            found += ConfigCheck.plaintext("the auth token", to: host, allowed: allowPlaintext, at: path + ["base-url"])
+        }
+        return found
+    }
+}
+
+/// `type: webhook`: `url`, `secret`, `headers`, `body` (json or text), `timeout`.
+extension WebhookOptions: KeyedSection {
+    public init() { self.init(url: "") }
+
+    public static var keys: [ConfigKey<Self>] {
+        [.value("url", \.url), .value("secret", \.secret, secret: true), .value("headers", \.headers),
+         .word("body", \.body, WebhookBodyWords.self), .value("timeout", \.timeout, in: 1...120, unit: " s")]
+    }
+
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        var found = ConfigCheck.httpURL(url, at: path + ["url"])
+        for name in headers.keys.sorted() {
+            if !Self.isToken(name) { found.append(ConfigProblem(path + ["headers", name], "'\(name)' is not a valid HTTP header name")) }
+            found += ConfigCheck.printable(headers[name]!.replacingOccurrences(of: "\t", with: " "), at: path + ["headers", name])
+        }
+        return found
+    }
+
+    private static func isToken(_ s: String) -> Bool {
+        !s.isEmpty && s.unicodeScalars.allSatisfy { c in
+            c.isASCII && c.value > 32 && c.value < 127 && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains(c)
+        }
+    }
+}
+
+enum WebhookBodyWords: WordList {
+    static let words: [(word: String, value: WebhookOptions.Body)] = [("json", .json), ("text", .text)]
+}
+
+/// `type: exec`: `command` (an argv list) and `timeout`.
+extension ExecOptions: KeyedSection {
+    public init() { self.init(command: []) }
+
+    public static var keys: [ConfigKey<Self>] {
+        [.value("command", \.command), .value("timeout", \.timeout, in: 0.1...3600, unit: " s")]
+    }
+
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        guard let program = command.first, !program.isEmpty else {
+            return [ConfigProblem(path + ["command"], "must name a program to run")]
+        }
+        if ExecChannel.resolve(program) == nil {
+            return [ConfigProblem(path + ["command", "0"],
+                                  "'\(program)' is not an executable file (nor found on the command's PATH, \(ExecChannel.searchPath))")]
+        }
+        return []
+    }
+}
+
+/// `type: console`: no keys.
+extension ConsoleOptions: KeyedSection {
+    public static var keys: [ConfigKey<Self>] { [] }
+}
