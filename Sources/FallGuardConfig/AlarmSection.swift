@@ -13,7 +13,7 @@ import FallGuardCore
 ///   alert-timeout: 3600      # s the calm alarm lasts after an alert, 60...86400
 ///   fault-grace: 60          # s a sensor fault may last before helpers are told, 0...3600
 ///   auto-cancel-when-walking: false
-///   not-worn-alert: 3600     # s not worn before helpers are told, 300...86400, or off
+///   not-worn-alert: off      # s not worn before helpers are told, 300...86400, or off
 ///   incident-prefix: FG
 ///   patterns:                # per sound, each replacing that sound's default
 ///     countdown: {on-ms: 200, off-ms: 800}
@@ -29,8 +29,9 @@ public struct AlarmSection: KeyedSection, Codable, Equatable {
     public var faultGrace: Double = 60
     public var autoCancelWhenWalking = false
     public var incidentPrefix = "FG"
-    /// Seconds the device may lie unworn before the helpers are told; nil (`off`): never.
-    public var notWornAlert: Double? = 3600
+    /// Seconds the device may lie unworn before the helpers are told; nil (`off`, the default:
+    /// a wearable taken off every night, or a bedside box, would message them daily): never.
+    public var notWornAlert: Double? = nil
     /// Overrides by ``AlarmSound`` raw value (`countdown-final`, …); see ``alarmPatterns``.
     public var patterns: [String: OnOffPattern] = [:]
     /// Overrides by ``StatusIndicator`` raw value.
