@@ -20,6 +20,7 @@ extension NotificationSettings: ConfigSection {
                   channels: try c.sections([String: ChannelEntry].self, forKey: .channels)?.mapValues(\.options) ?? d.channels,
                   policy: try c.section(NotificationPolicy.self, forKey: .policy) ?? d.policy,
                   templates: try c.section(MessageTemplates.self, forKey: .templates) ?? d.templates)
+        if c.contains(.device) { channels = channels.namingMQTTBridges(device) }
     }
 
     public func encodeConfig(to encoder: any Encoder) throws {
