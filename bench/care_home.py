@@ -44,6 +44,10 @@ DEMO = os.path.join(ROOT, "Sources/FallGuardFieldTest/Resources/demo-fall.csv")
 
 results = []  # (ok, text)
 
+# A parent that blocks SIGTERM (a test runner) hands the mask down: unblock it, so that the
+# broker, subscribers and bridges this script starts stop when told.
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+
 
 def check(ok, text):
     results.append((bool(ok), text))
@@ -107,7 +111,11 @@ class Broker:
     def stop(self):
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(10)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
 
 
 class Subscriber:
@@ -130,7 +138,11 @@ class Subscriber:
     def stop(self):
         if self.proc.poll() is None:
             self.proc.terminate()
-            self.proc.wait(5)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
 
 
 def retained(port, seconds=4):

@@ -28,7 +28,8 @@ extension MQTTChannelSettings: ChannelSection {
     public var secrets: [String] { [password].compactMap { $0 } }
 
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements, logger: context.logger)
+        try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements,
+                        onProvenAcknowledgement: context.provenAcknowledgements, logger: context.logger)
     }
 
     public init(fromConfig decoder: any Decoder) throws {

@@ -42,7 +42,7 @@ import FallGuardTestSupport
     @Test func aNameThatIsNotOneTopicLevelIsShownAsTheIdItBecomes() throws {
         let (settings, diagnostics) = Self.load(Self.configuration(device: "\"Room 12\""))
         #expect(try #require(settings).effectiveDevice == "room-12")
-        #expect(diagnostics.contains { !$0.isError && $0.description.hasPrefix("config.yaml:4: channels.mq: this bridge's name 'Room 12'") },
+        #expect(diagnostics.contains { !$0.isError && $0.description.hasPrefix("config.yaml:4: warning: channels.mq: this bridge's name 'Room 12'") },
                 "\(diagnostics.map(\.description))")
     }
 
