@@ -87,6 +87,12 @@ let package = Package(
             name: "FallGuardWeb",
             dependencies: ["FallGuardCore", "FallGuardFieldTest", .product(name: "Atomics", package: "swift-atomics")]
         ),
+        // The staff station's pure part: a site's bridges folded from their MQTT messages, the
+        // staff's logins, the page. The daemon module serves it (StationServer).
+        .target(
+            name: "FallGuardStation",
+            dependencies: ["FallGuardWeb"]
+        ),
         // The edge: IIO accelerometers, GPIO buzzer / button / LED, replay sensor.
         .target(
             name: "FallGuardHardware",
@@ -153,7 +159,7 @@ let package = Package(
             name: "FallGuardDaemon",
             dependencies: [
                 "FallGuardCore", "FallGuardFieldTest", "FallGuardHardware", "FallGuardNotify",
-                "FallGuardConfig", "FallGuardSystemd", "FallGuardMQTT", "FallGuardWeb",
+                "FallGuardConfig", "FallGuardSystemd", "FallGuardMQTT", "FallGuardWeb", "FallGuardStation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -241,7 +247,7 @@ let package = Package(
             name: "FallGuardDaemonTests",
             dependencies: [
                 "FallGuardDaemon", "FallGuardConfig", "FallGuardHardware", "FallGuardNotify", "FallGuardCore",
-                "FallGuardWeb", "FallGuardFieldTest", "FallGuardTestSupport",
+                "FallGuardWeb", "FallGuardFieldTest", "FallGuardTestSupport", "FallGuardStation", "FallGuardMQTT",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

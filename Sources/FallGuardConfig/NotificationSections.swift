@@ -1,5 +1,6 @@
 import FallGuardConfigKeys
 import FallGuardCore
+import FallGuardMQTT
 import FallGuardNotify
 import Foundation
 
@@ -9,6 +10,19 @@ import Foundation
 extension NotificationSettings: KeyedSection {
     /// The defaults of the keys that have one (`wearer` has none).
     public init() { self.init(wearer: Wearer(name: ""), contacts: [], channels: [:]) }
+
+    /// The keys; then every MQTT channel is named by the top-level `device:` when the file gives
+    /// one (a bridge has one name, in topics too).
+    public init(fromConfig decoder: any Decoder) throws {
+        try self.init(keysFrom: decoder)
+        if try decoder.container(keyedBy: ConfigKeyName.self).contains(ConfigKeyName("device")) {
+            channels = channels.mapValues { options in
+                guard var mqtt = options as? MQTTChannelSettings else { return options }
+                mqtt.bridgeName = device
+                return mqtt
+            }
+        }
+    }
 
     public static var keys: [ConfigKey<Self>] {
         [.value("device", \.device), .section("wearer", \.wearer, required: true), .sections("contacts", \.contacts),

@@ -19,8 +19,11 @@ public final class MQTTChannel: NotificationChannel {
 
     /// - Parameter onAcknowledgement: called on libmosquitto's network thread for each valid
     ///   acknowledgement; hand it on, do not block.
+    /// - Parameter onProvenAcknowledgement: for acknowledgements that proved the secret with an
+    ///   HMAC (a staff station); nil: `onAcknowledgement` takes them too.
     public init(name: String = "mqtt", settings: MQTTChannelSettings,
                 onAcknowledgement: @escaping AcknowledgementHandler,
+                onProvenAcknowledgement: AcknowledgementHandler? = nil,
                 logger: Logger = Logger(label: "fallguard.mqtt")) throws(MQTTError) {
         self.name = name
         self.settings = settings
@@ -29,7 +32,8 @@ public final class MQTTChannel: NotificationChannel {
         let retained = BridgeSession(topics: topics, discovery: settings.discovery,
                                      gate: MQTTAcknowledgementGate(device: topics.device, secret: settings.acknowledgeSecret,
                                                                    acceptsToken: settings.acknowledgeMode == .token),
-                                     onAcknowledgement: onAcknowledgement, logger: logger)
+                                     onAcknowledgement: onAcknowledgement,
+                                     onProvenAcknowledgement: onProvenAcknowledgement ?? onAcknowledgement, logger: logger)
         self.retained = retained
         let options = MosquittoOptions(
             host: settings.host, port: settings.effectivePort, clientID: settings.effectiveClientID,
@@ -112,14 +116,17 @@ private final class BridgeSession: Sendable {
     let discovery: Bool
     let gate: MQTTAcknowledgementGate
     let onAcknowledgement: AcknowledgementHandler
+    let onProvenAcknowledgement: AcknowledgementHandler
     let logger: Logger
     private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, worn: Bool)>((nil, nil, true))
     private let refusals = Mutex(RefusalLog())
 
     init(topics: MQTTTopics, discovery: Bool, gate: MQTTAcknowledgementGate,
-         onAcknowledgement: @escaping AcknowledgementHandler, logger: Logger) {
+         onAcknowledgement: @escaping AcknowledgementHandler, onProvenAcknowledgement: @escaping AcknowledgementHandler,
+         logger: Logger) {
         (self.topics, self.discovery, self.gate, self.onAcknowledgement, self.logger) =
             (topics, discovery, gate, onAcknowledgement, logger)
+        self.onProvenAcknowledgement = onProvenAcknowledgement
     }
 
     func set(state: AlarmStatus, _ client: MosquittoClient) {
@@ -198,17 +205,18 @@ private final class BridgeSession: Sendable {
     }
 
     private func acknowledge(_ payload: [UInt8]) {
-        let incident: String, by: String?
+        let incident: String, by: String?, proven: Bool
         do {
             let ack = try MQTTAcknowledgement(payload: payload)
             incident = try gate.incident(of: ack).get()
             by = ack.by
+            if case .hmac = ack.proof, gate.hasSecret { proven = true } else { proven = false }
         } catch {
             refused("\(error)")
             return
         }
         logger.notice("MQTT: acknowledgement of \(incident) received", metadata: by.map { ["by": "\($0)"] } ?? [:])
-        onAcknowledgement(incident, by ?? "")
+        (proven ? onProvenAcknowledgement : onAcknowledgement)(incident, by ?? "")
     }
 
     /// A refused acknowledgement, in the log at most ``RefusalLog/inFull`` times a minute.

@@ -30,7 +30,8 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
     public var secrets: [String] { secretValues }
 
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements, logger: context.logger)
+        try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements,
+                        onProvenAcknowledgement: context.provenAcknowledgements, logger: context.logger)
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
@@ -43,6 +44,7 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
         if password != nil, username == nil { problem("username", "a username is required with password") }
         if password != nil, !tls { found += ConfigCheck.plaintext("the password", to: host, allowed: allowPlaintext, at: path + ["tls"]) }
         if let device, let why = MQTTTopics.levelProblem(device) { problem("device", why) }
+        found += bridgeNameProblems(at: path)
         if let clientID, clientID.isEmpty || clientID.utf8.count > 65_535 { problem("client-id", "must not be empty") }
         for (key, value) in [("topic-prefix", topicPrefix), ("discovery-prefix", discoveryPrefix)] {
             if let why = MQTTTopics.prefixProblem(value) { problem(key, why) }
@@ -65,6 +67,46 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
         if let problem = tokenModeProblem { found.append(ConfigProblem(path + ["acknowledge-mode"], problem.message, severity: problem.severity)) }
         return found
     }
+
+    /// A bridge has one name: the top-level `device:`. The channel's own `device` is a
+    /// deprecated alias that must agree with it; a name that is not one topic level is
+    /// shown as the id it becomes; the built-in name is shared by every bridge left at it.
+    func bridgeNameProblems(at path: [String]) -> [ConfigProblem] {
+        var found: [ConfigProblem] = []
+        if let device {
+            if let bridgeName, device != MQTTTopics.topicLevel(bridgeName) {
+                found.append(ConfigProblem(path + ["device"], "'\(device)' differs from this bridge's name, the top-level "
+                    + "device: '\(bridgeName)' (its topics and Home Assistant id: \(topicPrefix)/\(MQTTTopics.topicLevel(bridgeName))/…): "
+                    + "a bridge has one name in messages, payloads and MQTT topics; remove this key and set the top-level device:"))
+            } else if bridgeName != nil {
+                found.append(ConfigProblem(path + ["device"], "deprecated: the top-level device: names this bridge on MQTT too; remove this key",
+                                           severity: .warning))
+            } else {
+                found.append(ConfigProblem(path + ["device"], "deprecated: set the top-level device: \(device) (this bridge's one name "
+                    + "in messages, payloads and MQTT topics) and remove this key", severity: .warning))
+            }
+        }
+        guard let bridgeName else {
+            if device == nil {
+                found.append(ConfigProblem(path, "no top-level device: this bridge is '\(effectiveDevice)' on the broker and "
+                    + "'fallguard' in messages; set device: to give it one name, unique on the broker", severity: .warning))
+            }
+            return found
+        }
+        if MQTTTopics.levelProblem(bridgeName) != nil {
+            found.append(ConfigProblem(path, "this bridge's name '\(bridgeName)' (the top-level device:) is '\(effectiveDevice)' in "
+                + "MQTT topics and Home Assistant ids ('/', '+', '#', spaces and control characters become '-', lowercased)",
+                severity: .warning))
+        } else if bridgeName == Self.sharedName {
+            found.append(ConfigProblem(path, "this bridge keeps the example's name '\(bridgeName)' (the top-level device:): every bridge "
+                + "left at it shares the same topics and takes the others off the broker; give it its own (room-12, flat-3)",
+                severity: .warning))
+        }
+        return found
+    }
+
+    /// The top-level `device:` of the example file and the built-in default.
+    static let sharedName = "fallguard"
 
     /// `acknowledge-mode: token` makes the secret a bearer token on the ack topic: only over
     /// TLS or to a broker on this machine, and said so either way.

@@ -15,9 +15,12 @@ public struct MQTTChannelSettings: Sendable, Equatable {
     public var port: Int?
     public var username: String?
     public var password: String?
-    /// This bridge's id in the topics and in Home Assistant (nil means the hostname and a
-    /// suffix from the machine id, see ``effectiveDevice``). Must be unique per broker: many
-    /// bridges share one.
+    /// This bridge's name: the top-level `device:`, which the configuration sets here. It is the
+    /// device id in the topics, the client id and Home Assistant (made one topic level, see
+    /// ``effectiveDevice``). Must be unique per broker: many bridges share one.
+    public var bridgeName: String?
+    /// Deprecated: the channel's own `device` option, from before the top-level `device:` named
+    /// the bridge on MQTT too. Taken only without a top-level `device:`; with one, it must agree.
     public var device: String?
     /// MQTT client id (nil means `fallguard-<device>`).
     public var clientID: String?
@@ -82,11 +85,13 @@ public struct MQTTChannelSettings: Sendable, Equatable {
     /// The port in use: `port`, else 8883 with TLS, else 1883.
     public var effectivePort: Int { port ?? (tls ? 8883 : 1883) }
 
-    /// The device id in use: `device`, else this machine's hostname made topic-safe with six hex
+    /// The device id in use: ``bridgeName`` made one topic level (``MQTTTopics/topicLevel(_:)``),
+    /// else the deprecated `device`, else this machine's hostname made topic-safe with six hex
     /// digits of a hash of `/etc/machine-id` (`raspberrypi-3fa9c2`): two bridges cloned from
     /// one image keep the hostname `raspberrypi` but never share topics or a client id.
     public var effectiveDevice: String {
-        device ?? MQTTTopics.deviceName(hostname: currentHostname(), machineID: currentMachineID())
+        if let bridgeName { return MQTTTopics.topicLevel(bridgeName) }
+        return device ?? MQTTTopics.deviceName(hostname: currentHostname(), machineID: currentMachineID())
     }
 
     /// The client id in use: `clientID`, else `fallguard-<device>`.

@@ -78,6 +78,12 @@ public struct MQTTTopics: Sendable, Equatable {
         return String(host.prefix(57)) + "-" + digest.prefix(3).lowercaseHex
     }
 
+    /// A bridge's name as one topic level: `name` itself when it is one (`room-12`, `Flat3`),
+    /// else ``topicSafe(_:)`` (`Room 12` → `room-12`).
+    public static func topicLevel(_ name: String) -> String {
+        levelProblem(name) == nil ? name : topicSafe(name)
+    }
+
     /// `name` with every character that cannot sit in a topic level replaced by `-`.
     public static func topicSafe(_ name: String) -> String {
         let safe = String(name.lowercased().unicodeScalars.prefix(64).map { c in

@@ -40,6 +40,17 @@ public final class AcknowledgementInbox: Sendable {
         }
     }
 
+    /// The handler for acknowledgements that proved the bridge's secret (an MQTT HMAC: a staff
+    /// station, a script that holds the secret): the sender's name is shown as given, a
+    /// contact's name as the contact's, "via station".
+    public var provenHandler: AcknowledgementHandler {
+        { [continuation, contactNames] incident, by in
+            let name = by.trimmingCharacters(in: .whitespaces)
+            let shown = contactNames.first { $0.lowercased() == name.lowercased() } ?? (name.isEmpty ? Self.otherwise : String(name.prefix(100)))
+            continuation.yield(Acknowledgement(incident: incident, by: shown, via: "station"))
+        }
+    }
+
     /// An acknowledgement from a contact the channel already identified (by phone number).
     public func receive(incident: String, contact: String, via: String) {
         continuation.yield(Acknowledgement(incident: incident, by: Self.shownName(contact, contacts: contactNames), via: via))

@@ -13,6 +13,7 @@ struct FallGuardCommand: AsyncParsableCommand {
         groupedSubcommands: [
             CommandGroup(name: "The daemon", subcommands: [
                 RunCommand.self, CheckConfigCommand.self, StatusCommand.self, TestAlertCommand.self, OutboxRunCommand.self,
+                StationCommand.self,
             ]),
             CommandGroup(name: "Bring-up", subcommands: [
                 DevicesCommand.self, WatchCommand.self, RecordCommand.self, GPIOCommand.self, AlarmCommand.self,

@@ -83,11 +83,13 @@ struct MQTTBrokerTests {
         _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(incident: "FG-2")))
 
         let subscriber = try await Subscriber(broker, topics: ["homeassistant/+/fallguard_flat-3/+/config", "fallguard/flat-3/availability",
-                                                         "fallguard/flat-3/state", "fallguard/flat-3/incident"], count: 7)
+                                                         "fallguard/flat-3/state", "fallguard/flat-3/incident",
+                                                         "fallguard/flat-3/worn"], count: 9)
         let lines = await subscriber.lines()
         await mqtt.stop()
 
-        #expect(lines.count == 7)
+        #expect(lines.count == 9)
+        #expect(lines.contains("fallguard/flat-3/worn 1 1 worn"))
         #expect(lines.allSatisfy { $0.split(separator: " ")[2] == "1" }, "all retained: \(lines)")
         #expect(lines.contains("fallguard/flat-3/availability 1 1 online"))
         #expect(lines.contains("fallguard/flat-3/state 1 1 alert-out"))
@@ -104,8 +106,9 @@ struct MQTTBrokerTests {
             let device = try #require(config["device"] as? [String: Any])
             #expect(device["identifiers"] as? [String] == ["fallguard_flat-3"])
         }
-        #expect(uniqueIDs == ["fallguard_flat-3_fall", "fallguard_flat-3_state", "fallguard_flat-3_last_incident", "fallguard_flat-3_acknowledge"])
-        #expect(entityIDs == ["binary_sensor.fallguard_flat_3_fall", "sensor.fallguard_flat_3_state",
+        #expect(uniqueIDs == ["fallguard_flat-3_fall", "fallguard_flat-3_not_worn", "fallguard_flat-3_state", "fallguard_flat-3_last_incident",
+                              "fallguard_flat-3_acknowledge"])
+        #expect(entityIDs == ["binary_sensor.fallguard_flat_3_fall", "binary_sensor.fallguard_flat_3_not_worn", "sensor.fallguard_flat_3_state",
                               "sensor.fallguard_flat_3_last_incident", "button.fallguard_flat_3_acknowledge"])
     }
 

@@ -20,14 +20,19 @@ public struct ChannelContext: Sendable {
     public var write: @Sendable (String) -> Void
     /// Where channels that receive acknowledgements (MQTT) hand them on.
     public var acknowledgements: AcknowledgementHandler
+    /// Where acknowledgements that proved the bridge's secret go (``AcknowledgementInbox/provenHandler``);
+    /// nil: with the others.
+    public var provenAcknowledgements: AcknowledgementHandler?
 
     public init(httpClient: HTTPClient, logger: Logger = Logger(label: "fallguard.notify"),
                 write: @escaping @Sendable (String) -> Void = { print($0) },
-                acknowledgements: @escaping AcknowledgementHandler = { _, _ in }) {
+                acknowledgements: @escaping AcknowledgementHandler = { _, _ in },
+                provenAcknowledgements: AcknowledgementHandler? = nil) {
         self.httpClient = httpClient
         self.logger = logger
         self.write = write
         self.acknowledgements = acknowledgements
+        self.provenAcknowledgements = provenAcknowledgements
     }
 }
 

@@ -1,0 +1,192 @@
+import FallGuardConfigKeys
+import FallGuardCore
+import FallGuardMQTT
+import FallGuardNotify
+import Foundation
+
+/// `station:` — the staff station (`fallguard station`): a site's broker, the page's address,
+/// the staff with their own logins, the secret the bridges' acknowledgements are proven with,
+/// and optionally who lives where. A file of its own (`/etc/fallguard/station.yaml`).
+///
+/// ```yaml
+/// station:
+///   broker: {host: broker.rosewood.example, tls: true, ca-file: /etc/fallguard/site-ca.pem,
+///            username: station, password: ${STATION_MQTT_PASSWORD}}
+///   listen: 127.0.0.1:8470                   # beyond this machine: tls-certificate and tls-key
+///   acknowledge-secret: ${FALLGUARD_ACK_SECRET}   # the bridges' acknowledge-secret
+///   acknowledge-secrets: {room-012: ...}     # a bridge with its own
+///   staff:
+///     - {user: anna, name: Anna Smith, password: ...}   # in the credentials file
+///   residents:
+///     room-012: {wearer: Margaret, location: "Room 12, first floor"}
+///   session-hours: 12
+/// ```
+public struct StationSection: KeyedSection, Codable, Equatable {
+    public struct Broker: KeyedSection, Codable, Equatable, Sendable {
+        public var host = "localhost"
+        public var port: Int?
+        public var tls = false
+        public var caFile: String?
+        public var certFile: String?
+        public var keyFile: String?
+        public var username: String?
+        public var password: String?
+        public var topicPrefix = "fallguard"
+        public var clientID: String?
+        public var keepalive = 30
+
+        public init() {}
+
+        public static var keys: [ConfigKey<Self>] {
+            [.value("host", \.host), .optional("port", \.port, in: 1...65_535), .value("tls", \.tls),
+             .optional("ca-file", \.caFile, nullWhenUnset: false), .optional("cert-file", \.certFile, nullWhenUnset: false),
+             .optional("key-file", \.keyFile, nullWhenUnset: false), .optional("username", \.username, nullWhenUnset: false),
+             .optional("password", \.password, secret: true, nullWhenUnset: false), .value("topic-prefix", \.topicPrefix),
+             .optional("client-id", \.clientID, nullWhenUnset: false), .value("keepalive", \.keepalive, in: 5...3_600, unit: " s")]
+        }
+
+        /// As the MQTT module's settings (the bridge's keys the station shares).
+        public var settings: MQTTChannelSettings {
+            MQTTChannelSettings(host: host, port: port, username: username, password: password, clientID: clientID,
+                                topicPrefix: topicPrefix, discovery: false, keepalive: keepalive,
+                                tls: tls, caFile: caFile, certFile: certFile, keyFile: keyFile)
+        }
+    }
+
+    public struct Staff: KeyedSection, Codable, Equatable, Sendable {
+        public var user = ""
+        public var name = ""
+        public var password = ""
+
+        public init() {}
+        public init(user: String, name: String, password: String) { (self.user, self.name, self.password) = (user, name, password) }
+
+        public static var keys: [ConfigKey<Self>] {
+            [.value("user", \.user, required: true), .value("name", \.name, required: true),
+             .value("password", \.password, secret: true, required: true)]
+        }
+    }
+
+    public struct Resident: KeyedSection, Codable, Equatable, Sendable {
+        public var wearer: String?
+        public var location: String?
+
+        public init() {}
+
+        public static var keys: [ConfigKey<Self>] {
+            [.optional("wearer", \.wearer, nullWhenUnset: false), .optional("location", \.location, nullWhenUnset: false)]
+        }
+    }
+
+    public var broker = Broker()
+    public var listen = "127.0.0.1:8470"
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    public var allowPlainHTTP = false
+    public var sessionHours = 12.0
+    public var acknowledgeSecret: String?
+    public var acknowledgeSecrets: [String: String] = [:]
+    public var staff: [Staff] = []
+    public var residents: [String: Resident] = [:]
+
+    public init() {}
+
+    public static var keys: [ConfigKey<Self>] {
+        [.section("broker", \.broker), .value("listen", \.listen),
+         .optional("tls-certificate", \.tlsCertificate, nullWhenUnset: false), .optional("tls-key", \.tlsKey, nullWhenUnset: false),
+         .value("allow-plain-http", \.allowPlainHTTP), .value("session-hours", \.sessionHours, in: 0.1...720, unit: " h"),
+         .optional("acknowledge-secret", \.acknowledgeSecret, secret: true, nullWhenUnset: false),
+         .value("acknowledge-secrets", \.acknowledgeSecrets, secret: true),
+         .sections("staff", \.staff), .sections("residents", \.residents)]
+    }
+
+    /// The secret that proves an acknowledgement to `device`.
+    public func secret(for device: String) -> String? { acknowledgeSecrets[device] ?? acknowledgeSecret }
+
+    /// `listen` split into host and port (as `metrics.listen`).
+    public var address: (host: String, port: Int)? {
+        var m = MetricsSection()
+        m.listen = listen
+        return m.address
+    }
+
+    /// Whether the page is served on loopback only (then the Host header must name loopback).
+    public var onLoopback: Bool { address.map { ConfigCheck.isLoopback($0.host) } ?? true }
+
+    public var tls: (certificate: String, key: String)? {
+        guard let c = tlsCertificate, let k = tlsKey else { return nil }
+        return (c, k)
+    }
+
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        var out: [ConfigProblem] = []
+        func problem(_ key: [String], _ message: String, _ severity: ConfigProblem.Severity = .error) {
+            out.append(ConfigProblem(path + key, message, severity: severity))
+        }
+        if broker.host.allSatisfy(\.isWhitespace) { problem(["broker", "host"], "the site broker's host name or address is required") }
+        if (broker.username == nil) != (broker.password == nil) {
+            problem(["broker", broker.username == nil ? "username" : "password"], "username and password go together")
+        }
+        if broker.password != nil, !broker.tls {
+            out += ConfigCheck.plaintext("the broker password", to: broker.host, allowed: false, at: path + ["broker", "tls"])
+        }
+        if let why = MQTTTopics.prefixProblem(broker.topicPrefix) { problem(["broker", "topic-prefix"], why) }
+        guard let address else {
+            problem(["listen"], "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:8470), found '\(listen)'")
+            return out
+        }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            problem([tlsCertificate == nil ? "tls-certificate" : "tls-key"], "tls-certificate and tls-key go together")
+        }
+        for (key, file) in [("tls-certificate", tlsCertificate), ("tls-key", tlsKey)] {
+            if let file, !FileManager.default.isReadableFile(atPath: file) { problem([key], "cannot read \(file)") }
+        }
+        if !ConfigCheck.isLoopback(address.host), tls == nil {
+            let what = "the staff's passwords and the residents' alarms would cross the network to \(address.host) in clear text"
+            if allowPlainHTTP { problem(["allow-plain-http"], "\(what) (allowed by allow-plain-http)", .warning) }
+            else { problem(["tls-certificate"], "\(what): set tls-certificate and tls-key, or allow-plain-http: true to accept it") }
+        }
+        if staff.isEmpty { problem(["staff"], "no member of staff: nobody could sign in (give each their own user, name and password)") }
+        var users: Set<String> = []
+        for (i, member) in staff.enumerated() {
+            if member.user.isEmpty || member.user.count > 64 || member.user.contains(where: { $0.isWhitespace || $0.isNewline }) {
+                problem(["staff", String(i), "user"], "one word of at most 64 characters, found '\(member.user)'")
+            }
+            if !users.insert(member.user.lowercased()).inserted { problem(["staff", String(i), "user"], "'\(member.user)' is listed twice") }
+            if member.name.trimmingCharacters(in: .whitespaces).isEmpty || member.name.count > 100 {
+                problem(["staff", String(i), "name"], "the name the bridges show as who answered: 1 to 100 characters")
+            }
+            if member.password.count < 8 { problem(["staff", String(i), "password"], "at least 8 characters, found \(member.password.count)") }
+        }
+        if acknowledgeSecret == nil && acknowledgeSecrets.isEmpty {
+            problem(["acknowledge-secret"], "without the bridges' acknowledge-secret the page cannot acknowledge (the bridges take only proven acknowledgements)")
+        }
+        if let secret = acknowledgeSecret, secret.count < 16 {
+            problem(["acknowledge-secret"], "must be at least 16 characters (e.g. openssl rand -hex 16)")
+        }
+        for (device, secret) in acknowledgeSecrets.sorted(by: { $0.key < $1.key }) where secret.count < 16 {
+            problem(["acknowledge-secrets", device], "must be at least 16 characters (e.g. openssl rand -hex 16)")
+        }
+        return out
+    }
+}
+
+/// A station's file: `station:` alone (and the credentials file laid over it).
+public struct StationConfiguration: Sendable {
+    public var path: String
+    public var station = StationSection()
+    public var redactor = SecretRedactor()
+
+    /// Reads `path` and collects every problem (file:line: key: message).
+    public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> (StationConfiguration, [ConfigDiagnostic]) {
+        var doc = ConfigDocument.load(path: path, environment: environment)
+        var c = StationConfiguration(path: path)
+        if let s = doc.section(StationSection.self, at: "station") { c.station = s }
+        let diagnostics = doc.finish()
+        c.redactor = doc.redactor
+        c.redactor.add(contentsOf: c.station.staff.map(\.password) + [c.station.acknowledgeSecret, c.station.broker.password].compactMap { $0 }
+            + Array(c.station.acknowledgeSecrets.values))
+        return (c, diagnostics)
+    }
+}

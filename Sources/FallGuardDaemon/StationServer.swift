@@ -1,0 +1,203 @@
+import FallGuardConfig
+import FallGuardMQTT
+import FallGuardStation
+import FallGuardWeb
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import HTTPTypes
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// `fallguard station`: the site's broker folded into a ``SiteModel`` (``MQTTSiteClient``), and
+/// the staff page over it (``StationPage``, ``StaffAccess``): `/` (401 with the login form
+/// without a session), `/site.json`, `/station.js`, `/login`, `/logout`, and `POST /ack`, which
+/// publishes an acknowledgement proven with the bridge's secret in the signed-in member's name.
+/// The security rules of the bridge's page: the exact loopback Host check, TLS beyond this
+/// machine (the configuration's check), form tokens, the wrong-password throttle, capped
+/// connections.
+public final class StationServer: Sendable {
+    public let section: StationSection
+    public let access: StaffAccess
+    private let model: SiteBox
+    private let mqtt: MQTTSiteClient
+    private let logger: Logger
+    private let loopbackOnly: Bool
+
+    public init(section: StationSection, logger: Logger) throws {
+        self.section = section
+        self.logger = logger
+        access = StaffAccess(staff: section.staff.map { ($0.user, $0.name, $0.password) }, sessionHours: section.sessionHours)
+        let model = SiteBox(SiteModel(prefix: section.broker.topicPrefix,
+                                      roster: section.residents.mapValues { ($0.wearer, $0.location) }))
+        self.model = model
+        loopbackOnly = section.onLoopback
+        let clientID = section.broker.clientID ?? "fallguard-station-\(ProcessInfo.processInfo.processIdentifier)"
+        do {
+            mqtt = try MQTTSiteClient(settings: section.broker.settings, clientID: clientID, logger: logger) { topic, payload, _ in
+                let now = Date().timeIntervalSince1970
+                model.mutex.withLock { $0.apply(topic: topic, payload: payload, now: now) }
+            }
+        } catch {
+            throw DaemonStartError(description: "station: \(error)", status: 69)
+        }
+    }
+
+    public var snapshot: SiteModel { model.mutex.withLock { $0 } }
+
+    static func now() -> Double { Date().timeIntervalSince1970 }
+
+    static func html(_ text: String, status: HTTPResponse.Status = .ok, close: Bool = false) -> Response {
+        var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
+        for (name, value) in StationPage.securityHeaders { headers[HTTPField.Name(name)!] = value }
+        if close { headers[.connection] = "close" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func refused(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8", .connection: "close"],
+                 body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+
+    func session(_ request: Request) -> String? { WebAccess.session(inCookieHeader: request.headers[.cookie]) }
+
+    /// The member signed in, or the answer: 421 for a foreign Host on a loopback station, 401
+    /// with the login form without a valid session.
+    func member(_ request: Request) -> Result<StaffAccess.Member, RefusalResponse> {
+        guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
+            return .failure(.init(Self.refused(.misdirectedRequest, "this page answers only to a loopback address")))
+        }
+        guard let m = access.member(session: session(request), now: Self.now()) else {
+            return .failure(.init(Self.html(StationPage.login(message: nil), status: .unauthorized, close: true)))
+        }
+        return .success(m)
+    }
+
+    public struct RefusalResponse: Error { let response: Response; init(_ r: Response) { response = r } }
+
+    /// The site, shared by the MQTT thread that folds messages in and the page that reads it.
+    final class SiteBox: Sendable {
+        let mutex: Mutex<SiteModel>
+        init(_ model: SiteModel) { mutex = Mutex(model) }
+    }
+
+    func addRoutes(to router: Router<BridgeRequestContext>) {
+        router.get("/") { [self] request, _ -> Response in
+            switch member(request) {
+            case let .failure(r): return r.response
+            case let .success(m):
+                return Self.html(StationPage.main(member: m.name, formToken: access.formToken(session: session(request), now: Self.now()) ?? ""))
+            }
+        }
+        router.get("station.js") { [self] request, _ -> Response in
+            if case let .failure(r) = member(request) { return r.response }
+            return Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-store"],
+                            body: .init(byteBuffer: ByteBuffer(string: StationPage.script)))
+        }
+        router.get("site.json") { [self] request, _ -> Response in
+            switch member(request) {
+            case let .failure(r): return r.response
+            case let .success(m):
+                let json = StationPage.json(snapshot, me: m.name, broker: "broker \(mqtt.settings.host):\(mqtt.settings.effectivePort)", now: Self.now())
+                return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                                body: .init(byteBuffer: ByteBuffer(string: json)))
+            }
+        }
+        router.get("login") { _, _ -> Response in Self.html(StationPage.login(message: nil)) }
+        router.post("login") { [self] request, context -> Response in
+            var request = request
+            guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
+                return Self.refused(.misdirectedRequest, "this page answers only to a loopback address")
+            }
+            let fields = await WebSite.form(&request)
+            let (result, m) = access.check(user: fields["user"] ?? "", password: fields["password"] ?? "", client: context.client, now: Self.now())
+            switch result {
+            case .right:
+                guard let m else { return Self.html(StationPage.login(message: "Wrong user or password."), status: .unauthorized, close: true) }
+                logger.notice("station: \(m.user) signed in from \(context.client)")
+                var r = Response.redirect(to: "/", type: .normal)
+                r.headers[.setCookie] = access.cookie(session: access.startSession(for: m, now: Self.now()), secure: section.tls != nil)
+                return r
+            case .wrong:
+                logger.warning("station: a wrong user or password from \(context.client)")
+                return Self.html(StationPage.login(message: "Wrong user or password."), status: .unauthorized, close: true)
+            case let .throttled(seconds, _):
+                return Self.html(StationPage.login(message: "Too many wrong passwords: try again in \(seconds) s."), status: .tooManyRequests, close: true)
+            }
+        }
+        router.post("logout") { [self] request, _ -> Response in
+            var request = request
+            let fields = await WebSite.form(&request)
+            let id = session(request)
+            guard access.acceptsForm(token: fields["csrf"], session: id, now: Self.now()) else {
+                return Self.refused(.forbidden, "missing or wrong form token")
+            }
+            access.logout(session: id)
+            var r = Response.redirect(to: "/login", type: .normal)
+            r.headers[.setCookie] = "\(WebAccess.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+            return r
+        }
+        router.post("ack") { [self] request, context -> Response in
+            var request = request
+            let m: StaffAccess.Member
+            switch member(request) {
+            case let .failure(r): return r.response
+            case let .success(found): m = found
+            }
+            let fields = await WebSite.form(&request)
+            guard access.acceptsForm(token: fields["csrf"], session: session(request), now: Self.now()) else {
+                logger.warning("station: an acknowledgement without the page's form token was refused (from \(context.client))")
+                return Self.refused(.forbidden, "missing or wrong form token")
+            }
+            guard let device = fields["device"], let incident = fields["incident"],
+                  MQTTTopics.levelProblem(device) == nil, !incident.isEmpty, incident.count <= 64,
+                  snapshot.bridges[device] != nil else { return Self.refused(.badRequest, "no such bridge or incident") }
+            guard let secret = section.secret(for: device) else { return Self.refused(.conflict, "no acknowledge-secret for \(device)") }
+            do {
+                try await mqtt.acknowledge(device: device, incident: incident, by: m.name, secret: secret)
+            } catch {
+                logger.error("station: the acknowledgement of \(incident) on \(device) by \(m.user) did not reach the broker: \(error)")
+                return Self.refused(.serviceUnavailable, "the broker did not take the acknowledgement: \(error)")
+            }
+            logger.notice("station: \(m.user) acknowledged \(incident) on \(device)")
+            return Response(status: .noContent)
+        }
+    }
+
+    /// The HTTP server and the MQTT connection, until `duration` seconds (nil: until SIGTERM/SIGINT).
+    public func run(duration: Double? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        guard let address = section.address else { throw DaemonStartError(description: "station.listen: malformed", status: 78) }
+        let router = Router(context: BridgeRequestContext.self)
+        addRoutes(to: router)
+        let clients = ClientConnections(perClient: ClientLimits.connectionsPerClient)
+        let http1 = HTTPServerBuilder.http1(configuration: .init(
+            additionalChannelHandlers: [ConnectionGuard(clients, deadline: ClientLimits.requestDeadline)],
+            idleTimeout: TimeAmount(MetricsEndpoint.idleTimeout)))
+        let tls = try section.tls.map { try MetricsEndpoint.tls(certificate: $0.certificate, key: $0.key) }
+        let app = Application(router: router, server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
+                              configuration: .init(address: .hostname(address.host, port: address.port), serverName: "fallguard-station",
+                                                   backlog: 64, availableConnectionsDelegate: MaximumAvailableConnections(256)),
+                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? address.port) },
+                              logger: logger)
+        mqtt.start()
+        let group = ServiceGroup(configuration: .init(services: [.init(service: app)],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        if let duration {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                tasks.addTask {
+                    try await Task.sleep(for: .seconds(duration))
+                    await group.triggerGracefulShutdown()
+                }
+                try await tasks.next()
+                tasks.cancelAll()
+            }
+        } else {
+            try await group.run()
+        }
+        await mqtt.stop()
+    }
+}

@@ -1,0 +1,72 @@
+import FallGuardNotify
+import Foundation
+import Logging
+
+/// A staff station's connection to a site's broker: subscribes to `<prefix>/#` (again after
+/// every reconnect) and hands every message on; publishes acknowledgements that only the
+/// bridge concerned accepts (an HMAC over its device name, the incident and the time, keyed
+/// with its `acknowledge-secret`: ``MQTTAcknowledgementGate``). Its own availability is
+/// `<prefix>-station/<client id>/availability` (retained, its last will `offline`).
+public final class MQTTSiteClient: Sendable {
+    public let settings: MQTTChannelSettings
+    public let clientID: String
+    private let client: MosquittoClient
+    private let availability: String
+
+    /// - Parameter onMessage: topic, payload, and whether the broker sent it as retained; called
+    ///   on libmosquitto's network thread: hand it on, do not block.
+    public init(settings: MQTTChannelSettings, clientID: String, logger: Logger = Logger(label: "fallguard.station.mqtt"),
+                onMessage: @escaping @Sendable (String, [UInt8], Bool) -> Void) throws(MQTTError) {
+        self.settings = settings
+        self.clientID = clientID
+        let availability = "\(settings.topicPrefix)-station/\(MQTTTopics.topicSafe(clientID))/availability"
+        self.availability = availability
+        let prefix = settings.topicPrefix
+        let options = MosquittoOptions(
+            host: settings.host, port: settings.effectivePort, clientID: clientID,
+            keepalive: settings.keepalive, username: settings.username, password: settings.password,
+            will: (availability, MQTTAvailability.offline),
+            tls: settings.tls ? (settings.caFile, settings.certFile, settings.keyFile) : nil,
+            reconnectDelay: settings.reconnectDelay, reconnectDelayMax: settings.reconnectDelayMax)
+        client = try MosquittoClient(options) { client, event in
+            switch event {
+            case .connected:
+                logger.notice("station: connected to \(client.endpoint), subscribed to \(prefix)/#")
+                client.subscribe(prefix + "/#")
+                client.publish(availability, Array(MQTTAvailability.online.utf8), retain: true)
+            case let .refused(reason, _):
+                logger.error("station: the broker refused the connection: \(reason)")
+            case let .disconnected(reason):
+                logger.warning("station: disconnected from \(client.endpoint): \(reason)")
+            case let .error(text):
+                logger.warning("station: \(text)")
+            case let .message(topic, payload, retained):
+                onMessage(topic, payload, retained)
+            }
+        }
+    }
+
+    public func start() { client.start() }
+
+    public func stop() async {
+        _ = try? await client.publishAcknowledged(availability, Array(MQTTAvailability.offline.utf8), retain: true, timeout: 1)
+        client.stop()
+    }
+
+    /// The payload that acknowledges `incident` on bridge `device` as `by`, proven with `secret`
+    /// at `time` (Unix seconds): what the bridge's gate takes in `hmac` mode.
+    public static func acknowledgement(device: String, incident: String, by: String, secret: String, time: Int64) -> [UInt8] {
+        let mac = MQTTAcknowledgementGate.hmac(secret: secret, device: device, incident: incident, time: time)
+        struct Ack: Encodable { var incident: String; var by: String; var time: Int64; var hmac: String }
+        return (try? Array(JSONEncoder().encode(Ack(incident: incident, by: by, time: time, hmac: mac)))) ?? []
+    }
+
+    /// Publishes that acknowledgement on `<prefix>/<device>/ack` at QoS 1 and returns after the
+    /// broker's PUBACK (within `publish-timeout`).
+    public func acknowledge(device: String, incident: String, by: String, secret: String, now: Date = Date()) async throws {
+        let topic = MQTTTopics(prefix: settings.topicPrefix, device: device).acknowledge
+        let payload = Self.acknowledgement(device: device, incident: incident, by: by, secret: secret,
+                                           time: Int64(now.timeIntervalSince1970.rounded()))
+        _ = try await client.publishAcknowledged(topic, payload, timeout: settings.publishTimeout)
+    }
+}
