@@ -560,5 +560,3 @@ public final class Daemon: Sendable {
         metrics.residentBytes.record(usage.maxResidentKiB * 1024)
     }
 }
-
-public let fallguardVersion = "0.4.0"
