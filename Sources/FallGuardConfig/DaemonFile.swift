@@ -89,12 +89,16 @@ public struct DaemonFile: ConfigSection, Codable {
 
     public func problems(at path: [String]) -> [ConfigProblem] {
         // The loader checks only the value it decodes (the whole file): gather every section's.
-        sensor.problems(at: path + ["sensor"]) + detector.problems(at: path + ["detector"])
-            + alarm.problems(at: path + ["alarm"]) + gpio.problems(at: path + ["gpio"])
-            + state.problems(at: path + ["state"]) + recording.problems(at: path + ["recording"])
-            + speech.problems(at: path + ["speech"]) + metrics.problems(at: path + ["metrics"])
-            + web.problems(at: path + ["web"]) + webAccessProblems(at: path)
-            + log.problems(at: path + ["log"]) + (notify.settings?.problems(at: path) ?? [])
+        // (A list, not one chain of `+`: Swift 6.2 gives up type-checking the chain.)
+        let sections: [[ConfigProblem]] = [
+            sensor.problems(at: path + ["sensor"]), detector.problems(at: path + ["detector"]),
+            alarm.problems(at: path + ["alarm"]), gpio.problems(at: path + ["gpio"]),
+            state.problems(at: path + ["state"]), recording.problems(at: path + ["recording"]),
+            speech.problems(at: path + ["speech"]), metrics.problems(at: path + ["metrics"]),
+            web.problems(at: path + ["web"]), webAccessProblems(at: path),
+            log.problems(at: path + ["log"]), notify.settings?.problems(at: path) ?? [],
+        ]
+        return sections.flatMap { $0 }
     }
 
     /// The page and the metrics share one server at `metrics.listen`: who may reach it.
