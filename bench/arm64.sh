@@ -142,35 +142,39 @@ part_root() {
     [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64
     [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || { result FAIL root "no binfmt_misc entry for aarch64"; return; }
     local root=$out/trixie-root
-    rm -rf "$root"
-    local s; s=$(now)
-    # A fresh trixie arm64 system (mmdebstrap's apt variant: the required packages and apt; their
-    # maintainer scripts run under qemu-user), made once into the cache, unpacked fresh each run.
-    local base=${FALLGUARD_ARM64_CACHE:-$HOME/.cache/fallguard-arm64}/trixie-arm64-base.tar
-    if [ ! -s "$base" ]; then
-        mkdir -p "$(dirname "$base")"
-        if ! mmdebstrap --arch=arm64 --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
-            trixie "$base.tmp.tar" http://deb.debian.org/debian >"$out/root-mmdebstrap.log" 2>&1; then
-            result FAIL root "mmdebstrap --arch arm64 trixie failed: $(tail -n 2 "$out/root-mmdebstrap.log")"; return
-        fi
-        mv "$base.tmp.tar" "$base"
-        echo "arm64: root: trixie arm64 base made in $(( $(now) - s )) s ($(du -m "$base" | cut -f1) MB)"
-    fi
-    mkdir -p "$root"
-    tar -xf "$base" -C "$root"
-    cp "$deb" "$root/tmp/"
-    local in0=(unshare --mount --propagation private -- sh -c 'mount -t proc proc "$0/proc"; exec chroot "$0" "$@"' "$root")
-    "${in0[@]}" apt-get -o 'Acquire::Check-Valid-Until=false' update >"$out/root-update.log" 2>&1 \
-        || { result FAIL root "apt-get update: $(tail -n 2 "$out/root-update.log")"; return; }
     local in=(unshare --mount --propagation private -- sh -c 'mount -t proc proc "$0/proc"; mount --bind /dev "$0/dev"; mount -t tmpfs tmpfs "$0/run"; exec chroot "$0" "$@"' "$root")
-    s=$(now)
-    if "${in[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "/tmp/$(basename "$deb")" >"$out/root-install.log" 2>&1; then
-        result PASS root "apt-get install of the .deb with its dependencies ($(( $(now) - s )) s)"
-    else
-        result FAIL root "apt-get install: $(tail -n 3 "$out/root-install.log")"; return
+    # ARM64_ROOT_KEEP=1: check the root of the last run again, without making it anew.
+    if [ "${ARM64_ROOT_KEEP:-0}" != 1 ] || [ ! -x "$root/usr/bin/fallguard" ]; then
+        rm -rf "$root"
+        local s; s=$(now)
+        # A fresh trixie arm64 system (mmdebstrap's apt variant: the required packages and apt; their
+        # maintainer scripts run under qemu-user), made once into the cache, unpacked fresh each run.
+        local base=${FALLGUARD_ARM64_CACHE:-$HOME/.cache/fallguard-arm64}/trixie-arm64-base.tar
+        if [ ! -s "$base" ]; then
+            mkdir -p "$(dirname "$base")"
+            if ! mmdebstrap --arch=arm64 --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
+                trixie "$base.tmp.tar" http://deb.debian.org/debian >"$out/root-mmdebstrap.log" 2>&1; then
+                result FAIL root "mmdebstrap --arch arm64 trixie failed: $(tail -n 2 "$out/root-mmdebstrap.log")"; return
+            fi
+            mv "$base.tmp.tar" "$base"
+            echo "arm64: root: trixie arm64 base made in $(( $(now) - s )) s ($(du -m "$base" | cut -f1) MB)"
+        fi
+        mkdir -p "$root"
+        tar -xf "$base" -C "$root"
+        cp "$deb" "$root/tmp/"
+        local in0=(unshare --mount --propagation private -- sh -c 'mount -t proc proc "$0/proc"; exec chroot "$0" "$@"' "$root")
+        "${in0[@]}" apt-get -o 'Acquire::Check-Valid-Until=false' update >"$out/root-update.log" 2>&1 \
+            || { result FAIL root "apt-get update: $(tail -n 2 "$out/root-update.log")"; return; }
+        s=$(now)
+        if "${in[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "/tmp/$(basename "$deb")" >"$out/root-install.log" 2>&1; then
+            result PASS root "apt-get install of the .deb with its dependencies ($(( $(now) - s )) s)"
+        else
+            result FAIL root "apt-get install: $(tail -n 3 "$out/root-install.log")"; return
+        fi
     fi
     local check
     check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then result PASS root "$what"; else result FAIL root "$what"; fi; }
+    check "dpkg: fallguard $(dpkg-deb -f "$deb" Version) arm64 installed, its dependencies with it" sh -c "\"\$@\" dpkg-query -W -f '\${Status} \${Architecture}' fallguard | grep -qx 'install ok installed arm64'" sh "${in[@]}"
     check "user fallguard exists" "${in[@]}" getent passwd fallguard
     check "/etc/fallguard/config.yaml is 0640 root:fallguard" test "$(stat -c '%a %U %G' "$root/etc/fallguard/config.yaml")" = "640 root fallguard"
     check "state folder /var/lib/fallguard owned by fallguard" test "$(stat -c '%U' "$root/var/lib/fallguard")" = fallguard
