@@ -176,8 +176,8 @@ part_root() {
     check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then result PASS root "$what"; else result FAIL root "$what"; fi; }
     check "dpkg: fallguard $(dpkg-deb -f "$deb" Version) arm64 installed, its dependencies with it" sh -c "\"\$@\" dpkg-query -W -f '\${Status} \${Architecture}' fallguard | grep -qx 'install ok installed arm64'" sh "${in[@]}"
     check "user fallguard exists" "${in[@]}" getent passwd fallguard
-    check "/etc/fallguard/config.yaml is 0640 root:fallguard" test "$(stat -c '%a %U %G' "$root/etc/fallguard/config.yaml")" = "640 root fallguard"
-    check "state folder /var/lib/fallguard owned by fallguard" test "$(stat -c '%U' "$root/var/lib/fallguard")" = fallguard
+    check "/etc/fallguard/config.yaml is 0640 root:fallguard" test "$("${in[@]}" stat -c '%a %U %G' /etc/fallguard/config.yaml)" = "640 root fallguard"
+    check "state folder /var/lib/fallguard owned by fallguard" test "$("${in[@]}" stat -c '%U' /var/lib/fallguard)" = fallguard
     check "unit /usr/lib/systemd/system/fallguard.service" test -f "$root/usr/lib/systemd/system/fallguard.service"
     check "udev rules under /usr/lib/udev/rules.d" sh -c "ls '$root'/usr/lib/udev/rules.d/*fallguard* >/dev/null"
     # As docs/raspberry-pi.md has it: as the service's user, the example's credentials given.
