@@ -55,6 +55,9 @@ static inline void fg_curl_slist_free_all(const struct fg_curl_api *api, struct 
 
 // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: one typed
 // wrapper per argument kind.
+// CURLOPT_USE_SSL's value: curl_usessl is an enum up to curl 8.12 (bookworm's 7.88) and long
+// macros since 8.13 (trixie's 8.14), which Swift imports as different types.
+static inline long fg_curl_usessl(int all) { return all ? (long)CURLUSESSL_ALL : (long)CURLUSESSL_NONE; }
 static inline CURLcode fg_curl_set_long(const struct fg_curl_api *api, CURL *curl, CURLoption option, long value) {
     return api->easy_setopt(curl, option, value);
 }

@@ -281,5 +281,3 @@ public final class Daemon: Sendable {
     /// The status as `status.json` has it, now.
     func currentStatus() -> DaemonStatus { publisher.currentStatus() }
 }
-
-public let fallguardVersion = "0.4.0"

@@ -42,7 +42,7 @@ struct SMTPTransfer {
 
         let code: CURLcode = errorBuffer.withUnsafeMutableBufferPointer { errors in
             _ = fg_curl_set_string(api, curl, CURLOPT_URL, settings.url)
-            _ = fg_curl_set_long(api, curl, CURLOPT_USE_SSL, Int(settings.security == .none ? CURLUSESSL_NONE.rawValue : CURLUSESSL_ALL.rawValue))
+            _ = fg_curl_set_long(api, curl, CURLOPT_USE_SSL, fg_curl_usessl(settings.security == .none ? 0 : 1))
             if let user = settings.username {
                 _ = fg_curl_set_string(api, curl, CURLOPT_USERNAME, user)
                 _ = fg_curl_set_string(api, curl, CURLOPT_PASSWORD, settings.password ?? "")

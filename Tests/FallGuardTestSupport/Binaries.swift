@@ -12,8 +12,10 @@ public func builtBinary(_ name: String) -> String {
     return Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent(name).path
 }
 
-/// The `fallguard` program under test.
-public let fallguardBinary = builtBinary("fallguard")
+/// The `fallguard` program under test: the one built beside the tests, or $FALLGUARD_BINARY
+/// (another build of it, e.g. the arm64 program through a qemu-aarch64 wrapper: bench/arm64.sh).
+public let fallguardBinary = ProcessInfo.processInfo.environment["FALLGUARD_BINARY"].flatMap { $0.isEmpty ? nil : $0 }
+    ?? builtBinary("fallguard")
 
 /// What a finished command printed.
 public struct CommandResult: Sendable {
