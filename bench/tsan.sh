@@ -5,6 +5,15 @@
 # alarm controller (alarm thread, button thread, pattern players), the outbox and its delivery
 # worker, the in-process daemon (every service, SIGHUP-free) and the daemon's CLI tests.
 # Usage: bench/tsan.sh [FILTER]   (FILTER: a `swift test --filter` regex, default below)
+#
+# A named limitation: Swift's `Synchronization.Mutex` on Linux takes a contended lock in the
+# kernel (FUTEX_LOCK_PI, stdlib/public/Synchronization/Mutex/LinuxImpl.swift); ThreadSanitizer
+# intercepts pthread mutexes and sees atomics, not that syscall, so two `withLock` bodies that
+# really contended look unordered to it ("Swift access race" with both accesses inside the
+# closure passed to `withLock`). Such a report is explained when both stacks show the access in
+# a `withLock` closure of the same Mutex; 2026-11-26: InMemoryGPIO.record (the buzzer's and the
+# LED's pattern threads) and ClientConnections.release (two connections closing at once), both
+# inside `held.withLock` / `state.withLock`. Any other report is a bug.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILTER=${1:-'AlarmController|AlarmEndToEnd|Outbox|ArmedCountdown|DeliveryWorker|InProcessDaemon|Daemon'}
