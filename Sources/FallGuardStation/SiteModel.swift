@@ -5,7 +5,8 @@ import Foundation
 ///
 /// What each topic tells (docs/notifiers-mqtt-email.md): `availability` online/offline,
 /// `state` the alarm's word, `incident` the last incident with who was told and who answered,
-/// `alert` every alert (the wearer's name, heartbeats, device problems).
+/// `alert` every alert (the wearer's name, heartbeats, device problems), `worn` worn or
+/// not-worn (the device lies still, not on its wearer).
 public struct SiteModel: Sendable, Equatable {
     public struct Bridge: Sendable, Equatable, Encodable {
         public var device: String
@@ -19,6 +20,8 @@ public struct SiteModel: Sendable, Equatable {
         public var lastHeartbeat: Double?
         /// The last device problem's text while it lasts (nil once recovered).
         public var sensorProblem: String?
+        /// Whether the bridge is worn (false: only its sensor's own noise for minutes; nil: not known).
+        public var worn: Bool?
         public var incident: Incident?
         /// When the station first saw the current alarm (alert out, or its countdown).
         public var alarmSince: Double?
@@ -74,6 +77,8 @@ public struct SiteModel: Sendable, Equatable {
         switch rest[1] {
         case "availability":
             b.online = text == "online"
+        case "worn":
+            b.worn = text == "worn"
         case "state":
             // From monitoring (or a fault) into a countdown or an alert: a new alarm.
             if b.state == "monitoring" || b.state == "sensor-fault", text == "countdown" || text == "alert-out" { b.answered = false }

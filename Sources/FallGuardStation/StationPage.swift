@@ -57,7 +57,7 @@ public enum StationPage {
         <div id="banner" data-sounding="0"></div>
         <h2>Open alarms</h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Alarm</th><th>Raised</th><th>Told</th><th>Answered</th><th></th></tr></thead>
         <tbody id="alarms"><tr><td colspan="8" class="muted">Loading…</td></tr></tbody></table>
-        <h2>Every bridge <span id="count" class="muted"></span></h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Connection</th><th>State</th><th>Sensor</th><th>Last heartbeat</th><th>Last message</th><th>Last incident</th></tr></thead>
+        <h2>Every bridge <span id="count" class="muted"></span></h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Connection</th><th>State</th><th>Device (sensor, worn)</th><th>Last heartbeat</th><th>Last message</th><th>Last incident</th></tr></thead>
         <tbody id="bridges"></tbody></table>
         <p id="connection" class="muted"></p>
         <script src="/station.js"></script></body></html>
@@ -128,7 +128,9 @@ public enum StationPage {
             if (b.alarmOpen) row.className = "alarm"; else if (b.online === false) row.className = "off";
             cell(row, b.device); cell(row, b.wearer); cell(row, b.location);
             cell(row, b.online == null ? "unknown" : b.online ? "online" : "OFFLINE", "online");
-            cell(row, b.state, "state"); cell(row, b.sensorProblem || "ok", b.sensorProblem ? "warn" : "");
+            cell(row, b.state, "state");
+            cell(row, b.worn === false ? "NOT WORN" + (b.sensorProblem ? "; " + b.sensorProblem : "") : b.sensorProblem || "ok",
+                 b.worn === false || b.sensorProblem ? "warn" : "");
             cell(row, ago(site.now, b.lastHeartbeat)); cell(row, ago(site.now, b.lastSeen));
             cell(row, b.incident ? b.incident.id + " " + b.incident.kind + (b.incident.acknowledgedBy ? ", answered by " + b.incident.acknowledgedBy : "") : "–", "incident");
           }
@@ -168,6 +170,7 @@ public enum StationPage {
         var lastSeen: Double?
         var lastHeartbeat: Double?
         var sensorProblem: String?
+        var worn: Bool?
         var alarmOpen: Bool
         var alarmSince: Double?
         var incident: SiteModel.Incident?
@@ -176,7 +179,7 @@ public enum StationPage {
     public static func json(_ model: SiteModel, me: String, broker: String, now: Double) -> String {
         let site = Site(now: now, me: me, broker: broker, bridges: model.ordered.map { b in
             Bridge(device: b.device, wearer: b.wearer, location: b.location, online: b.online, state: b.state, lastSeen: b.lastSeen,
-                   lastHeartbeat: b.lastHeartbeat, sensorProblem: b.sensorProblem, alarmOpen: b.alarmOpen, alarmSince: b.alarmSince,
+                   lastHeartbeat: b.lastHeartbeat, sensorProblem: b.sensorProblem, worn: b.worn, alarmOpen: b.alarmOpen, alarmSince: b.alarmSince,
                    incident: b.incident)
         })
         let e = JSONEncoder()

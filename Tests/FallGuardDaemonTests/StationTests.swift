@@ -43,8 +43,13 @@ import Testing
         // Malformed payloads change nothing.
         fold(&site, "fallguard/room-001/incident", "not json", at: 130)
         #expect(site.bridges["room-001"]?.incident == nil)
+        // Not worn (issue 26's retained topic), and worn again.
+        fold(&site, "fallguard/room-001/worn", "not-worn", at: 131)
+        #expect(site.bridges["room-001"]?.worn == false && site.bridges["room-002"]?.worn == nil)
         let json = StationPage.json(site, me: "Anna Smith", broker: "b", now: 130)
-        #expect(json.contains(#""me":"Anna Smith""#) && json.contains(#""device":"room-002""#))
+        #expect(json.contains(#""me":"Anna Smith""#) && json.contains(#""device":"room-002""#) && json.contains(#""worn":false"#))
+        fold(&site, "fallguard/room-001/worn", "worn", at: 132)
+        #expect(site.bridges["room-001"]?.worn == true)
     }
 
     @Test func eachMemberOfStaffHasTheirOwnLoginAndSessions() {
