@@ -48,18 +48,11 @@ public final class StationServer: Sendable {
 
     public var snapshot: SiteModel { model.mutex.withLock { $0 } }
 
-    static func now() -> Double { Date().timeIntervalSince1970 }
-
     static func html(_ text: String, status: HTTPResponse.Status = .ok, close: Bool = false) -> Response {
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
         for (name, value) in StationPage.securityHeaders { headers[HTTPField.Name(name)!] = value }
         if close { headers[.connection] = "close" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
-    }
-
-    static func refused(_ status: HTTPResponse.Status, _ text: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8", .connection: "close"],
-                 body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
     }
 
     func session(_ request: Request) -> String? { WebAccess.session(inCookieHeader: request.headers[.cookie]) }
@@ -68,9 +61,9 @@ public final class StationServer: Sendable {
     /// with the login form without a valid session.
     func member(_ request: Request) -> Result<StaffAccess.Member, RefusalResponse> {
         guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
-            return .failure(.init(Self.refused(.misdirectedRequest, "this page answers only to a loopback address")))
+            return .failure(.init(WebSite.refused(.misdirectedRequest, "this page answers only to a loopback address")))
         }
-        guard let m = access.member(session: session(request), now: Self.now()) else {
+        guard let m = access.member(session: session(request), now: WebSite.now()) else {
             return .failure(.init(Self.html(StationPage.login(message: nil), status: .unauthorized, close: true)))
         }
         return .success(m)
@@ -89,7 +82,7 @@ public final class StationServer: Sendable {
             switch member(request) {
             case let .failure(r): return r.response
             case let .success(m):
-                return Self.html(StationPage.main(member: m.name, formToken: access.formToken(session: session(request), now: Self.now()) ?? ""))
+                return Self.html(StationPage.main(member: m.name, formToken: access.formToken(session: session(request), now: WebSite.now()) ?? ""))
             }
         }
         router.get("station.js") { [self] request, _ -> Response in
@@ -101,7 +94,7 @@ public final class StationServer: Sendable {
             switch member(request) {
             case let .failure(r): return r.response
             case let .success(m):
-                let json = StationPage.json(snapshot, me: m.name, broker: "broker \(mqtt.settings.host):\(mqtt.settings.effectivePort)", now: Self.now())
+                let json = StationPage.json(snapshot, me: m.name, broker: "broker \(mqtt.settings.host):\(mqtt.settings.effectivePort)", now: WebSite.now())
                 return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(string: json)))
             }
@@ -110,16 +103,16 @@ public final class StationServer: Sendable {
         router.post("login") { [self] request, context -> Response in
             var request = request
             guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
-                return Self.refused(.misdirectedRequest, "this page answers only to a loopback address")
+                return WebSite.refused(.misdirectedRequest, "this page answers only to a loopback address")
             }
             let fields = await WebSite.form(&request)
-            let (result, m) = access.check(user: fields["user"] ?? "", password: fields["password"] ?? "", client: context.client, now: Self.now())
+            let (result, m) = access.check(user: fields["user"] ?? "", password: fields["password"] ?? "", client: context.client, now: WebSite.now())
             switch result {
             case .right:
                 guard let m else { return Self.html(StationPage.login(message: "Wrong user or password."), status: .unauthorized, close: true) }
                 logger.notice("station: \(m.user) signed in from \(context.client)")
                 var r = Response.redirect(to: "/", type: .normal)
-                r.headers[.setCookie] = access.cookie(session: access.startSession(for: m, now: Self.now()), secure: section.tls != nil)
+                r.headers[.setCookie] = access.cookie(session: access.startSession(for: m, now: WebSite.now()), secure: section.tls != nil)
                 return r
             case .wrong:
                 logger.warning("station: a wrong user or password from \(context.client)")
@@ -132,8 +125,8 @@ public final class StationServer: Sendable {
             var request = request
             let fields = await WebSite.form(&request)
             let id = session(request)
-            guard access.acceptsForm(token: fields["csrf"], session: id, now: Self.now()) else {
-                return Self.refused(.forbidden, "missing or wrong form token")
+            guard access.acceptsForm(token: fields["csrf"], session: id, now: WebSite.now()) else {
+                return WebSite.refused(.forbidden, "missing or wrong form token")
             }
             access.logout(session: id)
             var r = Response.redirect(to: "/login", type: .normal)
@@ -148,19 +141,19 @@ public final class StationServer: Sendable {
             case let .success(found): m = found
             }
             let fields = await WebSite.form(&request)
-            guard access.acceptsForm(token: fields["csrf"], session: session(request), now: Self.now()) else {
+            guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
                 logger.warning("station: an acknowledgement without the page's form token was refused (from \(context.client))")
-                return Self.refused(.forbidden, "missing or wrong form token")
+                return WebSite.refused(.forbidden, "missing or wrong form token")
             }
             guard let device = fields["device"], let incident = fields["incident"],
                   MQTTTopics.levelProblem(device) == nil, !incident.isEmpty, incident.count <= 64,
-                  snapshot.bridges[device] != nil else { return Self.refused(.badRequest, "no such bridge or incident") }
-            guard let secret = section.secret(for: device) else { return Self.refused(.conflict, "no acknowledge-secret for \(device)") }
+                  snapshot.bridges[device] != nil else { return WebSite.refused(.badRequest, "no such bridge or incident") }
+            guard let secret = section.secret(for: device) else { return WebSite.refused(.conflict, "no acknowledge-secret for \(device)") }
             do {
                 try await mqtt.acknowledge(device: device, incident: incident, by: m.name, secret: secret)
             } catch {
                 logger.error("station: the acknowledgement of \(incident) on \(device) by \(m.user) did not reach the broker: \(error)")
-                return Self.refused(.serviceUnavailable, "the broker did not take the acknowledgement: \(error)")
+                return WebSite.refused(.serviceUnavailable, "the broker did not take the acknowledgement: \(error)")
             }
             logger.notice("station: \(m.user) acknowledged \(incident) on \(device)")
             return Response(status: .noContent)
