@@ -102,8 +102,9 @@ public final class Daemon: Sendable {
         // started by systemd (UMask=0077) or by hand (`sudo fallguard run` with umask 022).
         umask(0o077)
         // Until the reload service traps it: a SIGHUP right after READY=1 (`monitoring:` is said
-        // before that service runs) would otherwise end the process by its default action.
-        signal(SIGHUP, SIG_IGN)
+        // before that service runs) would otherwise end the process by its default action; it
+        // is remembered and applied when that service starts.
+        EarlyHangup.catchUntilTrapped()
         // A state directory that cannot be made or must not be used (another user owns it or
         // may write in it) does not stop the daemon: it monitors and alerts as on a read-only
         // disk (alerts held in memory, sent directly), says why, and tries again every second.

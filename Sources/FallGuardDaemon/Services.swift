@@ -203,13 +203,31 @@ struct MetricsService: Service {
     }
 }
 
-/// SIGHUP: reloads the configuration (see ``ConfigurationReload``).
+/// SIGHUP: reloads the configuration (see ``ConfigurationReload``), a SIGHUP that arrived
+/// before this service trapped it (``EarlyHangup``) included.
 struct ReloadService: Service {
     let reload: ConfigurationReload
 
     func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() { reload.reload() }
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        if EarlyHangup.take() { reload.reload() }
+        for await _ in signals.cancelOnGracefulShutdown() { reload.reload() }
     }
+}
+
+/// A SIGHUP between the daemon's start and the reload service's trap (`READY=1` is sent before
+/// that service runs, so `systemctl reload` right after start lands there): remembered, not lost
+/// and not the default action (which ends the process), and applied when the service starts.
+public enum EarlyHangup {
+    private static let pending = Atomic<Bool>(false)
+
+    /// From now until ``ReloadService`` traps SIGHUP, a SIGHUP is remembered.
+    public static func catchUntilTrapped() {
+        signal(SIGHUP) { _ in EarlyHangup.pending.store(true, ordering: .relaxed) }   // async-signal-safe: one atomic store
+    }
+
+    /// Whether a SIGHUP came since ``catchUntilTrapped()``; forgets it.
+    public static func take() -> Bool { pending.exchange(false, ordering: .relaxed) }
 }
 
 /// The MQTT connections (alerts, state, discovery, acknowledgements).

@@ -34,6 +34,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         let start = ProgramStart.now()
+        EarlyHangup.catchUntilTrapped()   // a SIGHUP from here on is a reload, never the end of the process
         var configuration: DaemonConfiguration
         if let config {
             let (c, diagnostics) = DaemonConfiguration.load(path: config)

@@ -1,4 +1,5 @@
 import Foundation
+import FallGuardDaemon
 import Testing
 import FallGuardTestSupport
 
@@ -176,6 +177,22 @@ struct BackgroundDaemon {
 
 /// SIGHUP applies new notifier settings to the next alert without a restart.
 @Suite struct DaemonReloadTests {
+    /// Between the start and the reload service's trap (READY=1 comes before it), a SIGHUP is
+    /// remembered once, for the service to apply, instead of ending the process or being lost.
+    @Test func aSIGHUPBeforeTheReloadServiceTrapsItIsRememberedOnce() async throws {
+        EarlyHangup.catchUntilTrapped()
+        _ = EarlyHangup.take()
+        #expect(!EarlyHangup.take())
+        kill(getpid(), SIGHUP)   // to the process: a thread that does not block SIGHUP runs the handler
+        var seen = false
+        for _ in 0..<200 where !seen {
+            seen = EarlyHangup.take()
+            if !seen { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(seen, "the SIGHUP was remembered")
+        #expect(!EarlyHangup.take(), "and only once")
+    }
+
     @Test func aSIGHUPBeforeTheFallSendsItsAlertThroughTheNewChannelWithTheNewWearer() throws {
         let folder = temporaryFolder()
         let config = folder + "/fallguard.yaml"
