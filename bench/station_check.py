@@ -157,7 +157,11 @@ def main():
                                 " return r && r.querySelector('td.answered').textContent.includes('Anna Smith') && "
                                 "r.querySelector('td.outcome').textContent === 'acknowledged' ? "
                                 "[...r.cells].map(c => c.textContent).join(' | ') : '' })()", 15)
-        check(bool(past), f"the incidents of the last days list it: {past!r}")
+        others = browser.evaluate("[...document.querySelectorAll('#past tr')].filter(r => r.dataset.device !== 'room-000' && "
+                                  "(r.textContent.includes('Margaret') || r.textContent.includes('Anna Smith'))).length")
+        listed = browser.evaluate("document.querySelectorAll('#past tr[data-device]').length")
+        check(bool(past) and others == 0, f"the incidents of the last days list it ({listed} listed; {others} other rows with "
+                                          f"its wearer or its answer): {past!r}")
         with sqlite3.connect(OUT + "/station-state/station.sqlite") as db:
             kept = db.execute("SELECT incident, acknowledged_by, round(acknowledged_at - raised_at, 2) FROM past_incident"
                               " WHERE device = 'room-000'").fetchall()

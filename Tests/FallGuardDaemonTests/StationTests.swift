@@ -179,6 +179,25 @@ struct StationDidNotServe: Error { var why: String }
         #expect(json.contains(#""secondsToAcknowledge":60"#) && json.contains(#""outcome":"resolved-by-wearer""#) && json.contains(#""days":7"#))
     }
 
+    /// Many bridges' retained incidents, then one live alarm: each record keeps its own bridge's facts.
+    @Test func aLiveAlarmAmongRetainedIncidentsChangesOnlyItsOwnRecord() throws {
+        var h = PastIncidents()
+        let old = #"{"incident":"FG-1","kind":"acknowledged","severity":"information","at":"2026-11-25T10:00:00Z","acknowledged-by":"Ben (SMS reply)"}"#
+        for i in stride(from: 7, to: 200, by: 7) {
+            _ = h.apply(topic: "fallguard/room-\(i)/incident", payload: Array(old.utf8), retained: true, now: 1_795_700_000)
+        }
+        let margaret = (wearer: String?.some("Margaret"), location: String?.some("Room 0"))
+        for (n, (topic, payload)) in [("state", "monitoring"), ("state", "countdown"), ("state", "alert-out"),
+                                      ("alert", #"{"wearer":{"name":"Margaret"},"alert":{"kind":"fall","incident":"FG-1"}}"#),
+                                      ("incident", #"{"incident":"FG-1","kind":"fall","at":"2026-11-26T10:00:00Z","delivered":true}"#),
+                                      ("incident", #"{"incident":"FG-1","kind":"acknowledged","at":"2026-11-26T10:00:06Z","acknowledged-by":"Anna"}"#),
+                                      ("state", "monitoring")].enumerated() {
+            _ = h.apply(topic: "fallguard/room-0/\(topic)", payload: Array(payload.utf8), now: 1_795_722_000 + Double(n), roster: margaret)
+        }
+        #expect(h.records.count == 29)
+        #expect(h.records.filter { $0.wearer != nil || $0.delivered }.map(\.device) == ["room-0"], "\(h.records.filter { $0.wearer != nil })")
+    }
+
     /// The past incidents on a real broker, in the real SQLite file, through the page's JSON:
     /// an alarm raised and acknowledged is listed (newest first, with its time to answer),
     /// still there after the station restarts, and one older than `history-days` is dropped.
