@@ -198,6 +198,25 @@ struct StationDidNotServe: Error { var why: String }
         #expect(h.records.filter { $0.wearer != nil || $0.delivered }.map(\.device) == ["room-0"], "\(h.records.filter { $0.wearer != nil })")
     }
 
+    /// A state directory the station cannot use: the incidents are kept in memory and the
+    /// problem said; once the folder can be made, everything is written to the file.
+    @Test func pastIncidentsWaitInMemoryUntilTheStateDirectoryCanBeUsed() throws {
+        let folder = temporaryFolder("station-unusable")
+        let blocker = folder + "/not-a-folder"
+        FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+        let history = StationHistory(directory: blocker + "/state", days: 7, logger: Logger(label: "test.station"))
+        let now = Date().timeIntervalSince1970
+        #expect(history.problem != nil)
+        history.apply(topic: "fallguard/room-1/state", payload: Array("alert-out".utf8), retained: false, now: now, prefix: "fallguard", roster: nil)
+        #expect(history.newestFirst(now: now).map(\.device) == ["room-1"], "kept in memory meanwhile")
+        try FileManager.default.removeItem(atPath: blocker)
+        Thread.sleep(forTimeInterval: 1.1)   // the store tries again at most once a second
+        history.apply(topic: "fallguard/room-1/state", payload: Array("monitoring".utf8), retained: false, now: now + 5, prefix: "fallguard", roster: nil)
+        #expect(history.problem == nil)
+        let back = StationHistory(directory: blocker + "/state", days: 7, logger: Logger(label: "test.station"), now: now + 6)
+        #expect(back.newestFirst(now: now + 6).map { [$0.device, $0.outcome] } == [["room-1", "ended"]], "written once it could be")
+    }
+
     /// The past incidents on a real broker, in the real SQLite file, through the page's JSON:
     /// an alarm raised and acknowledged is listed (newest first, with its time to answer),
     /// still there after the station restarts, and one older than `history-days` is dropped.
