@@ -91,7 +91,7 @@ let package = Package(
         // staff's logins, the page. The daemon module serves it (StationServer).
         .target(
             name: "FallGuardStation",
-            dependencies: ["FallGuardWeb"]
+            dependencies: ["FallGuardWeb", "FallGuardFieldTest"]
         ),
         // The edge: IIO accelerometers, GPIO buzzer / button / LED, replay sensor.
         .target(
@@ -174,6 +174,8 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                // The station's past incidents (StationHistory, a SQLiteStore as the outbox).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The command-line tool: ArgumentParser commands over the modules, nothing else.
@@ -249,6 +251,7 @@ let package = Package(
                 "FallGuardDaemon", "FallGuardConfig", "FallGuardHardware", "FallGuardNotify", "FallGuardCore",
                 "FallGuardWeb", "FallGuardFieldTest", "FallGuardTestSupport", "FallGuardStation", "FallGuardMQTT",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

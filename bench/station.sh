@@ -3,7 +3,8 @@
 # (default 200) bridges, one of them a real `fallguard run` that falls, the page in Debian's
 # headless chromium. Prints, with PASS/FAIL and 'N passed, N failed': 401 without a login; the
 # new alarm on screen within 2 s of the bridge raising it; acknowledged in one click as a named
-# member of staff, and that name on the bridge. Screenshots in bench/out/station/.
+# member of staff, and that name on the bridge; the incidents of the last days list it, and the
+# station's SQLite file keeps it. Screenshots in bench/out/station/.
 # Usage: bench/station.sh   (about 1 minute)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,9 +10,11 @@ leave them. Checks, with PASS/FAIL lines and 'N passed, N failed':
   - the new alarm is on screen within 2 s of the bridge raising it (its `countdown` and its
     `alert-out` on the broker → the row and the acknowledge button in the page), the page sounds;
   - one click acknowledges it as that member; the bridge shows the name (its retained incident),
-    the page shows who answered and stops sounding.
+    the page shows who answered and stops sounding;
+  - the incidents of the last days list it (who answered, the time to answer), and the station's
+    SQLite file (station.state-directory) holds it.
 """
-import json, os, shutil, subprocess, sys, time
+import json, os, shutil, sqlite3, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -74,6 +76,7 @@ def main():
     - {{user: bob, name: Bob Jones, password: bob-station-pw}}
   residents:
     room-000: {{wearer: Margaret, location: "Room 0, ground floor"}}
+  state-directory: {OUT}/station-state
 """)
     os.chmod(conf, 0o600)
     station = subprocess.Popen([ch.BIN, "station", "--config", conf], stdout=subprocess.DEVNULL,
@@ -150,6 +153,19 @@ def main():
         told = ch.wait_for(lambda: bridge.outbox("SELECT alert_json FROM alert WHERE kind = 'acknowledged'"), 10)
         check(told and "Anna Smith" in told[0][0], f"the bridge's 'acknowledged' alert to its contacts names her: "
                                                  f"{json.loads(told[0][0]).get('acknowledgedBy') if told else None!r}")
+        past = browser.wait_for("(() => { const r = document.querySelector('#past tr[data-device=\"room-000\"]');"
+                                " return r && r.querySelector('td.answered').textContent.includes('Anna Smith') && "
+                                "r.querySelector('td.outcome').textContent === 'acknowledged' ? "
+                                "[...r.cells].map(c => c.textContent).join(' | ') : '' })()", 15)
+        others = browser.evaluate("[...document.querySelectorAll('#past tr')].filter(r => r.dataset.device !== 'room-000' && "
+                                  "(r.textContent.includes('Margaret') || r.textContent.includes('Anna Smith'))).length")
+        listed = browser.evaluate("document.querySelectorAll('#past tr[data-device]').length")
+        check(bool(past) and others == 0, f"the incidents of the last days list it ({listed} listed; {others} other rows with "
+                                          f"its wearer or its answer): {past!r}")
+        with sqlite3.connect(OUT + "/station-state/station.sqlite") as db:
+            kept = db.execute("SELECT incident, acknowledged_by, round(acknowledged_at - raised_at, 2) FROM past_incident"
+                              " WHERE device = 'room-000'").fetchall()
+        check(len(kept) == 1 and "Anna Smith" in (kept[0][1] or ""), f"and the station's SQLite file keeps it: {kept}")
         browser.screenshot(OUT + "/station-acknowledged.png")
         # The first load answered 401 with the login form, as it must: not an error of the page.
         errors = [e for e in browser.console_errors if not ("status of 401" in e and e.endswith(base + "/"))]

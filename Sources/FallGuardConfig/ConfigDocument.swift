@@ -70,6 +70,12 @@ public struct ConfigDocument {
         refuseSecretsInCommands()
     }
 
+    /// The file's top-level keys (with the credentials file's), in no particular order.
+    public var topLevelKeys: [String] {
+        guard case let .mapping(m) = root else { return [] }
+        return m.keys.compactMap(\.string)
+    }
+
     /// Whether any diagnostic so far is an error (start-up must stop).
     public var hasErrors: Bool { diagnostics.contains { $0.isError } }
 

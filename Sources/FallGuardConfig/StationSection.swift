@@ -20,6 +20,8 @@ import Foundation
 ///   residents:
 ///     room-012: {wearer: Margaret, location: "Room 12, first floor"}
 ///   session-hours: 12
+///   state-directory: /var/lib/fallguard-station   # the past incidents (station.sqlite)
+///   history-days: 7                          # how long the past incidents are kept
 /// ```
 public struct StationSection: KeyedSection, Codable, Equatable {
     public struct Broker: KeyedSection, Codable, Equatable, Sendable {
@@ -88,6 +90,12 @@ public struct StationSection: KeyedSection, Codable, Equatable {
     public var acknowledgeSecrets: [String: String] = [:]
     public var staff: [Staff] = []
     public var residents: [String: Resident] = [:]
+    /// The directory systemd creates for the station's unit (`StateDirectory=fallguard-station`).
+    public static let defaultStateDirectory = "/var/lib/fallguard-station"
+    /// Key `state-directory`: where the past incidents are kept (`station.sqlite`).
+    public var stateDirectory = Self.defaultStateDirectory
+    /// Key `history-days`, default 7: how many days of past incidents the station keeps and shows.
+    public var historyDays = 7
 
     public init() {}
 
@@ -97,7 +105,8 @@ public struct StationSection: KeyedSection, Codable, Equatable {
          .value("allow-plain-http", \.allowPlainHTTP), .value("session-hours", \.sessionHours, in: 0.1...720, unit: " h"),
          .optional("acknowledge-secret", \.acknowledgeSecret, secret: true, nullWhenUnset: false),
          .value("acknowledge-secrets", \.acknowledgeSecrets, secret: true),
-         .sections("staff", \.staff), .sections("residents", \.residents)]
+         .sections("staff", \.staff), .sections("residents", \.residents),
+         .value("state-directory", \.stateDirectory), .value("history-days", \.historyDays, in: 1...366, unit: " days")]
     }
 
     /// The secret that proves an acknowledgement to `device`.
@@ -131,6 +140,11 @@ public struct StationSection: KeyedSection, Codable, Equatable {
             out += ConfigCheck.plaintext("the broker password", to: broker.host, allowed: false, at: path + ["broker", "tls"])
         }
         if let why = MQTTTopics.prefixProblem(broker.topicPrefix) { problem(["broker", "topic-prefix"], why) }
+        if !stateDirectory.hasPrefix("/") {
+            problem(["state-directory"], "must be an absolute path, found '\(stateDirectory)'")
+        } else if stateDirectory != Self.defaultStateDirectory {
+            problem(["state-directory"], "the systemd unit lets the station write only \(Self.defaultStateDirectory); add \(stateDirectory) to ReadWritePaths= in a drop-in", .warning)
+        }
         guard let address else {
             problem(["listen"], "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:8470), found '\(listen)'")
             return out
@@ -176,6 +190,12 @@ public struct StationConfiguration: Sendable {
     public var path: String
     public var station = StationSection()
     public var redactor = SecretRedactor()
+
+    /// Whether the file at `path` is a station's (its top level has `station:`), for
+    /// `fallguard check-config`, which checks either kind.
+    public static func describes(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        ConfigDocument.load(path: path, environment: environment).topLevelKeys.contains("station")
+    }
 
     /// Reads `path` and collects every problem (file:line: key: message).
     public static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)

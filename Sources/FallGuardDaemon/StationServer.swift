@@ -12,9 +12,10 @@ import NIOCore
 import ServiceLifecycle
 import Synchronization
 
-/// `fallguard station`: the site's broker folded into a ``SiteModel`` (``MQTTSiteClient``), and
-/// the staff page over it (``StationPage``, ``StaffAccess``): `/` (401 with the login form
-/// without a session), `/site.json`, `/station.js`, `/login`, `/logout`, and `POST /ack`, which
+/// `fallguard station`: the site's broker folded into a ``SiteModel`` (``MQTTSiteClient``) and
+/// into the past incidents (``StationHistory``, a SQLite file in `station.state-directory`), and
+/// the staff page over them (``StationPage``, ``StaffAccess``): `/` (401 with the login form
+/// without a session), `/site.json`, `/incidents.json`, `/station.js`, `/login`, `/logout`, and `POST /ack`, which
 /// publishes an acknowledgement proven with the bridge's secret in the signed-in member's name.
 /// The security rules of the bridge's page: the exact loopback Host check, TLS beyond this
 /// machine (the configuration's check), form tokens, the wrong-password throttle, capped
@@ -23,6 +24,7 @@ public final class StationServer: Sendable {
     public let section: StationSection
     public let access: StaffAccess
     private let model: SiteBox
+    let history: StationHistory
     private let mqtt: MQTTSiteClient
     private let logger: Logger
     private let loopbackOnly: Bool
@@ -34,12 +36,18 @@ public final class StationServer: Sendable {
         let model = SiteBox(SiteModel(prefix: section.broker.topicPrefix,
                                       roster: section.residents.mapValues { ($0.wearer, $0.location) }))
         self.model = model
+        let history = StationHistory(directory: section.stateDirectory, days: section.historyDays, logger: logger)
+        self.history = history
+        let prefix = section.broker.topicPrefix
+        let roster = section.residents
         loopbackOnly = section.onLoopback
         let clientID = section.broker.clientID ?? "fallguard-station-\(ProcessInfo.processInfo.processIdentifier)"
         do {
-            mqtt = try MQTTSiteClient(settings: section.broker.settings, clientID: clientID, logger: logger) { topic, payload, _ in
+            mqtt = try MQTTSiteClient(settings: section.broker.settings, clientID: clientID, logger: logger) { topic, payload, retained in
                 let now = Date().timeIntervalSince1970
                 model.mutex.withLock { $0.apply(topic: topic, payload: payload, now: now) }
+                history.apply(topic: topic, payload: payload, retained: retained, now: now, prefix: prefix,
+                              roster: Self.device(of: topic, prefix: prefix).flatMap { roster[$0] }.map { ($0.wearer, $0.location) })
             }
         } catch {
             throw DaemonStartError(description: "station: \(error)", status: 69)
@@ -47,6 +55,12 @@ public final class StationServer: Sendable {
     }
 
     public var snapshot: SiteModel { model.mutex.withLock { $0 } }
+
+    /// The device level of `<prefix>/<device>/<topic>`.
+    static func device(of topic: String, prefix: String) -> String? {
+        guard topic.hasPrefix(prefix + "/") else { return nil }
+        return topic.dropFirst(prefix.count + 1).split(separator: "/").first.map(String.init)
+    }
 
     static func html(_ text: String, status: HTTPResponse.Status = .ok, close: Bool = false) -> Response {
         var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
@@ -99,6 +113,13 @@ public final class StationServer: Sendable {
                                 body: .init(byteBuffer: ByteBuffer(string: json)))
             }
         }
+        router.get("incidents.json") { [self] request, _ -> Response in
+            if case let .failure(r) = member(request) { return r.response }
+            let now = WebSite.now()
+            let json = StationPage.incidentsJSON(history.newestFirst(now: now), days: history.days, now: now, problem: history.problem)
+            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                            body: .init(byteBuffer: ByteBuffer(string: json)))
+        }
         router.get("login") { _, _ -> Response in Self.html(StationPage.login(message: nil)) }
         router.post("login") { [self] request, context -> Response in
             var request = request
@@ -121,17 +142,9 @@ public final class StationServer: Sendable {
                 return Self.html(StationPage.login(message: "Too many wrong passwords: try again in \(seconds) s."), status: .tooManyRequests, close: true)
             }
         }
-        router.post("logout") { [self] request, _ -> Response in
-            var request = request
-            let fields = await WebSite.form(&request)
-            let id = session(request)
-            guard access.acceptsForm(token: fields["csrf"], session: id, now: WebSite.now()) else {
-                return WebSite.refused(.forbidden, "missing or wrong form token")
-            }
-            access.logout(session: id)
-            var r = Response.redirect(to: "/login", type: .normal)
-            r.headers[.setCookie] = "\(WebAccess.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
-            return r
+        router.post("logout") { [access] request, _ -> Response in
+            await WebSite.logout(request, accepts: { access.acceptsForm(token: $0, session: $1, now: WebSite.now()) },
+                                 end: { access.logout(session: $0) })
         }
         router.post("ack") { [self] request, context -> Response in
             var request = request
@@ -178,18 +191,24 @@ public final class StationServer: Sendable {
         mqtt.start()
         let group = ServiceGroup(configuration: .init(services: [.init(service: app)],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        if let duration {
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await group.run() }
-                tasks.addTask {
-                    try await Task.sleep(for: .seconds(duration))
-                    await group.triggerGracefulShutdown()
+        do {
+            if let duration {
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { try await group.run() }
+                    tasks.addTask {
+                        try await Task.sleep(for: .seconds(duration))
+                        await group.triggerGracefulShutdown()
+                    }
+                    try await tasks.next()
+                    tasks.cancelAll()
                 }
-                try await tasks.next()
-                tasks.cancelAll()
+            } else {
+                try await group.run()
             }
-        } else {
-            try await group.run()
+        } catch {
+            // Cancelled (a test's stop) or failed: the MQTT connection goes too.
+            await mqtt.stop()
+            throw error
         }
         await mqtt.stop()
     }

@@ -125,6 +125,20 @@ public struct WebSite: Sendable {
         return out
     }
 
+    /// `POST /logout` (the bridge's page and the station's): the session ends when the form
+    /// carries its token (`accepts(token, session)`), and the answer sends back to the login
+    /// form with the cookie cleared.
+    static func logout(_ request: Request, accepts: (String?, String?) -> Bool, end: (String?) -> Void) async -> Response {
+        var request = request
+        let fields = await form(&request)
+        let id = WebAccess.session(inCookieHeader: request.headers[.cookie])
+        guard accepts(fields["csrf"], id) else { return refused(.forbidden, "missing or wrong form token") }
+        end(id)
+        var r = Response.redirect(to: "/login", type: .normal)
+        r.headers[.setCookie] = "\(WebAccess.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+        return r
+    }
+
     /// An incident id as a folder name of the archive: nothing that could leave it.
     static func isIncidentID(_ s: Substring) -> Bool {
         !s.isEmpty && s.count <= 64 && s.first != "." && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
@@ -165,16 +179,8 @@ public struct WebSite: Sendable {
             }
         }
         router.post("logout") { request, _ -> Response in
-            var request = request
-            let fields = await Self.form(&request)
-            let id = session(request)
-            guard access.acceptsForm(token: fields["csrf"], session: id, now: Self.now()) else {
-                return Self.refused(.forbidden, "missing or wrong form token")
-            }
-            access.logout(session: id)
-            var r = Response.redirect(to: "/login", type: .normal)
-            r.headers[.setCookie] = "\(WebAccess.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
-            return r
+            await Self.logout(request, accepts: { access.acceptsForm(token: $0, session: $1, now: Self.now()) },
+                              end: { access.logout(session: $0) })
         }
         router.get("live") { request, context -> Response in
             if let r = refusal(request) { return r }

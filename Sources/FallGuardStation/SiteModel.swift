@@ -135,7 +135,7 @@ public struct SiteModel: Sendable, Equatable {
 
     struct AlertPayload: Decodable {
         struct Wearer: Decodable { var name: String }
-        struct Inner: Decodable { var kind: String; var incident: String }
+        struct Inner: Decodable { var kind: String; var incident: String; var acknowledgedBy: String? }
         struct Message: Decodable { var body: String }
         var wearer: Wearer
         var alert: Inner

@@ -1,9 +1,12 @@
+import FallGuardFieldTest
 import Foundation
 
 /// The station's page: a shell that its script fills from `/site.json` every second (open
 /// alarms first, with the time since each was raised, who was told and who answered; then
-/// every bridge), a sound while an alarm is open that nobody has taken, and an acknowledge
-/// button per open alarm that posts `/ack` with the session's form token. Pure text.
+/// every bridge) and from `/incidents.json` every 5 s (the incidents of the last days across
+/// the site, newest first, with the time to acknowledgement), a sound while an alarm is open
+/// that nobody has taken, and an acknowledge button per open alarm that posts `/ack` with the
+/// session's form token. Pure text.
 public enum StationPage {
     /// Served for every HTML answer (the bridge page's rules: no inline script, no framing).
     public static let securityHeaders: [(String, String)] = [
@@ -21,20 +24,8 @@ public enum StationPage {
         .muted{color:#777}header{display:flex;gap:1rem;align-items:center;justify-content:space-between}
         """
 
-    public static func escaped(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    /// Text made safe for HTML (the field-test report's and the bridge page's escaping).
+    public static func escaped(_ s: String) -> String { htmlEscaped(s) }
 
     public static func login(message: String?) -> String {
         """
@@ -59,6 +50,8 @@ public enum StationPage {
         <tbody id="alarms"><tr><td colspan="8" class="muted">Loading…</td></tr></tbody></table>
         <h2>Every bridge <span id="count" class="muted"></span></h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Connection</th><th>State</th><th>Device (sensor, worn)</th><th>Last heartbeat</th><th>Last message</th><th>Last incident</th></tr></thead>
         <tbody id="bridges"></tbody></table>
+        <h2 id="past-title">Past incidents</h2><p id="past-problem" class="warn"></p><table><thead><tr><th>Raised</th><th>Bridge</th><th>Wearer</th><th>Location</th><th>Alarm</th><th>Told</th><th>Answered by</th><th>To answer</th><th>Outcome</th><th>Ended</th></tr></thead>
+        <tbody id="past"></tbody></table>
         <p id="connection" class="muted"></p>
         <script src="/station.js"></script></body></html>
         """
@@ -149,8 +142,34 @@ public enum StationPage {
           }
           setTimeout(poll, 1000);
         }
+        function when(t) { return t == null ? "–" : new Date(t * 1000).toLocaleString(); }
+        function span(s) { return s == null ? "–" : s < 60 ? Math.round(s) + " s" : Math.floor(s / 60) + " min " + Math.round(s % 60) + " s"; }
+        function renderPast(h) {
+          document.getElementById("past-title").textContent = "Incidents of the last " + h.days + " days (" + h.incidents.length + ")";
+          document.getElementById("past-problem").textContent = h.problem ? "Not kept across a restart: " + h.problem : "";
+          const list = document.getElementById("past");
+          list.replaceChildren();
+          for (const i of h.incidents) {
+            const row = list.insertRow(); row.dataset.device = i.device; row.dataset.incident = i.incident || "";
+            if (i.outcome === "open") row.className = "alarm";
+            cell(row, when(i.raisedAt)); cell(row, i.device); cell(row, i.wearer); cell(row, i.location);
+            cell(row, (i.kind || (i.incident ? "alarm" : "countdown")) + (i.incident ? " " + i.incident : ""));
+            cell(row, told(i)); cell(row, i.acknowledgedBy, "answered"); cell(row, span(i.secondsToAcknowledge), "to-answer");
+            cell(row, i.outcome, "outcome"); cell(row, when(i.endedAt));
+          }
+          if (!h.incidents.length) { const r = list.insertRow(); cell(r, "No incident in these days.", "muted").colSpan = 10; }
+          window.station.pastRenders = (window.station.pastRenders || 0) + 1;
+        }
+        async function pollPast() {
+          try {
+            const r = await fetch("/incidents.json", {credentials: "same-origin", cache: "no-store"});
+            if (r.ok) renderPast(await r.json());
+          } catch (e) {}
+          setTimeout(pollPast, 5000);
+        }
         document.getElementById("sound-on").addEventListener("click", () => { beep(); });
         poll();
+        pollPast();
         """#
 
     /// What `/site.json` sends.
@@ -174,6 +193,36 @@ public enum StationPage {
         var alarmOpen: Bool
         var alarmSince: Double?
         var incident: SiteModel.Incident?
+    }
+
+    /// What `/incidents.json` sends: the past incidents, newest first.
+    public struct History: Encodable {
+        public var now: Double
+        public var days: Int
+        /// Why they are not kept in the file now (nil: they are).
+        public var problem: String?
+        public var incidents: [PastIncident]
+    }
+
+    public struct PastIncident: Encodable {
+        var key, device: String
+        var incident, kind, wearer, location: String?
+        var raisedAt: Double
+        var delivered: Bool
+        var reachedBy, acknowledgedBy: String?
+        var acknowledgedAt, secondsToAcknowledge, endedAt: Double?
+        var outcome: String
+    }
+
+    public static func incidentsJSON(_ records: [PastIncidents.Record], days: Int, now: Double, problem: String?) -> String {
+        let history = History(now: now, days: days, problem: problem, incidents: records.map { r in
+            PastIncident(key: r.key, device: r.device, incident: r.incident, kind: r.kind, wearer: r.wearer, location: r.location,
+                         raisedAt: r.raisedAt, delivered: r.delivered, reachedBy: r.reachedBy, acknowledgedBy: r.acknowledgedBy,
+                         acknowledgedAt: r.acknowledgedAt, secondsToAcknowledge: r.secondsToAcknowledge, endedAt: r.endedAt, outcome: r.outcome)
+        })
+        let e = JSONEncoder()
+        e.outputFormatting = [.withoutEscapingSlashes]
+        return (try? String(decoding: e.encode(history), as: UTF8.self)) ?? "{}"
     }
 
     public static func json(_ model: SiteModel, me: String, broker: String, now: Double) -> String {

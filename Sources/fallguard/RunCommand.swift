@@ -87,6 +87,8 @@ struct CheckConfigCommand: ParsableCommand {
         discussion: """
             Checks the YAML, every key and value, the detector settings, the GPIO chip and lines \
             (present and free), URLs, E.164 phone numbers and that every credential is there. \
+            A file with a top-level station: section is checked as the staff station's \
+            (`fallguard station`): its keys, logins, secrets, TLS files and state directory. \
             Exit status 0 when it would start (warnings allowed), 78 when it would not.
             """)
 
@@ -97,6 +99,7 @@ struct CheckConfigCommand: ParsableCommand {
     var noHardware = false
 
     func run() throws {
+        if StationConfiguration.describes(path: config) { return try checkStation() }
         let (c, found) = DaemonConfiguration.load(path: config)
         var diagnostics = found
         if !noHardware, c.gpio.enabled, !diagnostics.contains(where: \.isError) {
@@ -107,6 +110,17 @@ struct CheckConfigCommand: ParsableCommand {
             }
         }
         if ConfigReport.printAndShouldStop(diagnostics.redacted(by: c.redactor)) { throw ExitCode(ConfigReport.exitStatus) }
-        print("\(config): OK\(diagnostics.isEmpty ? "" : " (\(diagnostics.count) warning\(diagnostics.count == 1 ? "" : "s"))")")
+        print("\(config): OK\(Self.warnings(diagnostics))")
+    }
+
+    /// A station's file, as `fallguard station` reads it at start.
+    func checkStation() throws {
+        let (c, diagnostics) = StationConfiguration.load(path: config)
+        if ConfigReport.printAndShouldStop(diagnostics.redacted(by: c.redactor)) { throw ExitCode(ConfigReport.exitStatus) }
+        print("\(config): OK, a station's file\(Self.warnings(diagnostics))")
+    }
+
+    static func warnings(_ diagnostics: [ConfigDiagnostic]) -> String {
+        diagnostics.isEmpty ? "" : " (\(diagnostics.count) warning\(diagnostics.count == 1 ? "" : "s"))"
     }
 }

@@ -147,6 +147,53 @@ import FallGuardTestSupport
                 "\(r.stderr)")
     }
 
+    /// Issue 30: a station's file is checked as `fallguard station` reads it: 0 when good, 78
+    /// with FILE:LINE and did-you-mean when not.
+    @Test func checkConfigChecksAStationsFile() throws {
+        let dir = TempDirectory()
+        let good = dir.write("station.yaml", """
+            station:
+              broker: {host: 127.0.0.1}
+              acknowledge-secret: one-secret-for-the-home-0123
+              staff: [{user: anna, name: Anna Smith, password: anna-password}]
+              state-directory: \(dir.path)/state
+              history-days: 14
+            """, mode: 0o600)
+        let ok = try fallguard(["check-config", "--config", good])
+        #expect(ok.status == 0, "\(ok.status) \(ok.stderr)")
+        #expect(ok.stdout.contains("\(good): OK, a station's file (1 warning)"), "\(ok.stdout)")
+        #expect(ok.stderr.contains("\(good):5: warning: station.state-directory"), "the unit's StateDirectory: \(ok.stderr)")
+
+        let bad = dir.write("bad.yaml", """
+            station:
+              broker: {host: 127.0.0.1}
+              acknowledge-secret: one-secret-for-the-home-0123
+              staff: [{user: anna, name: Anna Smith, password: anna-password}]
+              histroy-days: 3
+              session-hours: 2
+            """, mode: 0o600)
+        let typo = try fallguard(["check-config", "--config", bad])
+        #expect(typo.status == 78, "\(typo.status) \(typo.stderr)")
+        #expect(typo.stderr.contains("\(bad):5: station.histroy-days: unknown key 'histroy-days' (did you mean 'history-days'?)"),
+                "\(typo.stderr)")
+
+        let range = dir.write("range.yaml", """
+            station:
+              broker: {host: 127.0.0.1, keepalve: 30}
+              acknowledge-secret: short
+              staff: [{user: anna, name: Anna Smith, password: anna-password}]
+              history-days: 0
+            """, mode: 0o600)
+        let r = try fallguard(["check-config", "--config", range])
+        #expect(r.status == 78, "\(r.status) \(r.stderr)")
+        for expected in ["\(range):2: station.broker.keepalve: unknown key 'keepalve' (did you mean 'keepalive'?)",
+                         "\(range):3: station.acknowledge-secret: must be at least 16 characters",
+                         "\(range):5: station.history-days: 0 days is outside 1...366 days", "3 configuration errors"] {
+            #expect(r.stderr.contains(expected), "\(expected) in \(r.stderr)")
+        }
+        #expect(!r.stderr.contains("unknown key 'station'"), "not read as a bridge's file: \(r.stderr)")
+    }
+
     @Test func detectorsListsSettingsWithUnits() throws {
         let r = try fallguard("detectors")
         #expect(r.status == 0)

@@ -121,4 +121,19 @@ struct ExampleFileTests {
         // With the two the example configures, every type of the build is shown.
         #expect(Set(types + ["twilio-sms", "twilio-call"]) == Set(ChannelTypes.all.map(\.type)))
     }
+
+    /// Issue 30: the station's example loads without a problem (its secrets from the
+    /// environment, as the unit gives them), states the defaults, and check-config takes it.
+    @Test func theStationsExampleLoadsAndChecks() throws {
+        let example = repositoryRoot + "/deploy/fallguard-station.example.yaml"
+        let environment = ["FALLGUARD_ACK_SECRET": "one-secret-for-the-home-0123", "ANNA_PASSWORD": "anna-password",
+                           "BEN_PASSWORD": "ben-password"]
+        let (c, diagnostics) = StationConfiguration.load(path: example, environment: environment)
+        #expect(diagnostics.map(\.description) == [])
+        #expect(c.station.broker == StationSection.Broker() && c.station.listen == StationSection().listen)
+        #expect(c.station.stateDirectory == StationSection.defaultStateDirectory && c.station.historyDays == 7 && c.station.sessionHours == 12)
+        #expect(c.station.staff.map(\.name) == ["Anna Smith", "Ben Okafor"] && c.station.residents["room-012"]?.wearer == "Margaret")
+        let checked = try fallguard(["check-config", "--config", example], environment: environment)
+        #expect(checked.status == 0 && checked.stdout.contains("OK, a station's file"), "\(checked.stdout)\(checked.stderr)")
+    }
 }

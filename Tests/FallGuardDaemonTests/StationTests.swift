@@ -1,10 +1,17 @@
 import FallGuardConfig
+@testable import FallGuardDaemon
+import FallGuardFieldTest
 import FallGuardMQTT
+import FallGuardNotify
 import FallGuardStation
 import FallGuardTestSupport
 import FallGuardWeb
 import Foundation
+import GRDB
+import Logging
 import Testing
+
+struct StationDidNotServe: Error { var why: String }
 
 /// The staff station (issue 30): the site model folded from the bridges' messages, the staff's
 /// own logins, its file, and the whole of it in a real browser on a real broker.
@@ -112,6 +119,208 @@ import Testing
         let (good, fine) = StationConfiguration.load(path: path)
         #expect(!fine.contains { $0.isError }, "\(fine)")
         #expect(good.station.address?.port == 8470 && good.station.secret(for: "room-1") == "one-secret-for-the-home-0123")
+    }
+
+    @Test func pastIncidentsFollowEachAlarmFromRaisedToHowItEnded() throws {
+        let t0 = try #require(PastIncidents.parseTime("2026-11-26T10:00:00Z"))
+        var h = PastIncidents()
+        @discardableResult
+        func fold(_ topic: String, _ payload: String, at t: Double, retained: Bool = false) -> [PastIncidents.Record] {
+            h.apply(topic: "fallguard/" + topic, payload: Array(payload.utf8), retained: retained, now: t0 + t,
+                    roster: topic.hasPrefix("room-002/") ? (wearer: "Margaret", location: "Room 2") : nil)
+        }
+        #expect(fold("room-002/state", "monitoring", at: 0).isEmpty && fold("room-002/availability", "online", at: 0).isEmpty)
+        // Raised (its countdown), the alert out, its id, who was told, who answered, over.
+        #expect(fold("room-002/state", "countdown", at: 10).map(\.device) == ["room-002"])
+        fold("room-002/state", "alert-out", at: 40)
+        fold("room-002/alert", #"{"wearer":{"name":"Maggie","location":""},"alert":{"kind":"fall","incident":"FG-4"},"message":{"body":"x"}}"#, at: 40.5)
+        fold("room-002/incident", #"{"incident":"FG-4","kind":"fall","severity":"alarm","at":"2026-11-26T10:00:40Z","delivered":true,"reached-by":"Ben"}"#, at: 41)
+        let acknowledged = #"{"incident":"FG-4","kind":"acknowledged","severity":"information","at":"2026-11-26T10:01:10Z","acknowledged-by":"Anna Smith (station)"}"#
+        #expect(fold("room-002/incident", acknowledged, at: 70).first?.acknowledgedBy == "Anna Smith (station)")
+        fold("room-002/state", "monitoring", at: 70.5)
+        let r = try #require(h.records.first)
+        #expect(h.records.count == 1 && r.incident == "FG-4" && r.kind == "fall" && r.wearer == "Margaret" && r.location == "Room 2")
+        #expect(r.raisedAt == t0 + 10 && r.delivered && r.reachedBy == "Ben" && r.secondsToAcknowledge == 60 && r.endedAt == t0 + 70.5)
+        #expect(r.outcome == "acknowledged")
+        // The same messages again (retained, after a reconnect) change nothing.
+        #expect(fold("room-002/incident", acknowledged, at: 200, retained: true).isEmpty)
+        #expect(fold("room-002/state", "monitoring", at: 200, retained: true).isEmpty)
+        // A countdown the wearer stopped; an alert nobody answered; one still open.
+        fold("room-001/state", "countdown", at: 300)
+        fold("room-001/state", "monitoring", at: 310)
+        fold("room-003/state", "alert-out", at: 400)
+        fold("room-003/incident", #"{"incident":"FG-9","kind":"help-requested","severity":"alarm","at":"2026-11-26T10:06:40Z"}"#, at: 401)
+        fold("room-003/state", "monitoring", at: 1000)
+        fold("room-004/state", "countdown", at: 1100)
+        // Resolved by the wearer ("I'm OK" after the alert).
+        fold("room-006/state", "alert-out", at: 1200)
+        fold("room-006/alert", #"{"wearer":{"name":"Albert"},"alert":{"kind":"fall","incident":"FG-2"}}"#, at: 1200)
+        fold("room-006/alert", #"{"wearer":{"name":"Albert"},"alert":{"kind":"resolved-by-wearer","incident":"FG-2"}}"#, at: 1230)
+        fold("room-006/state", "monitoring", at: 1230)
+        // An incident first seen over, retained (the station was not running): dated by its own time.
+        fold("room-005/incident", #"{"incident":"FG-1","kind":"acknowledged","at":"2026-11-20T10:00:00Z","acknowledged-by":"Ben (SMS reply)"}"#,
+             at: 1300, retained: true)
+        let outcomes = Dictionary(uniqueKeysWithValues: h.records.map { ($0.device, $0.outcome) })
+        #expect(outcomes == ["room-002": "acknowledged", "room-001": "aborted", "room-003": "ended", "room-004": "open",
+                             "room-006": "resolved-by-wearer", "room-005": "acknowledged"])
+        #expect(h.records.first { $0.device == "room-006" }?.wearer == "Albert")
+        let late = try #require(h.records.first { $0.device == "room-005" })
+        #expect(late.raisedAt == t0 - 6 * 86_400 && late.secondsToAcknowledge == nil && late.acknowledgedBy == "Ben (SMS reply)")
+        #expect(h.newestFirst(since: 0).map(\.device) == ["room-006", "room-004", "room-003", "room-001", "room-002", "room-005"])
+        // Read back after a restart: the open alarm is still open and ends; nothing is doubled.
+        var again = PastIncidents(records: h.records.shuffled())
+        #expect(again == h)
+        #expect(again.apply(topic: "fallguard/room-004/state", payload: Array("countdown".utf8), retained: true, now: t0 + 1400).isEmpty)
+        #expect(again.apply(topic: "fallguard/room-004/state", payload: Array("monitoring".utf8), now: t0 + 1401).first?.outcome == "aborted")
+        #expect(again.records.count == 6)
+        // Kept for the last days only.
+        #expect(again.drop(before: t0 - 5 * 86_400) == 1 && !again.records.contains { $0.device == "room-005" })
+        let json = StationPage.incidentsJSON(again.newestFirst(since: 0), days: 7, now: t0 + 2000, problem: nil)
+        #expect(json.contains(#""secondsToAcknowledge":60"#) && json.contains(#""outcome":"resolved-by-wearer""#) && json.contains(#""days":7"#))
+    }
+
+    /// Many bridges' retained incidents, then one live alarm: each record keeps its own bridge's facts.
+    @Test func aLiveAlarmAmongRetainedIncidentsChangesOnlyItsOwnRecord() throws {
+        var h = PastIncidents()
+        let old = #"{"incident":"FG-1","kind":"acknowledged","severity":"information","at":"2026-11-25T10:00:00Z","acknowledged-by":"Ben (SMS reply)"}"#
+        for i in stride(from: 7, to: 200, by: 7) {
+            _ = h.apply(topic: "fallguard/room-\(i)/incident", payload: Array(old.utf8), retained: true, now: 1_795_700_000)
+        }
+        let margaret = (wearer: String?.some("Margaret"), location: String?.some("Room 0"))
+        for (n, (topic, payload)) in [("state", "monitoring"), ("state", "countdown"), ("state", "alert-out"),
+                                      ("alert", #"{"wearer":{"name":"Margaret"},"alert":{"kind":"fall","incident":"FG-1"}}"#),
+                                      ("incident", #"{"incident":"FG-1","kind":"fall","at":"2026-11-26T10:00:00Z","delivered":true}"#),
+                                      ("incident", #"{"incident":"FG-1","kind":"acknowledged","at":"2026-11-26T10:00:06Z","acknowledged-by":"Anna"}"#),
+                                      ("state", "monitoring")].enumerated() {
+            _ = h.apply(topic: "fallguard/room-0/\(topic)", payload: Array(payload.utf8), now: 1_795_722_000 + Double(n), roster: margaret)
+        }
+        #expect(h.records.count == 29)
+        #expect(h.records.filter { $0.wearer != nil || $0.delivered }.map(\.device) == ["room-0"], "\(h.records.filter { $0.wearer != nil })")
+    }
+
+    /// A state directory the station cannot use: the incidents are kept in memory and the
+    /// problem said; once the folder can be made, everything is written to the file.
+    @Test func pastIncidentsWaitInMemoryUntilTheStateDirectoryCanBeUsed() throws {
+        let folder = temporaryFolder("station-unusable")
+        let blocker = folder + "/not-a-folder"
+        FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+        let history = StationHistory(directory: blocker + "/state", days: 7, logger: Logger(label: "test.station"))
+        let now = Date().timeIntervalSince1970
+        #expect(history.problem != nil)
+        history.apply(topic: "fallguard/room-1/state", payload: Array("alert-out".utf8), retained: false, now: now, prefix: "fallguard", roster: nil)
+        #expect(history.newestFirst(now: now).map(\.device) == ["room-1"], "kept in memory meanwhile")
+        try FileManager.default.removeItem(atPath: blocker)
+        Thread.sleep(forTimeInterval: 1.1)   // the store tries again at most once a second
+        history.apply(topic: "fallguard/room-1/state", payload: Array("monitoring".utf8), retained: false, now: now + 5, prefix: "fallguard", roster: nil)
+        #expect(history.problem == nil)
+        let back = StationHistory(directory: blocker + "/state", days: 7, logger: Logger(label: "test.station"), now: now + 6)
+        #expect(back.newestFirst(now: now + 6).map { [$0.device, $0.outcome] } == [["room-1", "ended"]], "written once it could be")
+    }
+
+    /// The past incidents on a real broker, in the real SQLite file, through the page's JSON:
+    /// an alarm raised and acknowledged is listed (newest first, with its time to answer),
+    /// still there after the station restarts, and one older than `history-days` is dropped.
+    @Test(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))
+    func pastIncidentsAreListedKeptAcrossARestartAndDroppedAfterTheirDays() async throws {
+        let broker = try await MosquittoBroker()
+        let folder = temporaryFolder("station-history")
+        let state = folder + "/state"
+        let port = freeLoopbackPort()
+        var section = StationSection()
+        section.broker.host = "127.0.0.1"
+        section.broker.port = broker.port
+        section.broker.clientID = "station-under-test"
+        section.listen = "127.0.0.1:\(port)"
+        section.acknowledgeSecret = "one-secret-for-the-home-0123"
+        section.staff = [.init(user: "anna", name: "Anna Smith", password: "anna-password")]
+        var resident = StationSection.Resident()
+        (resident.wearer, resident.location) = ("Margaret", "Room 2, first floor")
+        section.residents = ["room-002": resident]
+        section.stateDirectory = state
+        section.historyDays = 7
+        // An incident 8 days old already in the station's file.
+        let file = SQLiteStore(path: state + "/" + StationHistory.fileName, migrator: StationHistory.migrator,
+                               folderCheck: { StateFiles.prepare(state) })
+        try file.openNow()
+        var old = PastIncidents.Record(key: "room-009@1", device: "room-009", raisedAt: Date().timeIntervalSince1970 - 8 * 86_400)
+        (old.incident, old.endedAt) = ("FG-OLD", old.raisedAt + 60)
+        let planted = old
+        try await file.pool().write { try StationHistory.upsert(planted, $0) }
+        func rows() throws -> Int { try file.pool().read { try Int.fetchOne($0, sql: "SELECT count(*) FROM past_incident") } ?? -1 }
+        #expect(try rows() == 1)
+
+        let base = "http://127.0.0.1:\(port)"
+        // curl off the cooperative pool: the in-process server answers on it (another test may
+        // hold the other thread of a 2-core machine).
+        func get(_ url: String, _ extra: [String] = []) async throws -> HTTPAnswer {
+            try await offPool { Result { try curl(url, extra) } }.get()
+        }
+        let jar = folder + "/cookies"
+        func start() async throws -> (StationServer, Task<Void, any Error>) {
+            let server = try StationServer(section: section, logger: Logger(label: "test.station"))
+            let running = Task { try await server.run() }
+            var serving = false
+            for _ in 0..<200 where !serving {
+                serving = (try? await get(base + "/login").status) == 200
+                if !serving { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            guard serving else {
+                running.cancel()
+                throw StationDidNotServe(why: "\(await running.result)")
+            }
+            #expect(await broker.waitForSubscription(of: "station-under-test", timeout: 10))
+            #expect(try await get(base + "/login", ["-c", jar, "--data", "user=anna&password=anna-password"]).status / 100 == 3)
+            return (server, running)
+        }
+        func incidents() async throws -> [[String: Any]] {
+            let answer = try await get(base + "/incidents.json", ["-b", jar])
+            let json = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any]
+            return json?["incidents"] as? [[String: Any]] ?? []
+        }
+        var (server, running) = try await start()
+        #expect(try await get(base + "/incidents.json").status == 401, "behind the login")
+        #expect(try await incidents().isEmpty && rows() == 0, "the 8-day-old incident is dropped from the list and the file")
+
+        // A bridge raises an alarm and the staff answer it (the bridge's own messages, in order).
+        let bridge: [(String, String)] = [
+            ("state", "countdown"), ("state", "alert-out"),
+            ("incident", #"{"incident":"FG-4","kind":"fall","severity":"alarm","at":"2026-11-26T10:00:40Z","delivered":true}"#),
+            ("incident", #"{"incident":"FG-4","kind":"acknowledged","severity":"information","at":"2026-11-26T10:01:10Z","acknowledged-by":"Anna Smith (station)"}"#),
+            ("state", "monitoring"),
+        ]
+        for (i, (topic, payload)) in bridge.enumerated() {
+            try mosquittoPublish(broker, topic: "fallguard/room-002/\(topic)", payload, retain: true)
+            if i == 2 { try await Task.sleep(for: .seconds(1)) }   // a second before someone answers
+        }
+        var listed: [[String: Any]] = []
+        for _ in 0..<100 {
+            listed = try await incidents()
+            if listed.first?["outcome"] as? String == "acknowledged" { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let first = try #require(listed.first)
+        #expect(listed.count == 1 && first["incident"] as? String == "FG-4" && first["kind"] as? String == "fall")
+        #expect(first["wearer"] as? String == "Margaret" && first["location"] as? String == "Room 2, first floor")
+        #expect(first["acknowledgedBy"] as? String == "Anna Smith (station)" && first["delivered"] as? Bool == true)
+        let toAnswer = try #require(first["secondsToAcknowledge"] as? Double)
+        #expect(toAnswer >= 0.9 && toAnswer < 10, "\(toAnswer) s to answer")
+        #expect(try rows() == 1, "in the station's SQLite file")
+        let page = try await get(base + "/", ["-b", jar]).body
+        let script = try await get(base + "/station.js", ["-b", jar]).body
+        #expect(page.contains(#"id="past""#) && script.contains("/incidents.json"))
+
+        // A restart: the list is read back from the file, and the retained messages that
+        // arrive again do not double it.
+        running.cancel()
+        _ = await running.result
+        (server, running) = try await start()
+        try await Task.sleep(for: .seconds(1))
+        let after = try await incidents()
+        #expect(after.count == 1 && after.first?["key"] as? String == first["key"] as? String)
+        #expect(after.first?["secondsToAcknowledge"] as? Double == toAnswer && after.first?["outcome"] as? String == "acknowledged")
+        #expect(server.history.problem == nil)
+        running.cancel()
+        _ = await running.result
     }
 
     /// bench/station.sh's check, at 50 bridges, on the built `fallguard`: 401 without a login,

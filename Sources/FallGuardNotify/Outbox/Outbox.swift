@@ -11,7 +11,7 @@ import Synchronization
 /// delivery keeps the idempotency key it got at enqueue, across retries and restarts.
 public final class Outbox: AlertSink, Sendable {
     public let path: String
-    let store: OutboxStore
+    let store: SQLiteStore
     /// The database; throws ``OutboxUnavailable`` while the file cannot be opened.
     var db: DatabasePool { get throws { try store.pool() } }
     /// The settings and what is derived from them, replaced as one by ``update(settings:)``.
@@ -49,7 +49,7 @@ public final class Outbox: AlertSink, Sendable {
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
                 folderCheck: @escaping @Sendable () -> String?) {
         self.path = path
-        store = OutboxStore(path: path, folderCheck: folderCheck)
+        store = SQLiteStore(path: path, migrator: OutboxSchema.migrator, folderCheck: folderCheck)
         current = Mutex(Self.derive(settings))
         self.logger = logger
         self.now = now

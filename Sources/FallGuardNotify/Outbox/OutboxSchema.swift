@@ -1,6 +1,6 @@
 import GRDB
 
-/// The outbox's SQLite file: WAL, `synchronous=FULL`, and its tables.
+/// The outbox's SQLite file (a ``SQLiteStore``: WAL, `synchronous=FULL`) and its tables.
 ///
 /// - `alert`: each alert as enqueued, with its rendered message (escalation resends it).
 /// - `delivery`: one row per message for one channel and recipient; `state` is `pending`,
@@ -11,19 +11,6 @@ import GRDB
 /// - `reply`: each SMS reply read from the provider, with the incident it was taken for and what
 ///   it meant (`acknowledged`, `other`, `other-incident`, `too-early`, `unknown-sender`).
 enum OutboxSchema {
-    /// Opens (creating if needed) the outbox at `path`.
-    static func open(path: String) throws -> DatabasePool {
-        var config = Configuration()
-        config.prepareDatabase { db in
-            // Every commit reaches the disk before enqueue returns: an alert survives power loss.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        config.busyMode = .timeout(10)
-        let pool = try DatabasePool(path: path, configuration: config)
-        try migrator.migrate(pool)
-        return pool
-    }
-
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in

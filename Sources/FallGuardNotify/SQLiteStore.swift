@@ -3,33 +3,39 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// The outbox's SQLite file, opened when it can be: at start, or later, tried again at most
-/// once a second (``openIfDue()``, from the health and status services, never from the alarm thread) while it cannot (a read-only or full disk, a state directory the daemon must
-/// not use). Until then every access throws ``OutboxUnavailable``, which the hand-off treats as
-/// any other failing write: alerts held in memory and sent directly through the channels.
+/// A SQLite file in a state directory (WAL, `synchronous=FULL`: every commit on the disk
+/// before it returns), opened when it can be: at start, or later, tried again at most once a
+/// second (``openIfDue()``, from the health and status services, never from the alarm thread)
+/// while it cannot (a read-only or full disk, a state directory the process must not use).
+/// Until then every access throws ``SQLiteUnavailable``. The bridge's outbox
+/// (``OutboxSchema``) and the station's past incidents use it, each with its own migrations.
 ///
 /// Before each opening the folder is checked (`folderCheck`: its owner and mode) and the
 /// file and its `-wal`, `-shm` and `-journal` companions must be regular files or absent:
 /// GRDB 7 offers no `SQLITE_OPEN_NOFOLLOW`, and in a folder nobody else can write, nothing can
 /// be planted between this check and SQLite's open.
-final class OutboxStore: Sendable {
-    let path: String
+public final class SQLiteStore: Sendable {
+    public let path: String
     private let folderCheck: @Sendable () -> String?
+    private let migrator: DatabaseMigrator
     private let state = Mutex<(pool: DatabasePool?, failure: String?, lastTry: Double)>((nil, nil, -.infinity))
     /// Seconds between attempts while the file cannot be opened.
     static let retryInterval = 1.0
 
-    init(path: String, folderCheck: @escaping @Sendable () -> String? = { nil }) {
+    /// The file at `path` with its tables made and kept by `migrator`, not opened yet.
+    /// `folderCheck` says why the folder must not be used (nil when it may).
+    public init(path: String, migrator: DatabaseMigrator, folderCheck: @escaping @Sendable () -> String? = { nil }) {
         self.path = path
+        self.migrator = migrator
         self.folderCheck = folderCheck
     }
 
     /// The open database; throws at once while it is not open (the alarm thread must never
     /// wait on an opening: SQLite's busy timeout is 10 s).
-    func pool() throws -> DatabasePool {
+    public func pool() throws -> DatabasePool {
         try state.withLock { s in
             if let pool = s.pool { return pool }
-            throw OutboxUnavailable(path: path, reason: s.failure ?? "not open yet")
+            throw SQLiteUnavailable(path: path, reason: s.failure ?? "not open yet")
         }
     }
 
@@ -37,7 +43,7 @@ final class OutboxStore: Sendable {
     /// (the health and status services call it every second, through ``Outbox/unavailable``). Returns why
     /// it is still not open, nil once it is.
     @discardableResult
-    func openIfDue() -> String? {
+    public func openIfDue() -> String? {
         let due = state.withLock { s -> Bool in
             guard s.pool == nil else { return false }
             let now = Double(DispatchTime.now().uptimeNanoseconds) * 1e-9
@@ -56,26 +62,37 @@ final class OutboxStore: Sendable {
         return failure
     }
 
-    /// Opens now (the first attempt); throws why it cannot.
-    func openNow() throws {
-        if let why = openIfDue() { throw OutboxUnavailable(path: path, reason: why) }
+    /// Opens now if it is not open (at most one attempt a second); throws why it cannot.
+    public func openNow() throws {
+        if let why = openIfDue() { throw SQLiteUnavailable(path: path, reason: why) }
     }
 
     /// Nil once open; otherwise why the file could not be opened on the last attempt.
-    var failure: String? { state.withLock { $0.pool == nil ? $0.failure : nil } }
+    public var failure: String? { state.withLock { $0.pool == nil ? $0.failure : nil } }
 
     private func open() throws -> DatabasePool {
-        if let why = folderCheck() { throw OutboxUnavailable(path: path, reason: why) }
+        if let why = folderCheck() { throw SQLiteUnavailable(path: path, reason: why) }
         for suffix in ["", "-wal", "-shm", "-journal"] where !StateFiles.isRegularOrAbsent(path + suffix) {
-            throw OutboxUnavailable(path: path, reason: "\(path + suffix) is a link or not a regular file")
+            throw SQLiteUnavailable(path: path, reason: "\(path + suffix) is a link or not a regular file")
         }
-        return try OutboxSchema.open(path: path)
+        var config = Configuration()
+        config.prepareDatabase { db in
+            // Every commit reaches the disk before it returns: an alert survives power loss.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        config.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: path, configuration: config)
+        try migrator.migrate(pool)
+        return pool
     }
 }
 
-/// The outbox file is not open: why.
-public struct OutboxUnavailable: Error, CustomStringConvertible {
+/// A ``SQLiteStore``'s file is not open: why.
+public struct SQLiteUnavailable: Error, CustomStringConvertible {
     public var path: String
     public var reason: String
     public var description: String { reason.hasPrefix(path) ? reason : "\(path): \(reason)" }
 }
+
+/// The outbox's file is not open (the outbox is a ``SQLiteStore``).
+public typealias OutboxUnavailable = SQLiteUnavailable

@@ -1,0 +1,151 @@
+import FallGuardFieldTest
+import FallGuardNotify
+import FallGuardStation
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// The station's past incidents (``PastIncidents``) kept in a SQLite file in its state
+/// directory (a ``SQLiteStore``, as the bridge's outbox: WAL, `synchronous=FULL`, the folder
+/// and the file checked before opening), so that a restart of the station forgets none of
+/// the last days' alarms. Records older than `days` are dropped from memory and from the file
+/// at start and whenever something changes or the list is read.
+///
+/// While the file cannot be opened (a state directory the station must not use, a full disk)
+/// the records are kept in memory, it is tried again at most once a second, and everything
+/// is written once it opens; ``problem`` says why meanwhile.
+final class StationHistory: Sendable {
+    static let fileName = "station.sqlite"
+    let store: SQLiteStore
+    let days: Int
+    private let logger: Logger
+    private let state: Mutex<(incidents: PastIncidents, unsaved: Bool)>
+
+    init(directory: String, days: Int, logger: Logger, now: Double = Date().timeIntervalSince1970) {
+        store = SQLiteStore(path: directory + "/" + Self.fileName, migrator: Self.migrator, folderCheck: { StateFiles.prepare(directory) })
+        self.days = days
+        self.logger = logger
+        var records: [PastIncidents.Record] = []
+        var unsaved = false
+        do {
+            try store.openNow()
+            records = try store.pool().read { db in try Row.fetchAll(db, sql: "SELECT * FROM past_incident").map(Self.record) }
+        } catch {
+            logger.error("station: past incidents kept in memory only, not in \(store.path): \(error)")
+            unsaved = true
+        }
+        state = Mutex((PastIncidents(records: records), unsaved))
+        prune(now: now)
+    }
+
+    var cutoffSeconds: Double { Double(days) * 86_400 }
+
+    /// Why the records are not in the file now (nil: they are).
+    var problem: String? { store.failure }
+
+    /// Folds a message in and writes what changed.
+    func apply(topic: String, payload: [UInt8], retained: Bool, now: Double, prefix: String,
+               roster: (wearer: String?, location: String?)?) {
+        state.withLock { s in
+            let changed = s.incidents.apply(topic: topic, payload: payload, retained: retained, now: now, prefix: prefix, roster: roster)
+            guard !changed.isEmpty else { return }
+            save(changed, &s)
+        }
+        prune(now: now)
+    }
+
+    /// The records raised in the last `days`, newest first.
+    func newestFirst(now: Double) -> [PastIncidents.Record] {
+        prune(now: now)
+        return state.withLock { $0.incidents.newestFirst(since: now - cutoffSeconds) }
+    }
+
+    /// Drops what is older than the retention, from memory and from the file.
+    func prune(now: Double) {
+        let cutoff = now - cutoffSeconds
+        state.withLock { s in
+            let dropped = s.incidents.drop(before: cutoff)
+            if s.unsaved { save([], &s); return }
+            guard dropped > 0 else { return }
+            do {
+                try store.pool().write { db in try db.execute(sql: "DELETE FROM past_incident WHERE raised_at < ?", arguments: [cutoff]) }
+            } catch {
+                logger.error("station: cannot drop old incidents from \(store.path): \(error)")
+            }
+        }
+    }
+
+    /// Writes `changed`, or everything when an earlier write failed.
+    private func save(_ changed: [PastIncidents.Record], _ s: inout (incidents: PastIncidents, unsaved: Bool)) {
+        let all = s.unsaved
+        let rows = all ? s.incidents.records : changed
+        do {
+            try store.openNow()   // at most one attempt a second while it cannot be opened
+            try store.pool().write { db in
+                if all { try db.execute(sql: "DELETE FROM past_incident") }
+                for r in rows { try Self.upsert(r, db) }
+            }
+            if all { logger.notice("station: past incidents written to \(store.path) (\(rows.count))") }
+            s.unsaved = false
+        } catch {
+            if !s.unsaved { logger.error("station: past incidents kept in memory only, not in \(store.path): \(error)") }
+            s.unsaved = true
+        }
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1: past incidents") { db in
+            try db.execute(sql: """
+                CREATE TABLE past_incident (
+                    key TEXT PRIMARY KEY,
+                    device TEXT NOT NULL,
+                    incident TEXT,
+                    kind TEXT,
+                    wearer TEXT,
+                    location TEXT,
+                    raised_at REAL NOT NULL,
+                    alert_out INTEGER NOT NULL,
+                    delivered INTEGER NOT NULL,
+                    reached_by TEXT,
+                    acknowledged_by TEXT,
+                    acknowledged_at REAL,
+                    resolved_by_wearer INTEGER NOT NULL,
+                    ended_at REAL
+                );
+                CREATE INDEX past_incident_raised ON past_incident(raised_at);
+                """)
+        }
+        return m
+    }
+
+    static func upsert(_ r: PastIncidents.Record, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO past_incident (key, device, incident, kind, wearer, location, raised_at, alert_out, delivered, reached_by,
+                                       acknowledged_by, acknowledged_at, resolved_by_wearer, ended_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(key) DO UPDATE SET incident = excluded.incident, kind = excluded.kind, wearer = excluded.wearer,
+                location = excluded.location, alert_out = excluded.alert_out, delivered = excluded.delivered,
+                reached_by = excluded.reached_by, acknowledged_by = excluded.acknowledged_by,
+                acknowledged_at = excluded.acknowledged_at, resolved_by_wearer = excluded.resolved_by_wearer, ended_at = excluded.ended_at
+            """, arguments: [r.key, r.device, r.incident, r.kind, r.wearer, r.location, r.raisedAt, r.alertOut, r.delivered, r.reachedBy,
+                             r.acknowledgedBy, r.acknowledgedAt, r.resolvedByWearer, r.endedAt])
+    }
+
+    static func record(_ row: Row) -> PastIncidents.Record {
+        var r = PastIncidents.Record(key: row["key"], device: row["device"], raisedAt: row["raised_at"])
+        r.incident = row["incident"]
+        r.kind = row["kind"]
+        r.wearer = row["wearer"]
+        r.location = row["location"]
+        r.alertOut = row["alert_out"]
+        r.delivered = row["delivered"]
+        r.reachedBy = row["reached_by"]
+        r.acknowledgedBy = row["acknowledged_by"]
+        r.acknowledgedAt = row["acknowledged_at"]
+        r.resolvedByWearer = row["resolved_by_wearer"]
+        r.endedAt = row["ended_at"]
+        return r
+    }
+}

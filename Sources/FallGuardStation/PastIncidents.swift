@@ -1,0 +1,194 @@
+import Foundation
+
+/// The alarms the station has seen across the site, kept for the last days: when each was
+/// raised, on which bridge, for whom and where, who was told, who answered and when, and how
+/// it ended. Folded from the same messages as ``SiteModel``; pure: messages and times come in,
+/// the records that changed go out (the station writes them to its SQLite file and reads them
+/// back at start, ``init(records:)``).
+///
+/// An alarm opens when a bridge's `state` goes to `countdown` or `alert-out` (or its incident
+/// or alert names an alarm the station has not seen); it takes its incident id from the
+/// bridge's `incident` or `alert` message, who was told from `delivered`/`reached-by`, who
+/// answered from an `acknowledged` incident, and ends when the bridge is back to `monitoring`:
+/// `acknowledged`, `resolved-by-wearer`, `aborted` (a countdown the wearer stopped: no alert
+/// went out) or `ended` (the alert's time ran out with nobody answering). A message seen twice
+/// (retained ones after every reconnect) changes nothing.
+public struct PastIncidents: Sendable, Equatable {
+    public struct Record: Sendable, Equatable, Codable {
+        /// Unique and never changed: `<device>@<raised, ms>`.
+        public var key: String
+        public var device: String
+        /// The bridge's incident id (nil: a countdown stopped before an alert went out).
+        public var incident: String?
+        /// `fall`, `help-requested` (nil: a countdown that never became an alert).
+        public var kind: String?
+        public var wearer: String?
+        public var location: String?
+        /// Unix seconds on the station's clock (the incident's own time for one first seen
+        /// already over, in a retained message).
+        public var raisedAt: Double
+        /// Whether an alert went out (not only a countdown).
+        public var alertOut: Bool
+        /// A message of the alarm reached a contact.
+        public var delivered: Bool
+        /// Who answered the alarm's call.
+        public var reachedBy: String?
+        public var acknowledgedBy: String?
+        public var acknowledgedAt: Double?
+        public var resolvedByWearer: Bool
+        public var endedAt: Double?
+
+        public init(key: String, device: String, raisedAt: Double) {
+            (self.key, self.device, self.raisedAt) = (key, device, raisedAt)
+            (alertOut, delivered, resolvedByWearer) = (false, false, false)
+        }
+
+        /// `open`, `acknowledged`, `resolved-by-wearer`, `aborted` or `ended`.
+        public var outcome: String {
+            if acknowledgedBy != nil { return "acknowledged" }
+            if resolvedByWearer { return "resolved-by-wearer" }
+            if endedAt == nil { return "open" }
+            return alertOut || incident != nil ? "ended" : "aborted"
+        }
+
+        /// Seconds from raised to acknowledged (nil: not acknowledged, or not seen live).
+        public var secondsToAcknowledge: Double? { acknowledgedAt.map { max(0, $0 - raisedAt) } }
+    }
+
+    /// Every record, oldest first.
+    public private(set) var records: [Record]
+    /// Device → index in ``records`` of its alarm still open.
+    private var open: [String: Int] = [:]
+
+    /// The records read back from the station's file (an unended one is its bridge's open alarm).
+    public init(records: [Record] = []) {
+        self.records = records.sorted { ($0.raisedAt, $0.key) < ($1.raisedAt, $1.key) }
+        reindex()
+    }
+
+    /// The newest first, raised at or after `since`.
+    public func newestFirst(since: Double) -> [Record] { records.filter { $0.raisedAt >= since }.reversed() }
+
+    /// Drops the records raised before `cutoff`; returns how many.
+    @discardableResult
+    public mutating func drop(before cutoff: Double) -> Int {
+        let before = records.count
+        records.removeAll { $0.raisedAt < cutoff }
+        reindex()
+        return before - records.count
+    }
+
+    static let alarmKinds: Set<String> = ["fall", "help-requested"]
+
+    /// Folds one message in (`wearer` and `location`: the roster's, if it names the device);
+    /// returns the records it made or changed. `retained`: the broker's stored copy (an
+    /// incident first seen so is dated by its own `at`, and is not taken as happening now).
+    public mutating func apply(topic: String, payload: [UInt8], retained: Bool = false, now: Double, prefix: String = "fallguard",
+                               roster: (wearer: String?, location: String?)? = nil) -> [Record] {
+        guard topic.hasPrefix(prefix + "/"), !payload.isEmpty else { return [] }
+        let rest = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
+        guard rest.count == 2, !rest[0].isEmpty else { return [] }
+        let device = String(rest[0])
+        var changed: Set<String> = []
+        var made: Set<String> = []
+        func newRecord(at t: Double) -> Int {
+            var r = Record(key: "\(device)@\(Int64((t * 1000).rounded()))", device: device, raisedAt: t)
+            r.wearer = roster?.wearer
+            r.location = roster?.location
+            records.append(r)
+            records.sort { ($0.raisedAt, $0.key) < ($1.raisedAt, $1.key) }
+            reindex()
+            changed.insert(r.key)
+            made.insert(r.key)
+            return records.firstIndex { $0.key == r.key }!
+        }
+        func update(_ i: Int, _ change: (inout Record) -> Void) {
+            var r = records[i]
+            change(&r)
+            if r != records[i] { records[i] = r; changed.insert(r.key) }
+        }
+        /// The record of `incident` on this device: known, or the open alarm that has no id
+        /// yet, or (for an alarm, or one seen over) a new one.
+        func record(of incident: String, kind: String, at: String?) -> Int? {
+            if let i = records.lastIndex(where: { $0.device == device && $0.incident == incident }) { return i }
+            if let i = open[device] {
+                if records[i].incident == nil { update(i) { $0.incident = incident }; return i }
+                // Another incident while one was open: that one is over.
+                update(i) { $0.endedAt = $0.endedAt ?? now }
+                open[device] = nil
+            }
+            let over = !Self.alarmKinds.contains(kind)
+            guard !over || kind == "acknowledged" || kind == "resolved-by-wearer" else { return nil }
+            let dated = (retained || over) ? at.flatMap(Self.parseTime) : nil
+            let i = newRecord(at: dated ?? now)
+            update(i) { $0.incident = incident }
+            if over {
+                update(i) { $0.endedAt = $0.raisedAt }
+                open[device] = nil
+            }
+            return i
+        }
+        let text = String(decoding: payload, as: UTF8.self)
+        switch rest[1] {
+        case "state":
+            switch text {
+            case "countdown", "alert-out":
+                let i: Int
+                if let o = open[device] { i = o } else { i = newRecord(at: now) }
+                if text == "alert-out" { update(i) { $0.alertOut = true } }
+            case "monitoring":
+                if let i = open[device] {
+                    update(i) { $0.endedAt = now }
+                    open[device] = nil
+                }
+            default: break
+            }
+        case "incident":
+            guard let p = try? JSONDecoder().decode(SiteModel.IncidentPayload.self, from: Data(payload)),
+                  let i = record(of: p.incident, kind: p.kind, at: p.at) else { break }
+            update(i) { r in
+                if Self.alarmKinds.contains(p.kind) { r.kind = r.kind ?? p.kind; r.alertOut = true }
+                if p.delivered == true { r.delivered = true }
+                if let who = p.reachedBy { r.reachedBy = who }
+                if p.kind == "acknowledged" || p.acknowledgedBy != nil, r.acknowledgedBy == nil {
+                    r.acknowledgedBy = p.acknowledgedBy ?? "someone"
+                    // Seen as it happened: now; a retained copy (the station was down then):
+                    // the bridge's time of it; an alarm never seen open: no duration.
+                    if !made.contains(r.key) { r.acknowledgedAt = retained ? (p.at.flatMap(Self.parseTime) ?? now) : now }
+                }
+                if p.kind == "resolved-by-wearer" { r.resolvedByWearer = true }
+            }
+        case "alert":
+            guard let a = try? JSONDecoder().decode(SiteModel.AlertPayload.self, from: Data(payload)) else { break }
+            let kind = a.alert.kind
+            guard Self.alarmKinds.contains(kind) || kind == "acknowledged" || kind == "resolved-by-wearer",
+                  let i = record(of: a.alert.incident, kind: kind, at: nil) else { break }
+            update(i) { r in
+                if r.wearer == nil, !a.wearer.name.isEmpty { r.wearer = a.wearer.name }
+                if Self.alarmKinds.contains(kind) { r.kind = r.kind ?? kind; r.alertOut = true }
+                if kind == "acknowledged", r.acknowledgedBy == nil {
+                    r.acknowledgedBy = a.alert.acknowledgedBy ?? "someone"
+                    if !made.contains(r.key) { r.acknowledgedAt = now }
+                }
+                if kind == "resolved-by-wearer" { r.resolvedByWearer = true }
+            }
+        default:
+            break
+        }
+        return records.filter { changed.contains($0.key) }
+    }
+
+    private mutating func reindex() {
+        open = [:]
+        for (i, r) in records.enumerated() where r.endedAt == nil { open[r.device] = i }
+    }
+
+    /// An ISO 8601 time (the bridges' `at`) as Unix seconds.
+    public static func parseTime(_ s: String) -> Double? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        if let d = f.date(from: s) { return d.timeIntervalSince1970 }
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.date(from: s)?.timeIntervalSince1970
+    }
+}
