@@ -73,7 +73,7 @@ share() { # share HOSTDIR ro|rw: the guest mounts it at the same path
     local dir mode=$2 tag
     dir=$(cd "$1" && pwd -P)
     n=$((n + 1)); tag=fg$n
-    qemu_fs+=(-fsdev "local,id=$tag,path=$dir,security_model=none$([[ $mode == ro ]] && echo ,readonly=on)"
+    qemu_fs+=(-fsdev "local,id=$tag,path=$dir,security_model=none,multidevs=remap$([[ $mode == ro ]] && echo ,readonly=on)"
               -device "virtio-9p-pci,fsdev=$tag,mount_tag=$tag")
     echo "$tag $dir $mode" >>"$CTL/mounts"
 }
@@ -108,8 +108,8 @@ append="console=ttyAMA0 panic=-1 rdinit=/init"
 qemu=(qemu-system-aarch64 -M virt -accel tcg -cpu "${FG_RIG_QEMU_CPU:-max,pauth-impdef=on}"
       -smp "${FG_RIG_CPUS:-2}" -m "${FG_RIG_MEMORY:-1G}" -display none -monitor none -serial stdio
       -no-reboot -kernel "$KIMG" -initrd "$INITRD" -append "$append"
-      -fsdev "local,id=fgctl,path=$CTL,security_model=none" -device "virtio-9p-pci,fsdev=fgctl,mount_tag=fgctl"
-      -fsdev "local,id=fgroot,path=$GROOT,security_model=none,readonly=on" -device "virtio-9p-pci,fsdev=fgroot,mount_tag=fgroot"
+      -fsdev "local,id=fgctl,path=$CTL,security_model=none,multidevs=remap" -device "virtio-9p-pci,fsdev=fgctl,mount_tag=fgctl"
+      -fsdev "local,id=fgroot,path=$GROOT,security_model=none,multidevs=remap,readonly=on" -device "virtio-9p-pci,fsdev=fgroot,mount_tag=fgroot"
       "${qemu_fs[@]}")
 
 log "booting $KREL ($PKGVER) with qemu-system-aarch64 -M virt -cpu ${FG_RIG_QEMU_CPU:-max,pauth-impdef=on} (TCG), $n shares"
