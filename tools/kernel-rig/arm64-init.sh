@@ -1,9 +1,9 @@
 #!/bin/sh
 # /init of the arm64 guest's initramfs (boot-arm64.sh puts it there with busybox-static and the
 # kernel's netfs, 9pnet, 9pnet_virtio, 9p and overlay modules). Mounts the guest root (9p tag
-# fgroot, read-only) under a tmpfs overlay, the control share (fgctl) at /fg-ctl and the shares
-# listed in its `mounts` file ("TAG PATH ro|rw") at their paths, then switches to the root and
-# runs the control share's run.sh (arm64-guest-init.sh with the command) as PID 1.
+# fgroot, read-only) under a tmpfs overlay and the control share (fgctl) at /fg-ctl, then
+# switches to the root and runs the control share's run.sh (arm64-guest-init.sh with the
+# command) as PID 1.
 /bin/busybox --install -s /bin
 export PATH=/bin
 fail() { echo "arm64-init: $*"; echo o >/proc/sysrq-trigger; sleep 5; exit 1; }
@@ -20,12 +20,6 @@ mount -t tmpfs -o mode=0755 tmpfs /upper
 mkdir -p /upper/data /upper/work
 mount -t overlay -o lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work overlay /newroot \
     || fail "cannot mount the overlay root"
-while read -r tag path mode; do
-    [ -n "$tag" ] || continue
-    mkdir -p "/newroot$path"
-    if [ "$mode" = ro ]; then opts=$o9p,ro,cache=loose; else opts=$o9p; fi
-    mount -t 9p -o "$opts" "$tag" "/newroot$path" || fail "cannot mount $tag at $path"
-done </ctl/mounts
 mkdir -p /newroot/fg-ctl
 mount --move /ctl /newroot/fg-ctl
 umount /proc /sys /dev 2>/dev/null

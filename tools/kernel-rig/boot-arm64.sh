@@ -73,7 +73,9 @@ share() { # share HOSTDIR ro|rw: the guest mounts it at the same path
     local dir mode=$2 tag
     dir=$(cd "$1" && pwd -P)
     n=$((n + 1)); tag=fg$n
-    qemu_fs+=(-fsdev "local,id=$tag,path=$dir,security_model=none,multidevs=remap$([[ $mode == ro ]] && echo ,readonly=on)"
+    local ro=""
+    [[ $mode == rw ]] || ro=,readonly=on
+    qemu_fs+=(-fsdev "local,id=$tag,path=$dir,security_model=none,multidevs=remap$ro"
               -device "virtio-9p-pci,fsdev=$tag,mount_tag=$tag")
     echo "$tag $dir $mode" >>"$CTL/mounts"
 }
@@ -98,10 +100,14 @@ for v in FG_RIG_OUT FALLGUARD_BIN FG_RIG_MPU_SAMPLES FG_RIG_LIBS FG_RIG_ONLY FG_
 done
 {
     echo "#!/bin/bash"
-    printf 'exec /bin/bash %q %q %q ' "$RIG_DIR/arm64-guest-init.sh" "$MODDIR" "$KREL"
+    # the host's working directory goes too: when it is shared (the repository), relative
+    # paths work as with vng
+    printf 'exec /bin/bash /fg-ctl/guest-init.sh %q %q %q ' "$MODDIR" "$KREL" "$PWD"
     printf '%q ' env "${genv[@]}" "$RIG_DIR/guest-setup.sh" -- "$@"
     echo
 } >"$CTL/run.sh"
+# a copy: the repository is one of the shares guest-init.sh mounts
+cp "$RIG_DIR/arm64-guest-init.sh" "$CTL/guest-init.sh"
 
 append="console=ttyAMA0 panic=-1 rdinit=/init"
 [[ ${FG_RIG_VERBOSE:-0} == 1 ]] || append+=" quiet loglevel=1"
