@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# fetch.sh [6.1|6.12] ... : download one of Debian's kernels, its headers and linux-source
-# with `apt-get download` and extract them (dpkg-deb -x, nothing is installed) into
-# $FG_KERNEL_CACHE/<kernel release>/. Also installs what building and booting needs
+# fetch.sh [6.1|6.12|6.12-arm64] ... : download one of Debian's kernels, its headers and
+# linux-source with `apt-get download` and extract them (dpkg-deb -x, nothing is installed)
+# into $FG_KERNEL_CACHE/<kernel release>/. Also installs what building and booting needs
 # (Debian packages + virtme-ng from PyPI) unless FG_RIG_NO_INSTALL=1.
+#
+# 6.12-arm64: Debian 13 (trixie)'s arm64 kernel, fetched through an apt configuration of its
+# own ($FG_KERNEL_CACHE/apt-trixie: the host's apt sources and dpkg are left alone), with the
+# amd64 linux-kbuild of the same version (the host tools, fixdep and modpost), plus what
+# arm64-roots.sh makes: the arm64 guest root and the trixie amd64 chroot the modules are
+# built in (trixie's kbuild tools need glibc 2.38, the kernel's compiler is gcc-14).
 #
 # Versions are pinned below; if the archive no longer carries a pinned version
 # (security updates replace them), the newest one the archive has for the series is
@@ -20,10 +26,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 declare -A PIN=(
     [6.12]="${FG_RIG_PIN_6_12:-6.12.117+deb12 6.12.117-1~deb12u1}"   # bookworm-security (linux-6.12 for Debian 12)
     [6.1]="${FG_RIG_PIN_6_1:-6.1.0-56 6.1.192-2}"                    # bookworm-security (Debian 12's own kernel)
+    [6.12-arm64]="${FG_RIG_PIN_6_12_ARM64:-6.12.117+deb13 6.12.117-1}"  # trixie (Debian 13's kernel, arm64)
 )
 VIRTME_NG_PIN=${VIRTME_NG_PIN:-1.42}
 HOST_PKGS=(gcc gcc-12 make flex bison libelf-dev libssl-dev bc dwarves kmod cpio xz-utils
            qemu-system-x86 busybox-static i2c-tools libiio-utils gpiod python3 python3-pip file)
+# for 6.12-arm64: QEMU for aarch64, mmdebstrap and qemu-user (the guest root's maintainer
+# scripts run through binfmt_misc), debian-archive-keyring for trixie's Release files
+HOST_PKGS_ARM64=(qemu-system-arm mmdebstrap qemu-user-static binfmt-support debian-archive-keyring)
 
 DOWNLOAD_ONLY=0
 INSTALL=${FG_RIG_NO_INSTALL:-0}; [[ $INSTALL == 1 ]] && INSTALL=0 || INSTALL=1
@@ -32,9 +42,9 @@ for a in "$@"; do
     case $a in
         --download-only) DOWNLOAD_ONLY=1 ;;
         --no-install) INSTALL=0 ;;
-        6.1|6.12) SERIES+=("$a") ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-        *) die "unknown argument '$a' (expected 6.1, 6.12, --download-only, --no-install)" ;;
+        6.1|6.12|6.12-arm64) SERIES+=("$a") ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        *) die "unknown argument '$a' (expected 6.1, 6.12, 6.12-arm64, --download-only, --no-install)" ;;
     esac
 done
 [[ ${#SERIES[@]} -gt 0 ]] || SERIES=(6.12 6.1)
@@ -49,9 +59,29 @@ apt_update_once() {
     fi
 }
 
+# The arm64 kernel comes from trixie, which the host's apt sources (Debian 12) do not have:
+# apt with a sources list, lists and cache of its own under the rig's cache.
+APT_TRIXIE=$FG_KERNEL_CACHE/apt-trixie
+TRIXIE_MIRROR=${FG_RIG_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+APT_TRIXIE_OPTS=(-o "Dir::Etc::SourceList=$APT_TRIXIE/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+    -o "Dir::State::Lists=$APT_TRIXIE/lists" -o "Dir::Cache=$APT_TRIXIE" -o Dir::Cache::pkgcache=
+    -o Dir::Cache::srcpkgcache= -o APT::Architectures::=amd64 -o APT::Architectures::=arm64)
+TRIXIE_UPDATED=0
+trixie_update_once() {
+    [[ $TRIXIE_UPDATED == 0 ]] || return 0
+    mkdir -p "$APT_TRIXIE/lists/partial" "$APT_TRIXIE/archives/partial"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $TRIXIE_MIRROR trixie main" \
+        >"$APT_TRIXIE/sources.list"
+    log "apt-get update (trixie, amd64 + arm64, into $APT_TRIXIE)"
+    apt-get "${APT_TRIXIE_OPTS[@]}" update -qq || die "apt-get update of trixie's lists failed"
+    TRIXIE_UPDATED=1
+}
+
 ensure_host_tools() {
     local missing=() p
-    for p in "${HOST_PKGS[@]}"; do
+    local want=("${HOST_PKGS[@]}")
+    [[ " ${SERIES[*]} " == *-arm64* ]] && want+=("${HOST_PKGS_ARM64[@]}")
+    for p in "${want[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
     if [[ ${#missing[@]} -gt 0 ]]; then
@@ -78,8 +108,9 @@ ensure_host_tools() {
     fi
 }
 
-# has_version PKG VER -> true when the archive index lists PKG at VER
-has_version() { apt-cache madison "$1" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -qxF "$2"; }
+# has_version PKG VER -> true when the archive index lists PKG at VER (APT_OPTS: which index)
+APT_OPTS=()
+has_version() { apt-cache "${APT_OPTS[@]}" madison "$1" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -qxF "$2"; }
 
 # newest_abi SERIES -> "ABI PKGVER" of the newest amd64 image of that series that also
 # has a linux-source-SERIES of the same version.
@@ -103,6 +134,11 @@ newest_abi() {
 # packages SERIES ABI -> the package names to download
 packages() {
     local series=$1 abi=$2 kbuild
+    if [[ $series == *-arm64 ]]; then
+        # the amd64 kbuild: its fixdep/modpost run on this host, the arm64 one's would not
+        echo "linux-image-$abi-arm64:arm64 linux-headers-$abi-arm64:arm64 linux-headers-$abi-common linux-kbuild-$abi:amd64 linux-source-${series%-arm64}"
+        return
+    fi
     if [[ $series == 6.1 ]]; then kbuild=linux-kbuild-6.1; else kbuild=linux-kbuild-$abi; fi
     echo "linux-image-$abi-amd64 linux-headers-$abi-amd64 linux-headers-$abi-common $kbuild linux-source-$series"
 }
@@ -124,9 +160,11 @@ fix_headers() {
 }
 
 fetch_series() {
-    local series=$1 abi pkgver pinabi pinver
+    local series=$1 abi pkgver pinabi pinver arch=amd64 update=apt_update_once
     read -r pinabi pinver <<<"${PIN[$series]}"
-    local krel_pin="$pinabi-amd64"
+    APT_OPTS=()
+    if [[ $series == *-arm64 ]]; then arch=arm64; update=trixie_update_once; APT_OPTS=("${APT_TRIXIE_OPTS[@]}"); fi
+    local krel_pin="$pinabi-$arch"
     local dir="$FG_KERNEL_CACHE/$krel_pin"
     abi=$pinabi; pkgver=$pinver
 
@@ -134,10 +172,12 @@ fetch_series() {
     if [[ -f $dir/.downloaded ]]; then
         log "$series: $krel_pin $pkgver already downloaded in $dir/debs"
     else
-        apt_update_once
+        $update
         local p ok=1
         for p in $(packages "$series" "$abi"); do has_version "$p" "$pkgver" || { ok=0; break; }; done
-        if [[ $ok == 0 ]]; then
+        if [[ $ok == 0 && $arch == arm64 ]]; then
+            die "trixie no longer has the pinned arm64 kernel $pinabi ($pinver): pin a version it has (apt-cache madison in fetch.sh's apt-trixie) with FG_RIG_PIN_6_12_ARM64=\"ABI VERSION\""
+        elif [[ $ok == 0 ]]; then
             local newest
             newest=$(newest_abi "$series") || die "the archive has no linux-image/linux-source pair for $series (is bookworm-security / bookworm-backports in the apt sources?)"
             read -r abi pkgver <<<"$newest"
@@ -155,28 +195,30 @@ fetch_series() {
             for p in $(packages "$series" "$abi"); do
                 all+=("$p=$pkgver")
                 # a .deb left by an interrupted run is kept (apt-get download would fetch it again)
-                compgen -G "$dir/debs/${p}_${pkgver//:/%3a}_*.deb" >/dev/null || specs+=("$p=$pkgver")
+                compgen -G "$dir/debs/${p%:*}_${pkgver//:/%3a}_*.deb" >/dev/null || specs+=("$p=$pkgver")
             done
             local t0=$SECONDS
             if [[ ${#specs[@]} -gt 0 ]]; then
                 log "$series: apt-get download ${specs[*]}"
-                (cd "$dir/debs" && apt-get download -q "${specs[@]}" 2>&1 | grep -v 'unsandboxed' >&2) \
+                (cd "$dir/debs" && apt-get "${APT_OPTS[@]}" download -q "${specs[@]}" 2>&1 | grep -v 'unsandboxed' >&2) \
                     || die "apt-get download failed for $series"
             fi
             for p in "${all[@]}"; do
-                compgen -G "$dir/debs/${p%%=*}_${pkgver//:/%3a}_*.deb" >/dev/null || die "$p was not downloaded"
+                local name=${p%%=*}
+                compgen -G "$dir/debs/${name%:*}_${pkgver//:/%3a}_*.deb" >/dev/null || die "$p was not downloaded"
             done
             log "$series: downloaded $(du -sh "$dir/debs" | cut -f1) in $((SECONDS - t0)) s"
             printf '%s\n' "${all[@]}" >"$dir/.downloaded"
         fi
     fi
 
-    local krel="$abi-amd64"
+    local krel="$abi-$arch"
     ln -sfn "$krel" "$FG_KERNEL_CACHE/$series"
     [[ $DOWNLOAD_ONLY == 1 ]] && return 0
 
     if [[ -f $dir/kernel.env ]]; then
         log "$series: already extracted in $dir"
+        if [[ $arch == arm64 ]]; then "$RIG_DIR/arm64-roots.sh" || die "arm64-roots.sh failed"; fi
         return 0
     fi
     local t0=$SECONDS root=$dir/root deb
@@ -194,6 +236,17 @@ fetch_series() {
     fix_headers "$root" "$krel" "$abi"
     log "$series: depmod for the extracted modules"
     depmod -b "${moddir%/lib/modules/*}" "$krel"
+    if [[ $arch == arm64 ]]; then
+        # virtio's 9p transport, 9p and overlayfs are modules in Debian's arm64 kernel: the
+        # guest's initramfs (boot-arm64.sh) carries them, uncompressed for busybox's insmod
+        local m f
+        mkdir -p "$dir/initramfs-modules"
+        for m in netfs 9pnet 9pnet_virtio 9p overlay; do
+            f=$(find "$moddir/kernel" -name "$m.ko*" | head -n1)
+            [[ -n $f ]] || die "no $m module in $krel"
+            case $f in *.xz) xz -dc "$f" ;; *) cat "$f" ;; esac >"$dir/initramfs-modules/$m.ko"
+        done
+    fi
 
     # Only a few files of linux-source are needed (gpio-sim + irq_sim, and the two IIO
     # drivers for reference); take them out of the tarball without unpacking it whole.
@@ -221,8 +274,10 @@ KIMG=$kimg
 MODDIR=$moddir
 KHEADERS=$root/usr/src/linux-headers-$krel
 KSRC=$dir/src
+ARCH=$arch
 EOF
     log "$series: extracted $krel in $((SECONDS - t0)) s ($(du -sh "$root" | cut -f1))"
+    if [[ $arch == arm64 ]]; then "$RIG_DIR/arm64-roots.sh" || die "arm64-roots.sh failed"; fi
 }
 
 [[ $INSTALL == 1 ]] && ensure_host_tools

@@ -42,7 +42,12 @@ if [[ $SENSORS != none ]]; then
     has mpu6050 && addrs+=(0x68)
     [[ ${#addrs[@]} -gt 0 ]] || fail "FG_RIG_SENSORS='$SENSORS' names no known sensor"
     modprobe i2c-dev
-    modprobe i2c-stub chip_addr="$(IFS=,; echo "${addrs[*]}")"
+    # the kernel's own i2c-stub, or the one build-modules.sh built (Debian's arm64 kernel has none)
+    if [[ -f $BUILD/i2c-stub.ko ]]; then
+        insmod "$BUILD/i2c-stub.ko" chip_addr="$(IFS=,; echo "${addrs[*]}")"
+    else
+        modprobe i2c-stub chip_addr="$(IFS=,; echo "${addrs[*]}")"
+    fi
     bus=""
     for a in /sys/bus/i2c/devices/i2c-*; do
         [[ $(cat "$a/name") == "SMBus stub driver" ]] && bus=${a##*/i2c-}

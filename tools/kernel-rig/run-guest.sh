@@ -5,7 +5,8 @@
 # i2c-stub + fg_i2c_devices + adxl345_i2c + inv-mpu6050-i2c + gpio-sim (guest-setup.sh),
 # run COMMAND inside and exit with its status. Prints how long the boot took.
 #
-# <version>: 6.1, 6.12 or a kernel release in the cache. COMMAND defaults to `true`.
+# <version>: 6.1, 6.12, 6.12-arm64 or a kernel release in the cache. COMMAND defaults to `true`.
+# An arm64 kernel is booted by boot-arm64.sh instead (same arguments and exit statuses).
 # Exit status: COMMAND's; 125 when the rig could not be set up in the guest; 90 when the
 # guest did not boot at all (never reached guest-setup.sh).
 # Inside COMMAND, /tmp/fg-rig.env holds FG_I2C_BUS, FG_IIO_ADXL345, FG_IIO_MPU6050,
@@ -23,7 +24,7 @@ set -euo pipefail
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-[[ $# -ge 1 && $1 != -h && $1 != --help ]] || { sed -n '2,16p' "$0"; exit 2; }
+[[ $# -ge 1 && $1 != -h && $1 != --help ]] || { sed -n '2,17p' "$0"; exit 2; }
 VERSION=$1; shift
 if [[ $# -gt 0 ]]; then
     [[ $1 == -- ]] || die "expected -- before the command, got '$1'"
@@ -33,6 +34,8 @@ fi
 
 need_root
 load_env "$VERSION"
+# an arm64 kernel (fetch.sh 6.12-arm64): its own boot, an arm64 root instead of the host's
+[[ ${ARCH:-amd64} == arm64 ]] && exec "$RIG_DIR/boot-arm64.sh" "$VERSION" -- "$@"
 command -v vng >/dev/null || die "vng not found: run tools/kernel-rig/fetch.sh (pip install virtme-ng)"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
 BUILD=$KDIR/build/modules
