@@ -40,6 +40,7 @@ check "configuration is the example" bash -c "head -n -1 '$stage/etc/fallguard/c
 check "udev rules in /etc/udev/rules.d" cmp -s "$here/udev/99-fallguard.rules" "$stage/etc/udev/rules.d/99-fallguard.rules"
 check "unit in /etc/systemd/system, ExecStart in the prefix" grep -qx "ExecStart=/usr/local/bin/fallguard run --config /etc/fallguard/config.yaml" "$stage/etc/systemd/system/fallguard.service"
 check "unit enabled (multi-user.target.wants link)" test "$(readlink "$stage/etc/systemd/system/multi-user.target.wants/fallguard.service")" = /etc/systemd/system/fallguard.service
+check "station unit installed, ExecStart in the prefix, not enabled" bash -c "grep -qx 'ExecStart=/usr/local/bin/fallguard station --config /etc/fallguard/station.yaml' '$stage/etc/systemd/system/fallguard-station.service' && test ! -e '$stage/etc/systemd/system/multi-user.target.wants/fallguard-station.service' && test -f '$stage/usr/local/share/doc/fallguard/care-home.md' -a -f '$stage/usr/local/share/doc/fallguard/fallguard-station.example.yaml'"
 check "setup steps and docs installed" test -x "$stage/usr/local/lib/fallguard/fallguard-setup" -a -f "$stage/usr/local/share/doc/fallguard/raspberry-pi.md"
 "$here/deploy/install.sh" --binary "$binary" --destdir "$work/opt" --prefix /opt/fallguard --no-enable >/dev/null
 check "--prefix /opt/fallguard: program and ExecStart follow" grep -qx "ExecStart=/opt/fallguard/bin/fallguard run --config /etc/fallguard/config.yaml" "$work/opt/etc/systemd/system/fallguard.service"

@@ -58,6 +58,9 @@ install -D -m 0755 "$binary" "$d$prefix/bin/fallguard"
 install -D -m 0755 "$setup" "$d$prefix/lib/fallguard/fallguard-setup"
 install -D -m 0644 "$repo/deploy/fallguard.example.yaml" "$d$prefix/share/doc/fallguard/fallguard.example.yaml"
 install -D -m 0644 "$repo/docs/raspberry-pi.md" "$d$prefix/share/doc/fallguard/raspberry-pi.md"
+# The staff station (docs/care-home.md): its example and unit, installed, never enabled here.
+install -D -m 0644 "$repo/docs/care-home.md" "$d$prefix/share/doc/fallguard/care-home.md"
+install -D -m 0644 "$repo/deploy/fallguard-station.example.yaml" "$d$prefix/share/doc/fallguard/fallguard-station.example.yaml"
 say "program $prefix/bin/fallguard"
 # The ADXL345 overlay, compiled when dtc is here; copying it to /boot/firmware/overlays is left
 # to the owner (docs/raspberry-pi.md).
@@ -89,6 +92,12 @@ sed -e "s|^ExecStart=/usr/local/bin/fallguard|ExecStart=$prefix/bin/fallguard|" 
 chmod 0644 "$d$unitdir/fallguard.service.new"
 mv "$d$unitdir/fallguard.service.new" "$d$unitdir/fallguard.service"
 say "systemd unit $unitdir/fallguard.service"
+sed -e "s|^ExecStart=/usr/local/bin/fallguard|ExecStart=$prefix/bin/fallguard|" \
+    -e "s|file:///usr/share/doc/fallguard/|file://$prefix/share/doc/fallguard/|" \
+    "$repo/deploy/fallguard-station.service" > "$d$unitdir/fallguard-station.service.new"
+chmod 0644 "$d$unitdir/fallguard-station.service.new"
+mv "$d$unitdir/fallguard-station.service.new" "$d$unitdir/fallguard-station.service"
+say "systemd unit $unitdir/fallguard-station.service (the staff station: not enabled; docs/care-home.md)"
 
 if [ -z "$d" ]; then
     "$setup" state
