@@ -173,6 +173,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),   // HTTPParserError (HTTPServer)
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 // The station's past incidents (StationHistory, a SQLiteStore as the outbox).
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -53,7 +53,7 @@ public struct ConfigDocument {
     public init(yaml: String, path: String,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.path = path
-        root = .mapping(Node.Mapping([]))
+        root = .mapping(YAMLTypes.emptyMapping())
         guard let parsed = parse(yaml, file: path) else { return }
         guard case .mapping = parsed else {
             report(ConfigProblem([], "the configuration must be a mapping of sections (sensor:, detector:, …), found \(parsed.shortDescription)"),
@@ -110,7 +110,7 @@ public struct ConfigDocument {
     // MARK: decoding one section
 
     private mutating func decode<T: ConfigSection>(_ type: T.Type, at path: [String]) -> T? {
-        var original = root.value(at: path[...]) ?? .mapping(Node.Mapping([]))
+        var original = root.value(at: path[...]) ?? .mapping(YAMLTypes.emptyMapping())
         // `credentials-file` is this document's own key (read when the file was laid over):
         // the whole file decoded as one value must not see it as a section it does not know.
         if path.isEmpty, let rest = original.removing([ConfigSecrets.credentialsFileKey]) { original = rest }
@@ -119,7 +119,8 @@ public struct ConfigDocument {
         var value: T?
         for _ in 0..<100 {
             do {
-                value = try YAMLDecoder().decode(Configured<T>.self, from: node).value
+                value = try YAMLDecoder().decode(Configured<T>.self, from: node,
+                                                userInfo: [MappingKeys.userInfoKey: YAMLTypes.mappingKeys(of: node)]).value
                 break
             } catch let error as DecodingError {
                 let p = DecodingProblem(error, in: node)
@@ -131,8 +132,8 @@ public struct ConfigDocument {
                 let prefixes = stride(from: p.path.count, to: 0, by: -1).map { p.path.prefix($0) }
                 if let smaller = prefixes.lazy.compactMap({ node.removing($0) }).first {
                     node = smaller
-                } else if node != .mapping(Node.Mapping([])) {
-                    node = .mapping(Node.Mapping([]))   // the section itself is unusable: all defaults
+                } else if node.mapping?.isEmpty != true {
+                    node = .mapping(YAMLTypes.emptyMapping())   // the section itself is unusable: all defaults
                 } else {
                     return nil
                 }
@@ -253,7 +254,8 @@ public struct ConfigDocument {
             return nil
         }
         do {
-            let node = try Yams.compose(yaml: text) ?? .mapping(Node.Mapping([]))
+            // Typed by YAMLTypes, not by Yams' default resolver (its regular expressions cost memory).
+            let node = try Yams.compose(yaml: text, .basic).map { YAMLTypes.typed($0) } ?? .mapping(YAMLTypes.emptyMapping())
             guard node.expandedCount(upTo: Self.maximumNodes) <= Self.maximumNodes else {
                 report(ConfigProblem([], "aliases expand the file to more than \(Self.maximumNodes) values: not a configuration"),
                        file: file, line: nil)

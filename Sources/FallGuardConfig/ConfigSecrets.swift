@@ -19,8 +19,7 @@ enum ConfigSecrets {
         var used: [String] = []
         let result = root.mappingLeaves { path, scalar in
             guard scalar.string.contains("${") else { return nil }
-            var s = scalar
-            s.string = expand(scalar.string) { name in
+            let expanded = expand(scalar.string) { name in
                 guard let v = environment[name], !v.isEmpty else {
                     let why = environment[name] == nil ? "is not set" : "is empty"
                     problems.append(ConfigProblem(path, "environment variable \(name) \(why)"))
@@ -31,7 +30,8 @@ enum ConfigSecrets {
             } malformed: { text in
                 problems.append(ConfigProblem(path, "'\(text)' is not a ${NAME} reference (NAME: letters, digits, _)"))
             }
-            return s
+            // Typed by its new text, as Yams types a scalar whose text changed (whatever its quotes).
+            return Node.Scalar(expanded, YAMLTypes.tag(YAMLTypes.name(ofPlain: expanded)), scalar.style, scalar.mark)
         }
         used.forEach { redactor.add($0) }
         return (result, problems)

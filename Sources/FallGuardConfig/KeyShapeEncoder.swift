@@ -21,9 +21,9 @@ final class KeyShape {
 
     var node: Node {
         switch kind {
-        case .scalar: Node("")
-        case .mapping: .mapping(Node.Mapping(keys.map { (Node($0.0), $0.1.node) }))
-        case .sequence: .sequence(Node.Sequence(items.map(\.node)))
+        case .scalar: YAMLTypes.plain("")
+        case .mapping: .mapping(Node.Mapping(keys.map { (YAMLTypes.plain($0.0, isKey: true), $0.1.node) }, YAMLTypes.tag(.implicit)))
+        case .sequence: .sequence(Node.Sequence(items.map(\.node), YAMLTypes.tag(.implicit)))
         }
     }
 

@@ -68,10 +68,10 @@ extension Node {
     /// credentials file over the configuration).
     func setting(_ value: Node, at path: ArraySlice<String>) -> Node {
         guard let step = path.first else { return value }
-        var m = mapping ?? Node.Mapping([], .implicit, .block, mark)
+        var m = mapping ?? YAMLTypes.emptyMapping(style: .block, mark: mark)
         let existingKey = Array(m.keys).last { $0.string == step }
-        let inner = (existingKey.flatMap { m[$0] } ?? .mapping(Node.Mapping([]))).setting(value, at: path.dropFirst())
-        m[existingKey ?? Node(step)] = inner
+        let inner = (existingKey.flatMap { m[$0] } ?? .mapping(YAMLTypes.emptyMapping())).setting(value, at: path.dropFirst())
+        m[existingKey ?? YAMLTypes.plain(step, isKey: true)] = inner
         return .mapping(m)
     }
 

@@ -24,11 +24,17 @@ package enum ConfigCheck {
     }
 
     package static func credential(_ s: String, at path: [String]) -> [ConfigProblem] {
-        s.trimmingCharacters(in: .whitespaces).isEmpty ? [ConfigProblem(path, "missing credential")] : []
+        isBlank(s) ? [ConfigProblem(path, "missing credential")] : []
     }
 
     package static func required(_ s: String, at path: [String]) -> [ConfigProblem] {
-        s.trimmingCharacters(in: .whitespaces).isEmpty ? [ConfigProblem(path, "must not be empty")] : []
+        isBlank(s) ? [ConfigProblem(path, "must not be empty")] : []
+    }
+
+    /// Empty or only spaces and tabs (Foundation's `.whitespaces`, without its character-set
+    /// tables: Unicode's space separators and the tab).
+    static func isBlank(_ s: String) -> Bool {
+        s.unicodeScalars.allSatisfy { $0 == "\t" || $0.properties.generalCategory == .spaceSeparator }
     }
 
     package static func seconds(_ v: Double, in range: ClosedRange<Double>, at path: [String]) -> [ConfigProblem] {
@@ -46,7 +52,7 @@ package enum ConfigCheck {
 
     /// `localhost`, `::1` or 127.x: traffic that never leaves the machine.
     package static func isLoopback(_ host: String) -> Bool {
-        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let h = String(host.lowercased().drop { $0 == "[" || $0 == "]" }.reversed().drop { $0 == "[" || $0 == "]" }.reversed())
         return h == "localhost" || h == "::1" || h.hasPrefix("127.")
     }
 

@@ -69,7 +69,38 @@ extension KeyedDecodingContainer {
 
     /// The sections by name at `key`, or nil when the key is missing or null.
     package func sections<T: ConfigSection>(_ type: [String: T].Type, forKey key: Key) throws -> [String: T]? {
-        try decodeIfPresent([String: Configured<T>].self, forKey: key)?.mapValues(\.value)
+        guard contains(key), try !decodeNil(forKey: key) else { return nil }
+        let decoder = try superDecoder(forKey: key)
+        guard let names = MappingKeys.names(at: decoder) else {
+            return try decodeIfPresent([String: Configured<T>].self, forKey: key)?.mapValues(\.value)
+        }
+        let c = try decoder.container(keyedBy: ConfigKeyName.self)
+        var sections: [String: T] = [:]
+        for name in names { sections[name] = try c.decode(Configured<T>.self, forKey: ConfigKeyName(name)).value }
+        return sections
+    }
+}
+
+/// The names in each mapping of a document, by key path, handed to the decoder in its
+/// `userInfo` (``userInfoKey``) so that a section of named sections (`channels:`) is read
+/// without asking the decoder for its `allKeys`.
+///
+/// Why: Yams' `allKeys` compares every key with two marker nodes whose first use builds Yams'
+/// default resolver, seven `NSRegularExpression`s, and with them ICU's regular-expression
+/// engine, resident in the daemon from then on (README, "Memory"). A decoder without this
+/// table still reads the mapping its own way.
+public struct MappingKeys: Sendable {
+    public static let userInfoKey = CodingUserInfoKey(rawValue: "fallguard.mapping-keys")!
+    /// Key paths (steps joined by NUL; a list item is its index) to the mapping's key names.
+    public let names: [String: [String]]
+
+    public init(names: [String: [String]]) { self.names = names }
+
+    package static func path(_ steps: [String]) -> String { steps.joined(separator: "\u{0}") }
+
+    static func names(at decoder: any Decoder) -> [String]? {
+        guard let table = decoder.userInfo[userInfoKey] as? MappingKeys else { return nil }
+        return table.names[path(decoder.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue })]
     }
 }
 

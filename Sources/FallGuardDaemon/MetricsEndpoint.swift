@@ -50,12 +50,12 @@ public enum MetricsEndpoint {
         let clients = ClientConnections(perClient: connectionsPerClient)
         let http1 = HTTPServerBuilder.http1(configuration: .init(
             additionalChannelHandlers: [ConnectionGuard(clients, deadline: requestDeadline)], idleTimeout: TimeAmount(idleTimeout)))
-        return Application(router: router,
-                           server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
-                           configuration: .init(address: .hostname(host, port: port), serverName: "fallguard", backlog: 16,
-                                                availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections)),
-                           onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
-                           logger: logger)
+        return HTTPServer(router: router,
+                          server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
+                          configuration: .init(address: .hostname(host, port: port), serverName: "fallguard", backlog: 16,
+                                               availableConnectionsDelegate: MaximumAvailableConnections(maximumConnections)),
+                          onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
+                          logger: logger)
     }
 }
 

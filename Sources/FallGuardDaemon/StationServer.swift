@@ -183,11 +183,11 @@ public final class StationServer: Sendable {
             additionalChannelHandlers: [ConnectionGuard(clients, deadline: ClientLimits.requestDeadline)],
             idleTimeout: TimeAmount(MetricsEndpoint.idleTimeout)))
         let tls = try section.tls.map { try MetricsEndpoint.tls(certificate: $0.certificate, key: $0.key) }
-        let app = Application(router: router, server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
-                              configuration: .init(address: .hostname(address.host, port: address.port), serverName: "fallguard-station",
-                                                   backlog: 64, availableConnectionsDelegate: MaximumAvailableConnections(256)),
-                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? address.port) },
-                              logger: logger)
+        let app = HTTPServer(router: router, server: try tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
+                             configuration: .init(address: .hostname(address.host, port: address.port), serverName: "fallguard-station",
+                                                  backlog: 64, availableConnectionsDelegate: MaximumAvailableConnections(256)),
+                             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? address.port) },
+                             logger: logger)
         mqtt.start()
         let group = ServiceGroup(configuration: .init(services: [.init(service: app)],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -26,15 +26,50 @@ public struct SecretRedactor: Sendable, Equatable {
     /// Empty values and the YAML words `true`, `false`, `null` are not secrets.
     public mutating func add(_ secret: String) {
         guard !secret.isEmpty, !["true", "false", "null", "~"].contains(secret) else { return }
-        let encodings: [CharacterSet] = [.alphanumerics, .urlPasswordAllowed, .urlQueryAllowed]
-        for form in [secret] + encodings.compactMap({ secret.addingPercentEncoding(withAllowedCharacters: $0) })
-        where !secrets.contains(form) {
+        let encodings: [(Unicode.Scalar) -> Bool] = [Self.isAlphanumeric, Self.urlPasswordAllowed, Self.urlQueryAllowed]
+        for form in [secret] + encodings.map({ Self.percentEncoded(secret, keeping: $0) }) where !secrets.contains(form) {
             secrets.append(form)
         }
         secrets.sort { $0.count > $1.count }
     }
 
     public mutating func add(contentsOf secrets: [String]) { secrets.forEach { add($0) } }
+
+    // Percent-encoding as Foundation's `addingPercentEncoding(withAllowedCharacters:)` does it
+    // (`SecretRedactorTests` compares them), without Foundation's character sets: their first use
+    // loads CoreFoundation's Unicode bitmaps into the daemon for good (README, "Memory").
+
+    /// `text` with every scalar that `keep` refuses written as `%XX` per UTF-8 byte.
+    static func percentEncoded(_ text: String, keeping keep: (Unicode.Scalar) -> Bool) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if keep(scalar) { out.unicodeScalars.append(scalar); continue }
+            for byte in String(scalar).utf8 {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" : "") + hex
+            }
+        }
+        return out
+    }
+
+    /// `CharacterSet.alphanumerics`: Unicode's letters, marks and numbers (L*, M*, N*).
+    static func isAlphanumeric(_ s: Unicode.Scalar) -> Bool {
+        switch s.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+             .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber, .letterNumber, .otherNumber: true
+        default: false
+        }
+    }
+
+    private static func isUnreservedOrSubDelimiter(_ s: Unicode.Scalar) -> Bool {
+        s.isASCII && (("a"..."z").contains(s) || ("A"..."Z").contains(s) || ("0"..."9").contains(s) || "-._~!$&'()*+,;=".unicodeScalars.contains(s))
+    }
+
+    /// `CharacterSet.urlPasswordAllowed`: RFC 3986's unreserved characters and sub-delimiters.
+    static func urlPasswordAllowed(_ s: Unicode.Scalar) -> Bool { isUnreservedOrSubDelimiter(s) }
+
+    /// `CharacterSet.urlQueryAllowed`: those, `:`, `@`, `/` and `?`.
+    static func urlQueryAllowed(_ s: Unicode.Scalar) -> Bool { isUnreservedOrSubDelimiter(s) || ":@/?".unicodeScalars.contains(s) }
 
     /// `text` with every secret value replaced by ``mask``.
     public func redact(_ text: String) -> String {

@@ -25,4 +25,25 @@ import FallGuardTestSupport
         #expect(iso8601(secondsSince1970: 1_795_000_000, utcOffset: -12_600) == "2026-11-18T07:36:40-0330")
         #expect(iso8601(secondsSince1970: 1_795_000_000, utcOffset: 3600) == "2026-11-18T12:06:40+0100")
     }
+
+    /// The HTTP `Date` header (RFC 9110's IMF-fixdate) agrees with Foundation's own formatting
+    /// (what Hummingbird's date cache wrote) over the same instants, weekdays included.
+    @Test func httpDatesAgreeWithFoundation() throws {
+        var rng = SystemRandomNumberGenerator()
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(secondsFromGMT: 0))
+        var instants = [0, -1, 784_111_777, 951_782_400, 4_107_542_400, -2_208_988_800]
+        for _ in 0..<2000 { instants.append(Int.random(in: -2_208_988_800...5_680_000_000, using: &rng)) }
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        for t in instants {
+            let c = calendar.dateComponents([.weekday, .day, .month, .year, .hour, .minute, .second],
+                                            from: Date(timeIntervalSince1970: Double(t)))
+            let two = { (v: Int?) in String(format: "%02d", v ?? -1) }
+            let expected = "\(days[c.weekday! - 1]), \(two(c.day)) \(months[c.month! - 1]) \(String(format: "%04d", c.year!)) "
+                + "\(two(c.hour)):\(two(c.minute)):\(two(c.second)) GMT"
+            #expect(httpDate(secondsSince1970: t) == expected, "\(t)")
+        }
+        #expect(httpDate(secondsSince1970: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")   // RFC 9110's example
+    }
 }

@@ -111,3 +111,26 @@ private struct QuotingChannel: NotificationChannel {
         #expect(receipt?.contains(SecretRedactor.mask) == true && receipt?.contains("ha-webhook-id-123") == false, "\(receipt ?? "")")
     }
 }
+
+/// The redactor's percent-encodings, written without Foundation's character sets, encode as
+/// Foundation's `addingPercentEncoding(withAllowedCharacters:)` does.
+@Suite struct PercentEncodingTests {
+    @Test func theThreeSetsEncodeAsFoundationsDo() {
+        let sets: [(CharacterSet, (Unicode.Scalar) -> Bool)] = [
+            (.alphanumerics, SecretRedactor.isAlphanumeric), (.urlPasswordAllowed, SecretRedactor.urlPasswordAllowed),
+            (.urlQueryAllowed, SecretRedactor.urlQueryAllowed)]
+        var texts = ["", "plain", "p@ss:w/rd?x=1&y=2#f", "100% sure", "sp ace", "tab\there", "ünïcødé", "ß", "中文密码", "🔑key",
+                     "e\u{301}", "٣٤", "Ⅻ", "½", "a\u{0}b", "\u{7F}\u{80}\u{FF}", "[]{}|\\^`\"<>", "~-._!$&'()*+,;="]
+        texts.append(String((0..<128).compactMap { Unicode.Scalar($0) }.map(Character.init)))
+        for (set, keep) in sets {
+            for text in texts {
+                #expect(SecretRedactor.percentEncoded(text, keeping: keep) == text.addingPercentEncoding(withAllowedCharacters: set), "\(text)")
+            }
+            for v in 0..<0x3000 {   // every scalar of the first planes' common blocks, one by one
+                guard let scalar = Unicode.Scalar(v) else { continue }
+                #expect(keep(scalar) == set.contains(scalar), "U+\(String(v, radix: 16))")
+            }
+        }
+    }
+}
+

@@ -384,7 +384,7 @@ func clockOffsetNanoseconds(_ clock: clockid_t) -> Int64 {
 /// text written is read again, every 20 ms for up to 100 ms, before it is believed.
 func settledFrequency(_ a: AccelerometerAttributes, wrote: String) -> Double? {
     for _ in 0..<5 {
-        guard let text = a.read("sampling_frequency")?.trimmingCharacters(in: .whitespacesAndNewlines),
+        guard let text = a.read("sampling_frequency")?.trimmed,
               text == wrote else { break }
         MonotonicClock.sleep(until: MonotonicClock.nanoseconds() + 20_000_000)
     }
