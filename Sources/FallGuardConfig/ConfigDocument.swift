@@ -254,14 +254,15 @@ public struct ConfigDocument {
             return nil
         }
         do {
-            // Typed by YAMLTypes, not by Yams' default resolver (its regular expressions cost memory).
-            let node = try Yams.compose(yaml: text, .basic).map { YAMLTypes.typed($0) } ?? .mapping(YAMLTypes.emptyMapping())
+            let node = try Yams.compose(yaml: text, .basic) ?? .mapping(YAMLTypes.emptyMapping())
             guard node.expandedCount(upTo: Self.maximumNodes) <= Self.maximumNodes else {
                 report(ConfigProblem([], "aliases expand the file to more than \(Self.maximumNodes) values: not a configuration"),
                        file: file, line: nil)
                 return nil
             }
-            return node
+            // Typed by YAMLTypes, not by Yams' default resolver (its regular expressions cost memory);
+            // only now, as typing walks every value an alias repeats.
+            return YAMLTypes.typed(node)
         } catch let error as YamlError {
             let (message, mark) = Self.describe(error)
             diagnostics.append(ConfigDiagnostic(file: file, line: mark?.line, column: mark?.column,

@@ -39,11 +39,12 @@ public struct SecretRedactor: Sendable, Equatable {
     // (`SecretRedactorTests` compares them), without Foundation's character sets: their first use
     // loads CoreFoundation's Unicode bitmaps into the daemon for good (README, "Memory").
 
-    /// `text` with every scalar that `keep` refuses written as `%XX` per UTF-8 byte.
+    /// `text` with every scalar that `keep` refuses written as `%XX` per UTF-8 byte; as in
+    /// Foundation, only ASCII is ever kept (`é` is encoded even where letters are allowed).
     static func percentEncoded(_ text: String, keeping keep: (Unicode.Scalar) -> Bool) -> String {
         var out = ""
         for scalar in text.unicodeScalars {
-            if keep(scalar) { out.unicodeScalars.append(scalar); continue }
+            if scalar.isASCII && keep(scalar) { out.unicodeScalars.append(scalar); continue }
             for byte in String(scalar).utf8 {
                 let hex = String(byte, radix: 16, uppercase: true)
                 out += "%" + (hex.count == 1 ? "0" : "") + hex

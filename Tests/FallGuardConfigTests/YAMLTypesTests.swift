@@ -6,7 +6,7 @@ import Yams
 /// expressions; these tests hold its rules to Yams' own `Resolver.default`.
 @Suite("YAML scalar types without regular expressions")
 struct YAMLTypesTests {
-    static func yams(_ s: String) -> Tag.Name { Resolver.default.resolveTag(of: Node(s)) }
+    static func yams(_ s: String) -> Yams.Tag.Name { Resolver.default.resolveTag(of: Node(s)) }
 
     @Test("the YAML 1.1 edge cases type as Yams types them")
     func edgeCases() {

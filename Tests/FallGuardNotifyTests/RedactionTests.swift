@@ -127,7 +127,9 @@ private struct QuotingChannel: NotificationChannel {
                 #expect(SecretRedactor.percentEncoded(text, keeping: keep) == text.addingPercentEncoding(withAllowedCharacters: set), "\(text)")
             }
             for v in 0..<0x3000 {   // every scalar of the first planes' common blocks, one by one
-                guard let scalar = Unicode.Scalar(v) else { continue }
+                // CoreFoundation's tables stop at Unicode 15; the standard library also knows the
+                // letters and marks added since (Unicode 16, 2024: 41 of them below U+3000).
+                guard let scalar = Unicode.Scalar(v), (scalar.properties.age?.major ?? 0) < 16 else { continue }
                 #expect(keep(scalar) == set.contains(scalar), "U+\(String(v, radix: 16))")
             }
         }
