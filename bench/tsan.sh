@@ -4,7 +4,7 @@
 # 15 minutes on 2 cores the first time) and runs the suites where threads and tasks meet: the
 # alarm controller (alarm thread, button thread, pattern players), the outbox and its delivery
 # worker, the in-process daemon (every service, SIGHUP-free) and the daemon's CLI tests.
-# Usage: bench/tsan.sh [FILTER]   (FILTER: a `swift test --filter` regex, default below)
+# Usage: [TSAN_LOG=path] bench/tsan.sh [FILTER]   (FILTER: a `swift test --filter` regex, default below)
 #
 # A named limitation: Swift's `Synchronization.Mutex` on Linux takes a contended lock in the
 # kernel (FUTEX_LOCK_PI, stdlib/public/Synchronization/Mutex/LinuxImpl.swift); ThreadSanitizer
@@ -17,8 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILTER=${1:-'AlarmController|AlarmEndToEnd|Outbox|ArmedCountdown|DeliveryWorker|InProcessDaemon|Daemon'}
-LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
+# TSAN_LOG=path keeps the whole log (every report's stacks) there.
+if [ -n "${TSAN_LOG:-}" ]; then LOG=$TSAN_LOG; else LOG=$(mktemp); trap 'rm -f "$LOG"' EXIT; fi
 # halt_on_error=0: every report is counted, not just the first.
 TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
     swift test --sanitize=thread --scratch-path .build-tsan --no-parallel --filter "$FILTER" >"$LOG" 2>&1 || status=$?
