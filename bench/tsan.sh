@@ -13,7 +13,10 @@
 # closure passed to `withLock`). Such a report is explained when both stacks show the access in
 # a `withLock` closure of the same Mutex; 2026-11-26: InMemoryGPIO.record (the buzzer's and the
 # LED's pattern threads) and ClientConnections.release (two connections closing at once), both
-# inside `held.withLock` / `state.withLock`. Any other report is a bug.
+# inside `held.withLock` / `state.withLock`; 2026-11-27 (session 13, log kept): InMemoryGPIO.record
+# again, FieldRecorder's `mailbox.withLock` (the alarm thread's record against the recorder's
+# loop) and SQLiteStore.openIfDue's `state.withLock` (the health and status services both asking
+# whether the outbox is open). Any other report is a bug.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILTER=${1:-'AlarmController|AlarmEndToEnd|Outbox|ArmedCountdown|DeliveryWorker|InProcessDaemon|Daemon'}

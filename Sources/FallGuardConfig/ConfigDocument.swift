@@ -88,8 +88,12 @@ public struct ConfigDocument {
     }
 
     /// Decodes the whole file as one value (for a top-level struct holding every section).
+    /// When that value cannot be built (a key without a default is missing), its declared
+    /// sections still count as known: only a top-level key it does not declare is reported.
     public mutating func decodeWhole<T: ConfigSection>(_ type: T.Type) -> T? {
-        decode(type, at: [])
+        let value = decode(type, at: [])
+        if value == nil, let keyed = T.self as? any KeyedSection.Type { claimed.formUnion(keyed.keyNames) }
+        return value
     }
 
     /// Adds the unknown top-level sections (those no ``section(_:at:)`` call claimed) and

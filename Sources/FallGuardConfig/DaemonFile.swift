@@ -52,6 +52,9 @@ public struct DaemonFile: KeyedSection, Codable {
          .section("metrics", \.metrics), .section("web", \.web), .section("log", \.log)]
     }
 
+    /// Its sections' names and the notifier sections' (`device`, `wearer`, `channels`, ...).
+    public static var keyNames: [String] { keys.map(\.name) + NotifySections.keys }
+
     public init(from decoder: any Decoder) throws {
         self = try DaemonFile(keysFrom: decoder)
         let c = try decoder.container(keyedBy: ConfigKeyName.self)

@@ -176,11 +176,15 @@ public struct ConfigKeyName: CodingKey, Sendable {
 public protocol KeyedSection: ConfigSection {
     init()
     static var keys: [ConfigKey<Self>] { get }
+    /// The file's names this section reads: its keys' (default), and more where it reads more.
+    static var keyNames: [String] { get }
     /// Problems beyond each key's own range and words, keys relative to `path`.
     func checks(at path: [String]) -> [ConfigProblem]
 }
 
 extension KeyedSection {
+    public static var keyNames: [String] { keys.map(\.name) }
+
     /// The keys in `decoder` over `base` (default: what an empty section gives).
     package init(keysFrom decoder: any Decoder, over base: Self = Self()) throws {
         let c = try decoder.container(keyedBy: ConfigKeyName.self)

@@ -71,6 +71,24 @@ struct ConfigDocumentTests {
         #expect(r.detector?.settings == [:])
     }
 
+    /// A file without `wearer:` (a key without a default) once also had every section it holds
+    /// reported as an unknown key ("known: credentials-file"): the whole file could not be
+    /// built, so nothing had claimed its keys. Now only the missing key and real problems.
+    @Test func aMissingRequiredKeyDoesNotMakeTheOtherSectionsUnknown() {
+        let (_, diagnostics) = DaemonConfiguration.load(yaml: """
+            sensor:
+              mode: bufered
+            sensr: {}
+            channels:
+              yes: {type: console}
+            """, path: "config.yaml", environment: [:])
+        let lines = diagnostics.map(\.description)
+        #expect(lines.contains { $0.contains("wearer: missing") }, "\(lines)")
+        #expect(lines.contains { $0.contains("sensor.mode") && $0.contains("did you mean 'buffered'") }, "\(lines)")
+        #expect(lines.contains { $0.contains("unknown key 'sensr'") && $0.contains("did you mean 'sensor'") }, "\(lines)")
+        #expect(!lines.contains { $0.contains("unknown key 'sensor'") || $0.contains("unknown key 'channels'") }, "\(lines)")
+    }
+
     @Test func yamlSyntaxErrorGivesLineAndColumn() {
         let r = check("""
             sensor:
