@@ -1,3 +1,4 @@
+import FallGuardCore
 import Foundation
 
 /// Hides secret values (tokens, passwords, webhook ids, anything that came from `${ENV}` or the
@@ -27,7 +28,7 @@ public struct SecretRedactor: Sendable, Equatable {
     public mutating func add(_ secret: String) {
         guard !secret.isEmpty, !["true", "false", "null", "~"].contains(secret) else { return }
         let encodings: [(Unicode.Scalar) -> Bool] = [Self.isAlphanumeric, Self.urlPasswordAllowed, Self.urlQueryAllowed]
-        for form in [secret] + encodings.map({ Self.percentEncoded(secret, keeping: $0) }) where !secrets.contains(form) {
+        for form in [secret] + encodings.map({ percentEncoded(secret, keeping: $0) }) where !secrets.contains(form) {
             secrets.append(form)
         }
         secrets.sort { $0.count > $1.count }
@@ -35,23 +36,8 @@ public struct SecretRedactor: Sendable, Equatable {
 
     public mutating func add(contentsOf secrets: [String]) { secrets.forEach { add($0) } }
 
-    // Percent-encoding as Foundation's `addingPercentEncoding(withAllowedCharacters:)` does it
-    // (`SecretRedactorTests` compares them), without Foundation's character sets: their first use
-    // loads CoreFoundation's Unicode bitmaps into the daemon for good (README, "Memory").
-
-    /// `text` with every scalar that `keep` refuses written as `%XX` per UTF-8 byte; as in
-    /// Foundation, only ASCII is ever kept (`é` is encoded even where letters are allowed).
-    static func percentEncoded(_ text: String, keeping keep: (Unicode.Scalar) -> Bool) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            if scalar.isASCII && keep(scalar) { out.unicodeScalars.append(scalar); continue }
-            for byte in String(scalar).utf8 {
-                let hex = String(byte, radix: 16, uppercase: true)
-                out += "%" + (hex.count == 1 ? "0" : "") + hex
-            }
-        }
-        return out
-    }
+    // The forms Foundation's `addingPercentEncoding(withAllowedCharacters:)` gives with these
+    // sets (`PercentEncodingTests` compares them), through FallGuardCore's `percentEncoded`.
 
     /// `CharacterSet.alphanumerics`: Unicode's letters, marks and numbers (L*, M*, N*).
     static func isAlphanumeric(_ s: Unicode.Scalar) -> Bool {
@@ -63,7 +49,7 @@ public struct SecretRedactor: Sendable, Equatable {
     }
 
     private static func isUnreservedOrSubDelimiter(_ s: Unicode.Scalar) -> Bool {
-        s.isASCII && (("a"..."z").contains(s) || ("A"..."Z").contains(s) || ("0"..."9").contains(s) || "-._~!$&'()*+,;=".unicodeScalars.contains(s))
+        isURLUnreserved(s) || "!$&'()*+,;=".unicodeScalars.contains(s)
     }
 
     /// `CharacterSet.urlPasswordAllowed`: RFC 3986's unreserved characters and sub-delimiters.

@@ -149,14 +149,7 @@ public enum WebPages {
 
     /// An incident id in a path: letters, digits, `-`, `_`, `.` pass; anything else is %-escaped.
     public static func urlPathEscaped(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            let c = Character(UnicodeScalar(b))
-            if c.isASCII && (c.isLetter || c.isNumber || c == "-" || c == "_" || c == ".") { out.append(c) } else {
-                out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2)
-            }
-        }
-        return out
+        percentEncoded(s) { isURLUnreserved($0) && $0 != "~" }
     }
 
     /// The main page: now, live, incidents, deliveries. The script opens the stream `/live`.
@@ -269,8 +262,4 @@ public enum WebPages {
 
 extension StringProtocol {
     func replacingT() -> String { String(self).split(separator: "T", maxSplits: 1).joined(separator: " ") }
-}
-
-extension String {
-    func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
 }

@@ -136,5 +136,6 @@ import Testing
         #expect(WebPages.incident(r, signal: nil, deliveries: [], formToken: nil).contains("No signal kept"))
         #expect(!WebPages.incident(r, signal: nil, deliveries: [], formToken: nil).contains("<form"), "no token, no form")
         #expect(WebPages.urlPathEscaped("FG-1") == "FG-1" && WebPages.urlPathEscaped("a/../b c") == "a%2F..%2Fb%20c")
+        #expect(WebPages.urlPathEscaped("é~_x.9") == "%C3%A9%7E_x.9")
     }
 }

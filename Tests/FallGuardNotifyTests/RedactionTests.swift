@@ -124,7 +124,15 @@ private struct QuotingChannel: NotificationChannel {
         texts.append(String((0..<128).compactMap { Unicode.Scalar($0) }.map(Character.init)))
         for (set, keep) in sets {
             for text in texts {
-                #expect(SecretRedactor.percentEncoded(text, keeping: keep) == text.addingPercentEncoding(withAllowedCharacters: set), "\(text)")
+                #expect(percentEncoded(text, keeping: keep) == text.addingPercentEncoding(withAllowedCharacters: set), "\(text)")
+            }
+            if set == .alphanumerics {   // Twilio's form bodies: the unreserved characters as Foundation kept them
+                var unreserved = CharacterSet.alphanumerics
+                unreserved.insert(charactersIn: "-._~")
+                for text in texts {
+                    #expect(HTTPDelivery.formEncoded([(text, text)])
+                            == "\(text.addingPercentEncoding(withAllowedCharacters: unreserved)!)=\(text.addingPercentEncoding(withAllowedCharacters: unreserved)!)")
+                }
             }
             for v in 0..<0x3000 {   // every scalar of the first planes' common blocks, one by one
                 // CoreFoundation's tables stop at Unicode 15; the standard library also knows the

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import FallGuardCore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -36,9 +37,7 @@ struct HTTPDelivery {
 
     /// `application/x-www-form-urlencoded` of `fields`, in order.
     static func formEncoded(_ fields: [(String, String)]) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        func enc(_ s: String) -> String { s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s }
+        func enc(_ s: String) -> String { percentEncoded(s, keeping: isURLUnreserved) }
         return fields.map { "\(enc($0.0))=\(enc($0.1))" }.joined(separator: "&")
     }
 }
