@@ -216,7 +216,7 @@ let package = Package(
             name: "FallGuardTestSupport",
             dependencies: ["FallGuardCore", "FallGuardHardware"],
             path: "Tests/FallGuardTestSupport",
-            exclude: ["smtp-sink.py"]
+            exclude: ["smtp-sink.py", "mqtt311-broker.py"]
         ),
 
         .testTarget(name: "FallGuardCoreTests", dependencies: ["FallGuardCore", "FallGuardTestSupport"]),

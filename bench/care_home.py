@@ -241,7 +241,8 @@ def wait_for(predicate, timeout, step=0.2):
 
 def ack_payload(dev, incident, by):
     now = int(time.time())
-    mac = hmac.new(SECRET.encode(), f"fallguard-ack\n{dev}\n{incident}\n{now}".encode(), hashlib.sha256).hexdigest()
+    # fallguard-ack-2: the name is signed too, so the bridge attributes the acknowledgement to it
+    mac = hmac.new(SECRET.encode(), f"fallguard-ack-2\n{dev}\n{incident}\n{now}\n{by}".encode(), hashlib.sha256).hexdigest()
     return json.dumps({"incident": incident, "by": by, "time": now, "hmac": mac})
 
 

@@ -139,6 +139,15 @@ public struct StationSection: KeyedSection, Codable, Equatable {
         if broker.password != nil, !broker.tls {
             out += ConfigCheck.plaintext("the broker password", to: broker.host, allowed: false, at: path + ["broker", "tls"])
         }
+        // A broker beyond this machine without TLS or a login: anyone on the way, or any client
+        // of it, reads the site's alarms and may publish what the station shows (the bridges'
+        // own check warns likewise).
+        if !ConfigCheck.isLoopback(broker.host), !broker.tls || broker.username == nil {
+            let missing = [broker.tls ? nil : "TLS (tls: true)", broker.username == nil ? "a login (username, password)" : nil]
+                .compactMap { $0 }.joined(separator: " or ")
+            problem(["broker", broker.tls ? "username" : "tls"],
+                    "the site broker \(broker.host) is not on this machine and has no \(missing): anyone who can reach it reads the residents' alarms and can publish what the staff see", .warning)
+        }
         if let why = MQTTTopics.prefixProblem(broker.topicPrefix) { problem(["broker", "topic-prefix"], why) }
         if !stateDirectory.hasPrefix("/") {
             problem(["state-directory"], "must be an absolute path, found '\(stateDirectory)'")

@@ -65,9 +65,17 @@ extension Node {
     }
 
     /// This tree with `value` placed at `path`, creating mappings on the way (used to lay a
-    /// credentials file over the configuration).
+    /// credentials file over the configuration). In a list, a step is an item's index (`0`) or
+    /// the `user` of a mapping item (`staff: {anna: {password: …}}` over `staff: [{user: anna, …}]`):
+    /// the credentials file fills in an item; it never replaces the list.
     func setting(_ value: Node, at path: ArraySlice<String>) -> Node {
         guard let step = path.first else { return value }
+        if case var .sequence(s) = self, !path.dropFirst().isEmpty,
+           let i = Int(step).flatMap({ s.indices.contains($0) ? $0 : nil })
+            ?? s.firstIndex(where: { $0.child("user")?.value.string == step }) {
+            s[i] = s[i].setting(value, at: path.dropFirst())
+            return .sequence(s)
+        }
         var m = mapping ?? YAMLTypes.emptyMapping(style: .block, mark: mark)
         let existingKey = Array(m.keys).last { $0.string == step }
         let inner = (existingKey.flatMap { m[$0] } ?? .mapping(YAMLTypes.emptyMapping())).setting(value, at: path.dropFirst())

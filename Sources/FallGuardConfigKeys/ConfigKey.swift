@@ -53,6 +53,13 @@ public struct ConfigKey<Section> {
 }
 
 extension ConfigKey {
+    /// Whether the key's property holds equal values in `a` and `b`; a value that is not
+    /// `Equatable` is never the same (so a reload reports it rather than miss it).
+    public func sameValue(_ a: Section, _ b: Section) -> Bool {
+        guard let x = a[keyPath: property] as? any Equatable else { return false }
+        return x.isEqual(to: b[keyPath: property])
+    }
+
     /// A plain value; `required` keys have no default (missing: "this key has no default").
     public static func value<V: Codable>(_ name: String, _ property: WritableKeyPath<Section, V>, secret: Bool = false,
                                          required: Bool = false) -> Self {
@@ -201,6 +208,13 @@ extension KeyedSection {
     public func encodeConfig(to encoder: any Encoder) throws { try encodeKeys(to: encoder) }
     public func checks(at path: [String]) -> [ConfigProblem] { [] }
 
+    /// The names of the keys whose values differ between `self` and `other`, in the order
+    /// declared (a key whose value is not `Equatable` counts as changed only if its encoding
+    /// would differ: every section and value type here is Equatable, so none does).
+    public func keysChanged(since other: Self) -> [String] {
+        Self.keys.filter { !$0.sameValue(self, other) }.map(\.name)
+    }
+
     /// Every key's own problems (a range, in the order declared), then ``checks(at:)``.
     public func problems(at path: [String]) -> [ConfigProblem] {
         Self.keys.flatMap { $0.check(self, path) } + checks(at: path)
@@ -233,4 +247,9 @@ public func kebabCase(_ name: String) -> String {
         out.append(contentsOf: ch.lowercased())
     }
     return out
+}
+
+extension Equatable {
+    /// `self == other` when `other` is of the same type.
+    fileprivate func isEqual(to other: Any) -> Bool { (other as? Self).map { $0 == self } ?? false }
 }

@@ -16,10 +16,19 @@ public final class CurrentConfiguration: Sendable {
 }
 
 /// SIGHUP: the detector and the notifiers (contacts, wearer, templates, policy, channels
-/// other than MQTT) take the new file at once; parts that own hardware, connections or the
-/// incident in progress (sensor, gpio, alarm, state, recording, metrics, log, MQTT channels)
-/// need a restart, and the log says which changed. A file with errors changes nothing.
+/// other than MQTT) take the new file at once; every other section (those that own hardware,
+/// connections or the incident in progress: sensor, gpio, alarm, state, recording, speech,
+/// metrics, web, log, and MQTT channels) needs a restart, and the log says which changed. A
+/// file with errors changes nothing.
 struct ConfigurationReload: Sendable {
+    /// The sections a reload applies at once; every other section of ``DaemonFile`` that
+    /// changed takes effect after a restart, and the log says so. (The notifier sections are
+    /// not among `DaemonFile.keys`: `Notifiers.reload` decides for them.)
+    static let appliedAtOnce: Set<String> = ["detector"]
+
+    /// Of the changed sections, those that wait for a restart, in the file's order.
+    static func needRestart(_ changed: [String]) -> [String] { changed.filter { !appliedAtOnce.contains($0) } }
+
     let current: CurrentConfiguration
     // What can take a new file while running.
     let loop: SensorLoop, recorder: FieldRecorder, notifiers: Notifiers
@@ -44,15 +53,9 @@ struct ConfigurationReload: Sendable {
             recorder.detectorChanged(Daemon.detectorInfo(d))
             logger.notice("detector now \(d.label)")
         }
-        var restart: [String] = []
-        if new.sensor != configuration.sensor { restart.append("sensor") }
-        if new.gpio != configuration.gpio { restart.append("gpio") }
-        if new.alarm != configuration.alarm { restart.append("alarm") }
-        if new.state != configuration.state { restart.append("state") }
-        if new.recording != configuration.recording { restart.append("recording") }
-        if new.speech != configuration.speech { restart.append("speech") }
-        if new.metrics != configuration.metrics { restart.append("metrics") }
-        if new.log != configuration.log { restart.append("log") }
+        // Every section the file declares (DaemonFile.keys), derived rather than listed: a new
+        // section is reported after a reload without anyone remembering to add it here.
+        var restart = Self.needRestart(new.file.keysChanged(since: configuration.file))
         var applied = new.detector != configuration.detector ? ["detector"] : []
         switch notifiers.reload(new) {
         case .unchanged: break

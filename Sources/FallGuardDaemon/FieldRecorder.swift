@@ -29,6 +29,8 @@ public final class FieldRecorder: Sendable {
 
     public let archive: IncidentArchive
     let recordingFolder: String?
+    /// The state directory, which must be the daemon's own for recordings inside it.
+    let stateDirectory: String
     let keepBytes: Int64
     let flushInterval: Double
     let before: Double, after: Double
@@ -49,6 +51,7 @@ public final class FieldRecorder: Sendable {
                 before: Double, after: Double, detector: IncidentRecord.DetectorInfo, logger: Logger,
                 deliveries: @escaping @Sendable (String) -> Deliveries?) {
         archive = IncidentArchive(folder: IncidentArchive.folder(inState: stateDirectory))
+        self.stateDirectory = stateDirectory
         (self.recordingFolder, self.keepBytes, self.flushInterval) = (recordingFolder, keepBytes, flushInterval)
         (self.before, self.after) = (before, after)
         self.detector = Mutex(detector)
@@ -127,7 +130,10 @@ public final class FieldRecorder: Sendable {
 
     private func loop() {
         var signal = IncidentSignalBuffer(before: before, after: after)
-        let writer = recordingFolder.map { RecordingWriter(directory: $0, keepBytes: keepBytes) }
+        let writer = recordingFolder.map { folder in
+            RecordingWriter(directory: folder, keepBytes: keepBytes,
+                            within: folder.hasPrefix(stateDirectory + "/") ? stateDirectory : nil)
+        }
         var records: [String: IncidentRecord] = [:]
         var lastFlush = monotonic(), lastSignalWrite = monotonic()
         var settled: Set<String> = []

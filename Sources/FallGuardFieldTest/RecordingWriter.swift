@@ -22,6 +22,10 @@ public struct RecordingWriteError: Error, Equatable, CustomStringConvertible {
 /// thread.
 public final class RecordingWriter {
     public let directory: String
+    /// The state directory `directory` lies in (the default `<state>/recordings`), which must be
+    /// the daemon's own too: a state directory that is a link, or another user's, is refused as
+    /// it is everywhere else (``StateFiles/distrust(of:)``), not written through.
+    public let within: String?
     /// The most the directory's recordings may take; the oldest files go first, never the
     /// one being written.
     public let keepBytes: Int64
@@ -49,8 +53,8 @@ public final class RecordingWriter {
     /// Offset of the end of the last synced block (a failed write is cut back to it).
     private var goodLength: off_t = 0
 
-    public init(directory: String, keepBytes: Int64) {
-        (self.directory, self.keepBytes) = (directory, keepBytes)
+    public init(directory: String, keepBytes: Int64, within: String? = nil) {
+        (self.directory, self.keepBytes, self.within) = (directory, keepBytes, within)
         text.reserveCapacity(64 * 1024)
         output.reserveCapacity(64 * 1024)
     }
@@ -156,6 +160,9 @@ public final class RecordingWriter {
     }
 
     private func open(hour h: Int64) throws(RecordingWriteError) {
+        if let within, let why = StateFiles.distrust(of: within) {
+            throw RecordingWriteError(path: directory, reason: "not used: \(why)")
+        }
         if mkdir(directory, 0o700) != 0, errno != EEXIST {
             throw RecordingWriteError(path: directory, reason: String(cString: strerror(errno)))
         }

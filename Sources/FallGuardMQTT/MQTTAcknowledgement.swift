@@ -1,6 +1,7 @@
 import Crypto
 import FallGuardNotify
 import Foundation
+import Synchronization
 
 /// An acknowledgement received on `<prefix>/<device>/ack`, as its payload reads: an incident id
 /// (`FG-3`), or `{"incident": "FG-3", "by": "Anna"}` with a proof when the bridge has an
@@ -84,9 +85,12 @@ public struct MQTTAcknowledgementError: Error, Equatable, CustomStringConvertibl
 /// the alert engine), and, when the bridge has a secret, prove it knows it:
 /// - `token` equal to the secret (compared in constant time), only with `acknowledge-mode:
 ///   token` (TLS or a broker on this machine: the token is a reusable secret), or
-/// - `hmac` = HMAC-SHA256(secret, `fallguard-ack\n<device>\n<incident>\n<time>`) in hex, with
-///   `time` within ``window`` seconds of the bridge's clock: bound to this bridge and this
-///   incident, and useless to replay later.
+/// - `hmac` = HMAC-SHA256(secret, `fallguard-ack-2\n<device>\n<incident>\n<time>\n<by>`) in
+///   hex, with `time` within ``window`` seconds of the bridge's clock: bound to this bridge,
+///   this incident and this name, and taken once (a MAC seen before within the window is
+///   refused: a captured acknowledgement cannot be published again). The older
+///   `fallguard-ack\n<device>\n<incident>\n<time>` (no name) still acknowledges, but its `by`
+///   is not proven, so the bridge does not attribute the acknowledgement to it.
 public struct MQTTAcknowledgementGate: Sendable {
     public let device: String
     private let secret: [UInt8]?
@@ -96,6 +100,14 @@ public struct MQTTAcknowledgementGate: Sendable {
     public var hasSecret: Bool { secret != nil }
     /// Seconds an HMAC's `time` may differ from the bridge's clock.
     public static let window: Int64 = 300
+    private let seen = SeenProofs()
+
+    /// What an acknowledgement that passed proves: its incident, and its name when the proof
+    /// covers the name (nil: the name, if any, is only what the publisher wrote).
+    public struct Checked: Sendable, Equatable {
+        public var incident: String
+        public var provenBy: String?
+    }
 
     public init(device: String, secret: String?, acceptsToken: Bool = false) {
         self.device = device
@@ -103,24 +115,31 @@ public struct MQTTAcknowledgementGate: Sendable {
         self.acceptsToken = acceptsToken
     }
 
-    /// The text an HMAC signs.
-    public static func signedText(device: String, incident: String, time: Int64) -> String {
-        "fallguard-ack\n\(device)\n\(incident)\n\(time)"
+    /// The text an HMAC signs: with `by`, the name is signed too (`fallguard-ack-2`).
+    public static func signedText(device: String, incident: String, time: Int64, by: String? = nil) -> String {
+        guard let by else { return "fallguard-ack\n\(device)\n\(incident)\n\(time)" }
+        return "fallguard-ack-2\n\(device)\n\(incident)\n\(time)\n\(by)"
     }
 
-    /// The hex HMAC a publisher sends (tests and `tools/` use it too).
-    public static func hmac(secret: String, device: String, incident: String, time: Int64) -> String {
-        let code = HMAC<SHA256>.authenticationCode(for: Array(signedText(device: device, incident: incident, time: time).utf8),
+    /// The hex HMAC a publisher sends (tests and `tools/` use it too); with `by`, over the name.
+    public static func hmac(secret: String, device: String, incident: String, time: Int64, by: String? = nil) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Array(signedText(device: device, incident: incident, time: time, by: by).utf8),
                                                    using: SymmetricKey(data: Array(secret.utf8)))
         return code.lowercaseHex
     }
 
     /// The incident the ack acknowledges, or why it acknowledges nothing.
     public func incident(of ack: MQTTAcknowledgement, now: Date = Date()) -> Result<String, MQTTAcknowledgementError> {
+        check(ack, now: now).map(\.incident)
+    }
+
+    /// The incident and the proven name, or why the ack acknowledges nothing. An HMAC that
+    /// passes is remembered for the window, and the same one again is refused.
+    public func check(_ ack: MQTTAcknowledgement, now: Date = Date()) -> Result<Checked, MQTTAcknowledgementError> {
         guard let incident = ack.incident else {
             return .failure(.init("it names no incident (send {\"incident\": \"FG-…\"})"))
         }
-        guard let secret else { return .success(incident) }
+        guard let secret else { return .success(Checked(incident: incident, provenBy: nil)) }
         switch ack.proof {
         case nil:
             return .failure(.init("it carries no token or hmac, and this bridge has an acknowledge-secret"))
@@ -129,18 +148,26 @@ public struct MQTTAcknowledgementGate: Sendable {
                 return .failure(.init("a token is not taken (acknowledge-mode: hmac): send 'hmac' with 'time'"))
             }
             return Self.constantTimeEqual(Array(token.utf8), secret)
-                ? .success(incident) : .failure(.init("wrong token"))
+                ? .success(Checked(incident: incident, provenBy: nil)) : .failure(.init("wrong token"))
         case let .hmac(hex, time):
             let seconds = Int64(now.timeIntervalSince1970.rounded())
             guard time > seconds - Self.window, time < seconds + Self.window else {
                 return .failure(.init("its time \(time) is more than \(Self.window) s from the bridge's clock (\(seconds))"))
             }
-            guard let mac = Self.bytes(hex: hex),
-                  HMAC<SHA256>.isValidAuthenticationCode(
-                      mac, authenticating: Array(Self.signedText(device: device, incident: incident, time: time).utf8),
-                      using: SymmetricKey(data: secret))
-            else { return .failure(.init("wrong hmac")) }
-            return .success(incident)
+            guard let mac = Self.bytes(hex: hex) else { return .failure(.init("wrong hmac")) }
+            let key = SymmetricKey(data: secret)
+            func signs(_ by: String?) -> Bool {
+                HMAC<SHA256>.isValidAuthenticationCode(
+                    mac, authenticating: Array(Self.signedText(device: device, incident: incident, time: time, by: by).utf8), using: key)
+            }
+            let provenBy: String?
+            if let by = ack.by, signs(by) { provenBy = by } else if signs(nil) { provenBy = nil } else {
+                return .failure(.init("wrong hmac"))
+            }
+            guard seen.first(hex, time: time, now: seconds) else {
+                return .failure(.init("this hmac was taken before (an acknowledgement is taken once)"))
+            }
+            return .success(Checked(incident: incident, provenBy: provenBy))
         }
     }
 
@@ -167,6 +194,27 @@ public struct MQTTAcknowledgementGate: Sendable {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
         default: nil
+        }
+    }
+}
+
+/// The HMACs a gate has taken, each until its time is out of the window: a captured
+/// acknowledgement published again is refused. Bounded: past ``capacity`` the oldest by time
+/// goes (a flood of valid MACs needs the secret).
+final class SeenProofs: Sendable {
+    static let capacity = 4096
+    private let table = Mutex<[String: Int64]>([:])
+
+    /// Whether `mac` (signed at `time`) is new; remembers it.
+    func first(_ mac: String, time: Int64, now: Int64) -> Bool {
+        table.withLock { t in
+            guard t[mac] == nil else { return false }
+            if t.count >= Self.capacity {
+                t = t.filter { $0.value > now - MQTTAcknowledgementGate.window }
+                if t.count >= Self.capacity, let oldest = t.min(by: { $0.value < $1.value }) { t[oldest.key] = nil }
+            }
+            t[mac] = time
+            return true
         }
     }
 }

@@ -40,7 +40,8 @@ public final class MQTTChannel: NotificationChannel {
             keepalive: settings.keepalive, username: settings.username, password: settings.password,
             will: (topics.availability, MQTTAvailability.offline),
             tls: settings.tls ? (settings.caFile, settings.certFile, settings.keyFile) : nil,
-            reconnectDelay: settings.reconnectDelay, reconnectDelayMax: settings.reconnectDelayMax)
+            reconnectDelay: settings.reconnectDelay, reconnectDelayMax: settings.reconnectDelayMax,
+            maximumPacketSize: MQTTLimits.bridgePacket)
         client = try MosquittoClient(options) { client, event in retained.handle(event, client) }
     }
 
@@ -158,11 +159,15 @@ private final class BridgeSession: Sendable {
 
     func handle(_ event: MosquittoEvent, _ client: MosquittoClient) {
         switch event {
-        case .connected:
+        case let .connected(bounded):
             logger.info("MQTT: connected", metadata: ["broker": "\(client.endpoint)"])
             client.publish(topics.availability, Array(MQTTAvailability.online.utf8), retain: true)
-            client.subscribe(topics.acknowledge)
-            if discovery { client.subscribe(topics.homeAssistantStatus) }
+            if bounded {
+                client.subscribe(topics.acknowledge)
+                if discovery { client.subscribe(topics.homeAssistantStatus) }
+            } else {
+                logger.error("MQTT: \(client.endpoint) speaks only MQTT 3.1.1, which cannot bound the size of what it sends: alerts go out, but acknowledgements on \(topics.acknowledge) and Home Assistant's restarts are not read (use a broker with MQTT 5, e.g. mosquitto 1.6 or newer)")
+            }
             republish(client)
         case let .refused(reason, _):
             logger.error("MQTT: \(reason)")
@@ -173,6 +178,13 @@ private final class BridgeSession: Sendable {
         case let .message(topic, payload, retained) where topic == topics.acknowledge:
             // An empty payload is a retained copy being cleared (ours included): nothing to do.
             guard !payload.isEmpty else { return }
+            // The broker sends nothing over MQTTLimits.bridgePacket; an acknowledgement is a few
+            // hundred bytes, and a larger one is refused before it is parsed.
+            guard payload.count <= MQTTLimits.acknowledgement else {
+                client.publish(topics.acknowledge, [], retain: true)
+                refused("\(payload.count) bytes (an acknowledgement has at most \(MQTTLimits.acknowledgement))")
+                return
+            }
             // Whatever arrives, a copy the broker may keep is cleared: a message published
             // retained while we are connected arrives without the flag, and would otherwise
             // fire again at every reconnect and be read by every later subscriber.
@@ -183,7 +195,7 @@ private final class BridgeSession: Sendable {
             }
             acknowledge(payload)
         case let .message(topic, payload, _) where topic == topics.homeAssistantStatus:
-            if payload == Array(MQTTAvailability.online.utf8) { republish(client) }
+            if payload.count <= MQTTLimits.availability, payload == Array(MQTTAvailability.online.utf8) { republish(client) }
         case .message:
             break
         }
@@ -208,9 +220,12 @@ private final class BridgeSession: Sendable {
         let incident: String, by: String?, proven: Bool
         do {
             let ack = try MQTTAcknowledgement(payload: payload)
-            incident = try gate.incident(of: ack).get()
-            by = ack.by
-            if case .hmac = ack.proof, gate.hasSecret { proven = true } else { proven = false }
+            let checked = try gate.check(ack).get()
+            incident = checked.incident
+            // "Acknowledged by" only from a proof that covers the name (an HMAC over it); any
+            // other name is what the publisher wrote, shown only if it is a configured contact.
+            proven = checked.provenBy != nil
+            by = checked.provenBy ?? ack.by
         } catch {
             refused("\(error)")
             return
@@ -231,6 +246,21 @@ private final class BridgeSession: Sendable {
     private static func json(_ info: MQTTLastIncident) -> [UInt8] {
         (try? MQTTChannel.encoder.encode(info)).map { [UInt8]($0) } ?? []
     }
+}
+
+/// The largest messages FallGuard's MQTT clients take. The broker is told the packet limit on
+/// CONNECT (MQTT 5 Maximum Packet Size) and drops a larger message for that client rather than
+/// send it: one message of any size on a topic a bridge or the station reads must never take the
+/// memory that keeps monitoring going. Within a packet, each topic keeps what its messages need.
+public enum MQTTLimits {
+    /// A bridge reads its acknowledgements and Home Assistant's status: 8 KiB per packet.
+    public static let bridgePacket = 8 * 1024
+    /// A staff station reads every bridge's state, alerts and incidents: 64 KiB per packet.
+    public static let stationPacket = 64 * 1024
+    /// An acknowledgement (`incident`, `by`, `time`, `hmac`): 2 KiB.
+    public static let acknowledgement = 2 * 1024
+    /// `online` / `offline`.
+    public static let availability = 64
 }
 
 /// How many refused acknowledgements the log takes: the first ``inFull`` of each minute one by

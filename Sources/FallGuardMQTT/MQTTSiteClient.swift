@@ -27,12 +27,17 @@ public final class MQTTSiteClient: Sendable {
             keepalive: settings.keepalive, username: settings.username, password: settings.password,
             will: (availability, MQTTAvailability.offline),
             tls: settings.tls ? (settings.caFile, settings.certFile, settings.keyFile) : nil,
-            reconnectDelay: settings.reconnectDelay, reconnectDelayMax: settings.reconnectDelayMax)
+            reconnectDelay: settings.reconnectDelay, reconnectDelayMax: settings.reconnectDelayMax,
+            maximumPacketSize: MQTTLimits.stationPacket)
         client = try MosquittoClient(options) { client, event in
             switch event {
-            case .connected:
-                logger.notice("station: connected to \(client.endpoint), subscribed to \(prefix)/#")
-                client.subscribe(prefix + "/#")
+            case let .connected(bounded):
+                if bounded {
+                    logger.notice("station: connected to \(client.endpoint), subscribed to \(prefix)/#")
+                    client.subscribe(prefix + "/#")
+                } else {
+                    logger.critical("station: \(client.endpoint) speaks only MQTT 3.1.1, which cannot bound the size of what it sends: the station reads nothing from it and shows no alarm (use a broker with MQTT 5, e.g. mosquitto 1.6 or newer)")
+                }
                 client.publish(availability, Array(MQTTAvailability.online.utf8), retain: true)
             case let .refused(reason, _):
                 logger.error("station: the broker refused the connection: \(reason)")
@@ -54,9 +59,10 @@ public final class MQTTSiteClient: Sendable {
     }
 
     /// The payload that acknowledges `incident` on bridge `device` as `by`, proven with `secret`
-    /// at `time` (Unix seconds): what the bridge's gate takes in `hmac` mode.
+    /// at `time` (Unix seconds), the name inside the signed text: what the bridge's gate takes
+    /// in `hmac` mode, and attributes to `by`.
     public static func acknowledgement(device: String, incident: String, by: String, secret: String, time: Int64) -> [UInt8] {
-        let mac = MQTTAcknowledgementGate.hmac(secret: secret, device: device, incident: incident, time: time)
+        let mac = MQTTAcknowledgementGate.hmac(secret: secret, device: device, incident: incident, time: time, by: by)
         struct Ack: Encodable { var incident: String; var by: String; var time: Int64; var hmac: String }
         return (try? Array(JSONEncoder().encode(Ack(incident: incident, by: by, time: time, hmac: mac)))) ?? []
     }

@@ -9,7 +9,10 @@ import Glibc
 
 /// What libmosquitto's network thread reports. Handlers run on that thread: keep them short.
 enum MosquittoEvent: Sendable {
-    case connected
+    /// CONNACK with success. `bounded`: the broker speaks MQTT 5 and so honours our Maximum
+    /// Packet Size; false for a broker that refused MQTT 5 and took 3.1.1, which could send a
+    /// message of any size: ``MosquittoClient/subscribe(_:)`` then subscribes to nothing.
+    case connected(bounded: Bool)
     /// CONNACK with a refusal; `permanent` for a protocol version or client id the broker refuses.
     case refused(reason: String, permanent: Bool)
     case disconnected(reason: String)
@@ -33,6 +36,11 @@ struct MosquittoOptions: Sendable {
     var tls: (caFile: String?, certFile: String?, keyFile: String?)?
     var reconnectDelay: Int
     var reconnectDelayMax: Int
+    /// The largest MQTT packet (topic, properties and payload) the broker may send us: MQTT 5's
+    /// Maximum Packet Size on CONNECT. The broker drops a larger message for this client (and
+    /// says so in its log) instead of sending it; libmosquitto itself would allocate whatever
+    /// length a packet announces.
+    var maximumPacketSize: Int
 }
 
 private let libraryInitialised: Void = { _ = mosquitto_lib_init() }()
@@ -62,6 +70,9 @@ final class MosquittoClient: @unchecked Sendable {
         /// A CONNACK came since the last attempt began: the backoff starts again.
         var hadConnection = false
         var publishes: [Int32: Publish] = [:]
+        /// The broker refused MQTT 5: connections go on with 3.1.1, which cannot bound what the
+        /// broker sends, so nothing is subscribed (publishing still works).
+        var unbounded = false
         var connectionWaiters: [Int: CheckedContinuation<Void, any Error>] = [:]
         var nextWaiter = 0
     }
@@ -69,8 +80,8 @@ final class MosquittoClient: @unchecked Sendable {
     /// A QoS ≥ 1 message between `mosquitto_publish` and the broker's PUBACK.
     private enum Publish {
         case waiting(CheckedContinuation<Void, any Error>)
-        /// PUBACK came before anyone waited.
-        case acknowledged
+        /// PUBACK came before anyone waited, with its reason (MQTT 5; 0 for 3.1.1).
+        case acknowledged(reason: Int32)
         /// Nobody waits (retained state, or the waiter timed out).
         case ignored
     }
@@ -87,7 +98,8 @@ final class MosquittoClient: @unchecked Sendable {
         handle = h
         self.options = options
         self.onEvent = onEvent
-        try check(mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "protocol version")
+        try check(mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V5)), "protocol version")
+        try check(Self.setConnectProperties(h, maximumPacketSize: options.maximumPacketSize), "maximum packet size")
         if let user = options.username {
             try check(mosquitto_username_pw_set(h, user, options.password), "username/password")
         }
@@ -99,7 +111,10 @@ final class MosquittoClient: @unchecked Sendable {
         }
         mosquitto_connect_callback_set(h) { _, me, rc in MosquittoClient.from(me)?.connected(rc) }
         mosquitto_disconnect_callback_set(h) { _, me, rc in MosquittoClient.from(me)?.disconnected(rc) }
-        mosquitto_publish_callback_set(h) { _, me, mid in MosquittoClient.from(me)?.acknowledged(mid) }
+        // MQTT 5's PUBACK carries a reason: 0 or 16 ("no matching subscribers") is taken, 128
+        // and above is a refusal (135: the broker's ACL does not let us publish there), which
+        // MQTT 3.1.1 acknowledged silently.
+        mosquitto_publish_v5_callback_set(h) { _, me, mid, reason, _ in MosquittoClient.from(me)?.acknowledged(mid, reason: reason) }
         mosquitto_log_callback_set(h) { _, me, level, text in
             guard level == MOSQ_LOG_ERR, let text else { return }
             MosquittoClient.from(me)?.libraryError(String(cString: text))
@@ -236,12 +251,15 @@ final class MosquittoClient: @unchecked Sendable {
         }
         let mid = messageID
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-            let early = state.withLock { s -> Bool in
-                if case .acknowledged = s.publishes[mid] { s.publishes[mid] = nil; return true }
+            let early = state.withLock { s -> Int32? in
+                if case let .acknowledged(reason) = s.publishes[mid] { s.publishes[mid] = nil; return reason }
                 s.publishes[mid] = .waiting(c)
-                return false
+                return nil
             }
-            if early { c.resume(); return }
+            if let reason = early {
+                if let refusal = refusal(reason, mid: mid) { c.resume(throwing: refusal) } else { c.resume() }
+                return
+            }
             DispatchQueue.global().asyncAfter(deadline: deadline) { [self] in
                 let late = state.withLock { s -> CheckedContinuation<Void, any Error>? in
                     guard case let .waiting(w) = s.publishes[mid] else { return nil }
@@ -278,35 +296,77 @@ final class MosquittoClient: @unchecked Sendable {
         }
     }
 
-    /// Subscribes at QoS 1 (call from the `.connected` event: the session is clean).
-    func subscribe(_ topic: String) {
-        mosquitto_subscribe(handle, nil, topic, 1)
+    /// Subscribes at QoS 1 (call from the `.connected` event: the session is clean). Over an
+    /// unbounded connection (a broker without MQTT 5) nothing is subscribed: one message of any
+    /// size could otherwise take the whole memory of the process. Returns whether it subscribed.
+    @discardableResult
+    func subscribe(_ topic: String) -> Bool {
+        guard !state.withLock({ $0.unbounded }) else { return false }
+        return mosquitto_subscribe(handle, nil, topic, 1) == MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// Sets the CONNECT properties every later connection attempt sends (with MQTT 5), or clears
+    /// them (`maximumPacketSize` nil, before falling back to 3.1.1, which has none).
+    ///
+    /// libmosquitto 2.0 takes CONNECT properties only in the blocking `mosquitto_connect_bind_v5`,
+    /// which keeps them in the client before it checks the address; the network thread connects
+    /// asynchronously (`mosquitto_connect_async` sends the kept properties), so the properties
+    /// are handed over with a port of -1, which stops that call before any network I/O with
+    /// MOSQ_ERR_INVAL. That the broker then honours the size is tested against the real broker
+    /// (MQTTBoundedTests).
+    private static func setConnectProperties(_ h: OpaquePointer, maximumPacketSize: Int?) -> Int32 {
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        if let size = maximumPacketSize {
+            let rc = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue),
+                                                  UInt32(clamping: max(size, 128)))
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
+        }
+        let rc = mosquitto_connect_bind_v5(h, "localhost", -1, 60, nil, properties)
+        return rc == MOSQ_ERR_INVAL.rawValue ? MOSQ_ERR_SUCCESS.rawValue : rc
     }
 
     // MARK: Callbacks (network thread)
 
     private func connected(_ rc: Int32) {
         if rc == 0 {
-            let waiters = state.withLock { s in
+            let (waiters, unbounded) = state.withLock { s in
                 s.connected = true
                 s.hadConnection = true
                 s.problem = nil
                 s.lastReported = nil
                 s.refusedForGood = false
                 defer { s.connectionWaiters = [:] }
-                return Array(s.connectionWaiters.values)
+                return (Array(s.connectionWaiters.values), s.unbounded)
             }
-            onEvent(self, .connected)
+            onEvent(self, .connected(bounded: !unbounded))
             for w in waiters { w.resume() }
             return
         }
-        // CONNACK codes of MQTT 3.1.1: 1 protocol, 2 client id, 3 unavailable, 4 credentials, 5 not
-        // authorised. Only 1 and 2 cannot change while the bridge runs: a broker whose password
-        // file or auth plugin is being reloaded refuses good credentials for a moment (4, 5), and
-        // a fall alert must not be given up for that. They are retried like an unreachable broker
-        // (and logged as an error every time, so wrong credentials do not go unnoticed).
-        let permanent = rc == 1 || rc == 2
-        let reason = "the MQTT broker at \(endpoint) refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+        let unbounded = state.withLock { $0.unbounded }
+        // A broker without MQTT 5 (mosquitto before 1.6, some embedded brokers) answers our
+        // CONNECT with "unacceptable protocol version" (libmosquitto reports MQTT 5's 132). The
+        // next attempts speak 3.1.1 and subscribe to nothing: alerts still go out.
+        if !unbounded, rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) {
+            state.withLock { $0.unbounded = true }
+            _ = mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+            _ = Self.setConnectProperties(handle, maximumPacketSize: nil)
+            let reason = "the MQTT broker at \(endpoint) does not speak MQTT 5, so it cannot be told the largest message "
+                + "to send us; connecting with MQTT 3.1.1 to publish only (nothing is subscribed: no acknowledgements "
+                + "or Home Assistant restarts over MQTT)"
+            onEvent(self, .refused(reason: reason, permanent: false))
+            return
+        }
+        // Only a protocol version or a client id cannot change while the bridge runs (MQTT 3.1.1
+        // codes 1 and 2; MQTT 5's 132 after the fallback, 133): a broker whose password file or
+        // auth plugin is being reloaded refuses good credentials for a moment (3.1.1's 4 and 5,
+        // MQTT 5's 134, 135), and a fall alert must not be given up for that. They are retried
+        // like an unreachable broker (and logged as an error every time, so wrong credentials do
+        // not go unnoticed).
+        let permanent = unbounded ? (rc == 1 || rc == 2)
+            : (rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) || rc == Int32(MQTT_RC_CLIENTID_NOT_VALID.rawValue))
+        let text = unbounded ? String(cString: mosquitto_connack_string(rc)) : String(cString: mosquitto_reason_string(rc))
+        let reason = "the MQTT broker at \(endpoint) refused the connection: \(text)"
         let waiters = state.withLock { s in
             s.connected = false
             s.problem = reason
@@ -337,15 +397,27 @@ final class MosquittoClient: @unchecked Sendable {
         if report { onEvent(self, .error(text)) }
     }
 
-    private func acknowledged(_ mid: Int32) {
+    private func acknowledged(_ mid: Int32, reason: Int32) {
         let waiter = state.withLock { s -> CheckedContinuation<Void, any Error>? in
             switch s.publishes[mid] {
             case .waiting(let w)?: s.publishes[mid] = nil; return w
             case .ignored?: s.publishes[mid] = nil; return nil
-            case .acknowledged?, nil: s.publishes[mid] = .acknowledged; return nil
+            case .acknowledged?, nil: s.publishes[mid] = .acknowledged(reason: reason); return nil
             }
         }
-        waiter?.resume()
+        guard let waiter else { return }
+        if let refusal = refusal(reason, mid: mid) { waiter.resume(throwing: refusal) } else { waiter.resume() }
+    }
+
+    /// A PUBACK reason of 128 or more as a delivery failure: permanent where the broker's own
+    /// rules refuse the message (not authorised, topic or payload invalid: retrying cannot help
+    /// until someone changes them), transient otherwise (quota, busy, its own error).
+    private func refusal(_ reason: Int32, mid: Int32) -> DeliveryFailure? {
+        guard reason >= 128 else { return nil }
+        let text = "the MQTT broker at \(endpoint) refused message \(mid): \(String(cString: mosquitto_reason_string(reason))) (reason \(reason))"
+        let permanent = [Int32(MQTT_RC_NOT_AUTHORIZED.rawValue), Int32(MQTT_RC_TOPIC_NAME_INVALID.rawValue),
+                         Int32(MQTT_RC_PAYLOAD_FORMAT_INVALID.rawValue)].contains(reason)
+        return permanent ? .permanent(text) : .transient(text)
     }
 }
 

@@ -2,6 +2,9 @@ import FallGuardFieldTest
 import Foundation
 import GRDB
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A SQLite file in a state directory (WAL, `synchronous=FULL`: every commit on the disk
 /// before it returns), opened when it can be: at start, or later, tried again at most once a
@@ -74,6 +77,15 @@ public final class SQLiteStore: Sendable {
         if let why = folderCheck() { throw SQLiteUnavailable(path: path, reason: why) }
         for suffix in ["", "-wal", "-shm", "-journal"] where !StateFiles.isRegularOrAbsent(path + suffix) {
             throw SQLiteUnavailable(path: path, reason: "\(path + suffix) is a link or not a regular file")
+        }
+        // Made 0600 before SQLite opens it, whatever the process's umask (the station has no
+        // systemd UMask when started by hand): SQLite gives its -wal and -shm files the mode of
+        // the database file. An existing file keeps its mode, tightened to 0600 if looser.
+        let fd = StateFiles.open(path, O_RDWR | O_CREAT, mode: 0o600)
+        if fd >= 0 {
+            var st = stat()
+            if fstat(fd, &st) == 0, st.st_uid == geteuid(), st.st_mode & 0o077 != 0 { fchmod(fd, 0o600) }
+            close(fd)
         }
         var config = Configuration()
         config.prepareDatabase { db in

@@ -16,13 +16,20 @@ public final class StaffAccess: Sendable {
     /// The exact loopback Host check, whatever the logins.
     private let hostCheck = WebAccess(password: nil, sessionHours: 1)
 
+    /// One throttle for every login: a client's wrong passwords count together whatever user
+    /// names it tried, so a name nobody has answers exactly as a real one does.
+    public let throttle: PasswordThrottle
+
     public init(staff: [(user: String, name: String, password: String)], sessionHours: Double) {
+        let throttle = PasswordThrottle()
+        self.throttle = throttle
         var m: [String: (member: Member, access: WebAccess)] = [:]
         for s in staff {
-            m[s.user.lowercased()] = (Member(user: s.user, name: s.name), WebAccess(password: s.password, sessionHours: sessionHours))
+            m[s.user.lowercased()] = (Member(user: s.user, name: s.name),
+                                      WebAccess(password: s.password, sessionHours: sessionHours, throttle: throttle))
         }
         members = m
-        nobody = WebAccess(password: WebAccess.randomToken(), sessionHours: sessionHours)
+        nobody = WebAccess(password: WebAccess.randomToken(), sessionHours: sessionHours, throttle: throttle)
     }
 
     /// Checks `user`'s password from `client` (throttled per client, as the bridge's page);

@@ -7,12 +7,8 @@ import Synchronization
 public final class WebAccess: Sendable {
     public static let cookieName = "fallguard_session"
     /// Wrong passwords a client may send per ``throttleWindow`` before its checks wait for the window.
-    public static let throttleLimit = 5
-    public static let throttleWindow = 60.0
-    /// Clients whose wrong passwords are remembered one by one; beyond them, new clients share
-    /// one throttle (a flood from thousands of addresses cannot grow the table).
-    public static let throttledClients = 4096
-    static let overflowClient = "(others)"
+    public static let throttleLimit = PasswordThrottle.limit
+    public static let throttleWindow = PasswordThrottle.window
 
     private let password: [UInt8]?
     private let sessionSeconds: Double
@@ -20,17 +16,17 @@ public final class WebAccess: Sendable {
     /// cannot read it, so it cannot forge a label).
     private let processToken: String
     private let state = Mutex(State())
+    /// Wrong passwords per client; shared by every login of one server (``StaffAccess``).
+    public let throttle: PasswordThrottle
 
     struct Session { var csrf: String; var expires: Double }
-    /// A client's wrong passwords within the window, and whether its throttling was reported.
-    struct Failures { var times: [Double] = []; var reported = false }
     struct State {
         var sessions: [String: Session] = [:]
-        var failures: [String: Failures] = [:]
     }
 
-    public init(password: String?, sessionHours: Double) {
+    public init(password: String?, sessionHours: Double, throttle: PasswordThrottle = PasswordThrottle()) {
         self.password = password.map { Array($0.utf8) }
+        self.throttle = throttle
         sessionSeconds = sessionHours * 3600
         processToken = Self.randomToken()
     }
@@ -70,28 +66,12 @@ public final class WebAccess: Sendable {
     /// Other clients are not held up. Without a password set, nothing is right.
     public func check(password given: String, client: String, now: Double) -> PasswordCheck {
         guard let password else { return .wrong }
-        return state.withLock { s in
-            let key = s.failures[client] != nil || s.failures.count < Self.throttledClients ? client : Self.overflowClient
-            var f = s.failures[key] ?? Failures()
-            f.times.removeAll { $0 < now - Self.throttleWindow }
-            if f.times.isEmpty { f.reported = false }
-            defer {
-                if f.times.isEmpty { s.failures[key] = nil } else { s.failures[key] = f }
-                if s.failures.count >= Self.throttledClients {   // forget the clients whose window is over
-                    s.failures = s.failures.filter { $0.value.times.contains { $0 >= now - Self.throttleWindow } }
-                }
-            }
-            if f.times.count >= Self.throttleLimit {
-                let first = !f.reported
-                f.reported = true
-                return .throttled(seconds: max(1, Int((f.times[0] + Self.throttleWindow - now).rounded(.up))), first: first)
-            }
-            guard Self.constantTimeEqual(Array(given.utf8), password) else {
-                f.times.append(now)
-                return .wrong
-            }
-            return .right
+        if let wait = throttle.admit(client: client, now: now) { return wait }
+        guard Self.constantTimeEqual(Array(given.utf8), password) else {
+            throttle.failed(client: client, now: now)
+            return .wrong
         }
+        return .right
     }
 
     /// A new session (after a ``check(password:client:now:)`` that was right): its id, for the cookie.

@@ -1,5 +1,6 @@
 import Foundation
-import FallGuardDaemon
+@testable import FallGuardDaemon
+import FallGuardConfig
 import Testing
 import FallGuardTestSupport
 
@@ -213,6 +214,38 @@ struct BackgroundDaemon {
         let json = try #require(try JSONSerialization.jsonObject(with: Data(sent.split(separator: "\n").first.map(String.init)?.utf8 ?? "".utf8)) as? [String: Any])
         #expect((json["wearer"] as? [String: Any])?["name"] as? String == "After Reload", "\(json)")
         #expect(((json["message"] as? [String: Any])?["body"] as? String)?.contains("After Reload") == true, "\(json)")
+    }
+
+    /// Issue 38 item 4: the sections were listed by hand and `web` was left out, so a changed
+    /// `web.password` was neither applied nor reported. The page's logins hold the password they
+    /// started with: the change waits for a restart, and the log says so.
+    @Test func aChangedWebPasswordWaitsForARestartAndTheLogSaysSo() throws {
+        let folder = temporaryFolder()
+        let config = folder + "/fallguard.yaml"
+        try writeExecConfig(config, folder: folder)
+        let daemon = try BackgroundDaemon(["run", "--config", config, "--duration", "5"], log: folder + "/run.log")
+        daemon.waitFor("monitoring:", seconds: 20)
+        try writeExecConfig(config, folder: folder, extra: "web: {password: a-new-long-password-for-the-page}")
+        kill(daemon.process.processIdentifier, SIGHUP)
+        daemon.waitFor("SIGHUP: reloaded", seconds: 5)
+        daemon.process.waitUntilExit()
+        #expect(daemon.output.contains("changes to web take effect after a restart"), "\(daemon.output)")
+        #expect(!daemon.output.contains("a-new-long-password-for-the-page"), "the password is never logged")
+    }
+
+    /// Every section of the file is compared by value: none is reported changed against an
+    /// equal file (a section that is not Equatable would always be), one changed section is
+    /// reported by its name, and every section but the detector waits for a restart.
+    @Test func theReloadComparesEverySectionTheFileDeclares() {
+        #expect(DaemonFile().keysChanged(since: DaemonFile()) == [])
+        for key in DaemonFile.keys where key.name != "detector" {
+            #expect(ConfigurationReload.needRestart([key.name]) == [key.name], "\(key.name)")
+        }
+        #expect(ConfigurationReload.needRestart(["detector"]) == [])
+        var changed = DaemonFile()
+        changed.web.password = "another-password-entirely"
+        changed.speech.enabled.toggle()
+        #expect(changed.keysChanged(since: DaemonFile()) == ["speech", "web"])
     }
 
     /// The recorder owns open files and the incident windows: a changed `recording:` waits for a restart, and says so.

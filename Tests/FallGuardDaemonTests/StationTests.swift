@@ -80,6 +80,30 @@ struct StationDidNotServe: Error { var why: String }
         #expect(staff.acceptsHost("127.0.0.1:80", loopbackOnly: true) && !staff.acceptsHost("127.attacker.example", loopbackOnly: true))
     }
 
+    /// Issue 40 item 10: unknown names got 429 after 5 wrong passwords while real names kept
+    /// getting 401, so user names could be told apart. One throttle per client across names.
+    @Test func userNamesCannotBeToldApartByTheThrottle() {
+        let staff = StaffAccess(staff: [("anna", "Anna Smith", "anna-password"), ("bob", "Bob Jones", "bob-password")], sessionHours: 1)
+        var answers: [String: [String]] = [:]
+        for name in ["anna", "nobody-here", "bob", "zed"] {
+            let client = "client-" + name
+            for i in 0..<(WebAccess.throttleLimit + 2) {
+                // the same client tries the name, then one real and one unknown other name
+                let a = staff.check(user: name, password: "wrong \(i)", client: client, now: 10 + Double(i)).0
+                answers[name, default: []].append("\(a)")
+            }
+        }
+        #expect(Set(answers.values.map { $0 }).count == 1, "every name answers alike: \(answers)")
+        _ = staff.check(user: "anna", password: "x", client: "mixed", now: 20)
+        _ = staff.check(user: "bob", password: "x", client: "mixed", now: 20)
+        _ = staff.check(user: "carol", password: "x", client: "mixed", now: 20)
+        _ = staff.check(user: "dave", password: "x", client: "mixed", now: 20)
+        _ = staff.check(user: "erin", password: "x", client: "mixed", now: 20)
+        if case .throttled = staff.check(user: "anna", password: "anna-password", client: "mixed", now: 21).0 {} else {
+            Issue.record("wrong passwords for different names from one client must count together")
+        }
+    }
+
     @Test func anAcknowledgementFromTheStationIsTakenOnlyByItsBridge() throws {
         let secret = "one-secret-for-the-home-0123"
         let payload = MQTTSiteClient.acknowledgement(device: "room-002", incident: "FG-1", by: "Anna Smith", secret: secret, time: 1_800_000_000)
@@ -118,7 +142,46 @@ struct StationDidNotServe: Error { var why: String }
             """.write(toFile: path, atomically: true, encoding: .utf8)
         let (good, fine) = StationConfiguration.load(path: path)
         #expect(!fine.contains { $0.isError }, "\(fine)")
+        #expect(!fine.contains { $0.description.contains("station.broker") }, "a broker on this machine needs neither: \(fine)")
+        // Issue 40 item 13: a remote broker without TLS or a login is worth a warning.
+        try """
+            station:
+              broker: {host: broker.example}
+              acknowledge-secret: one-secret-for-the-home-0123
+              staff: [{user: anna, name: Anna Smith, password: anna-password}]
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let (_, remote) = StationConfiguration.load(path: path)
+        #expect(remote.contains { !$0.isError && $0.description.contains("station.broker.tls") && $0.description.contains("no TLS (tls: true) or a login") },
+                "\(remote)")
         #expect(good.station.address?.port == 8470 && good.station.secret(for: "room-1") == "one-secret-for-the-home-0123")
+    }
+
+    /// Issue 40 item 7: docs/care-home.md advises the staff's passwords in the credentials
+    /// file, and every form of that was refused ("expected a list, found a mapping"). A list
+    /// item is filled in by its index or its `user`, as a list or a mapping.
+    @Test func staffPasswordsComeFromTheCredentialsFileByIndexOrUser() throws {
+        let folder = temporaryFolder("station-credentials")
+        let path = folder + "/station.yaml"
+        try """
+            credentials-file: credentials.yaml
+            station:
+              broker: {host: 127.0.0.1}
+              acknowledge-secret: one-secret-for-the-home-0123
+              staff:
+                - {user: anna, name: Anna Smith}
+                - {user: ben, name: Ben Okafor}
+                - {user: cleo, name: Cleo Park}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        for credentials in ["station: {staff: {anna: {password: anna-password-1}, ben: {password: ben-password-22}, 2: {password: cleo-password-3}}}",
+                            "station: {staff: [{password: anna-password-1}, {password: ben-password-22}, {password: cleo-password-3}]}"] {
+            try credentials.write(toFile: folder + "/credentials.yaml", atomically: true, encoding: .utf8)
+            chmod(folder + "/credentials.yaml", 0o600)
+            let (c, diagnostics) = StationConfiguration.load(path: path)
+            #expect(diagnostics.filter(\.isError).isEmpty, "\(credentials): \(diagnostics)")
+            #expect(c.station.staff.map(\.password) == ["anna-password-1", "ben-password-22", "cleo-password-3"], "\(credentials)")
+            #expect(c.station.staff.map(\.name) == ["Anna Smith", "Ben Okafor", "Cleo Park"])
+            #expect(!c.redactor.redact("Ben's is ben-password-22").contains("ben-password-22"), "the passwords are secrets")
+        }
     }
 
     @Test func pastIncidentsFollowEachAlarmFromRaisedToHowItEnded() throws {
@@ -196,6 +259,23 @@ struct StationDidNotServe: Error { var why: String }
         }
         #expect(h.records.count == 29)
         #expect(h.records.filter { $0.wearer != nil || $0.delivered }.map(\.device) == ["room-0"], "\(h.records.filter { $0.wearer != nil })")
+    }
+
+    /// Issue 40 item 6: `station.sqlite` holds names and times of residents' falls: 0600 like
+    /// the outbox, whatever the umask the station was started with (its WAL files follow it).
+    @Test func theStationsFileIsReadableByItsUserAlone() throws {
+        let folder = temporaryFolder("station-mode")
+        let old = umask(0o022)
+        defer { umask(old) }
+        let history = StationHistory(directory: folder + "/state", days: 7, logger: Logger(label: "test.station"))
+        history.apply(topic: "fallguard/room-1/state", payload: Array("alert-out".utf8), retained: false,
+                      now: Date().timeIntervalSince1970, prefix: "fallguard", roster: nil)
+        #expect(history.problem == nil)
+        for suffix in ["", "-wal"] {
+            let path = folder + "/state/" + StationHistory.fileName + suffix
+            let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+            #expect(mode & 0o077 == 0, "\(path) is 0\(String(mode, radix: 8))")
+        }
     }
 
     /// A state directory the station cannot use: the incidents are kept in memory and the

@@ -45,6 +45,25 @@ import Testing
         #expect(!WebAccess.constantTimeEqual(Array("abd".utf8), Array("abc".utf8)))
     }
 
+    /// Issue 40 item 4: one wrong password from each of 4,100 addresses filled the 4,096-entry
+    /// table and the rest shared one bucket, so the owner on a new address got 429. Now the
+    /// idlest client makes room, and a client that has not failed is never throttled.
+    @Test func aFloodFromManyAddressesNeverThrottlesAClientThatHasNotFailed() {
+        let throttle = PasswordThrottle(capacity: 64)
+        let access = WebAccess(password: "correct horse", sessionHours: 1, throttle: throttle)
+        for i in 0..<200 {   // each address fails once, more addresses than the table holds
+            #expect(access.check(password: "guess", client: "10.0.\(i / 256).\(i % 256)", now: 100 + Double(i) * 0.01) == .wrong)
+        }
+        #expect(throttle.count <= 64, "the table stays within its capacity")
+        #expect(access.check(password: "correct horse", client: "192.168.1.5", now: 103) == .right, "the owner is not throttled")
+        // A client that keeps failing is still throttled after the flood passed it.
+        for i in 0..<WebAccess.throttleLimit { _ = access.check(password: "x\(i)", client: "attacker", now: 104) }
+        for i in 0..<60 { _ = access.check(password: "guess", client: "10.9.0.\(i)", now: 104.5) }
+        if case .throttled = access.check(password: "correct horse", client: "attacker", now: 105) {} else {
+            Issue.record("a client that failed five times within the minute was let through")
+        }
+    }
+
     @Test func withoutAPasswordOnlyLoopbackNamesAndTheProcessTokenPass() {
         let access = WebAccess(password: nil, sessionHours: 1)
         #expect(access.allows(session: nil, now: 0))

@@ -118,6 +118,27 @@ import FallGuardTestSupport
         #expect(RecordingWriter.files(in: folder).map { ($0.path as NSString).lastPathComponent } == ["2026-11-24T06.csv.gz"])
     }
 
+    /// Issue 40 item 15: a state directory that is a symbolic link was refused everywhere but
+    /// by the recorder, which wrote `<state>/recordings/<hour>.csv.gz` through the link.
+    @Test func aStateDirectoryThatIsALinkIsNotRecordedThrough() throws {
+        let dir = TempDirectory("recording-link")
+        let real = dir.path + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
+        let state = dir.path + "/state"
+        try FileManager.default.createSymbolicLink(atPath: state, withDestinationPath: real)
+        let w = RecordingWriter(directory: state + "/recordings", keepBytes: 1 << 30, within: state)
+        #expect(throws: RecordingWriteError.self) {
+            try w.append(Self.sample(0, origin: 0), wallTime: 1_795_478_400)
+            try w.flush()
+        }
+        #expect(!FileManager.default.fileExists(atPath: real + "/recordings"), "nothing made through the link")
+        // The same writer over a real state directory records.
+        let ok = RecordingWriter(directory: real + "/recordings", keepBytes: 1 << 30, within: real)
+        try ok.append(Self.sample(0, origin: 0), wallTime: 1_795_478_400)
+        try ok.flush()
+        #expect(RecordingWriter.files(in: real + "/recordings").count == 1)
+    }
+
     static let detector = IncidentRecord.DetectorInfo(name: "multiphase", settings: ["impact": 2], software: "fallguard test")
 
     static func fall(_ id: String, at t: Double) -> IncidentEvent {

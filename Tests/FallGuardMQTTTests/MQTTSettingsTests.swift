@@ -104,6 +104,34 @@ import FallGuardTestSupport
         #expect(!accepted(MQTTAcknowledgement(incident: "FG-3", proof: .hmac("zz", time: t))))
     }
 
+    /// Issue 40 items 2 and 12: the name is inside the signed text (`fallguard-ack-2`), so a
+    /// valid acknowledgement with `by` rewritten is refused; the older text without the name
+    /// still acknowledges but proves no name; and an HMAC is taken once within its window.
+    @Test func anHMACBindsTheNameAndIsTakenOnce() {
+        let secret = "0123456789abcdef-porch"
+        let now = Date(timeIntervalSince1970: 1_800_000_010)
+        let t: Int64 = 1_800_000_000
+        let gate = MQTTAcknowledgementGate(device: "porch", secret: secret)
+        let v2 = MQTTAcknowledgementGate.hmac(secret: secret, device: "porch", incident: "FG-5", time: t, by: "Anna Smith (station)")
+        #expect(throws: MQTTAcknowledgementError.self) {
+            try gate.check(MQTTAcknowledgement(incident: "FG-5", by: "Mallory Rewritten (station)", proof: .hmac(v2, time: t)), now: now).get()
+        }
+        #expect((try? gate.check(MQTTAcknowledgement(incident: "FG-5", by: "Anna Smith (station)", proof: .hmac(v2, time: t)), now: now).get())
+                == .init(incident: "FG-5", provenBy: "Anna Smith (station)"))
+        #expect(throws: MQTTAcknowledgementError.self, "the same acknowledgement published again") {
+            try gate.check(MQTTAcknowledgement(incident: "FG-5", by: "Anna Smith (station)", proof: .hmac(v2, time: t)), now: now).get()
+        }
+        let v1 = MQTTAcknowledgementGate.hmac(secret: secret, device: "porch", incident: "FG-6", time: t)
+        #expect((try? gate.check(MQTTAcknowledgement(incident: "FG-6", by: "Anyone", proof: .hmac(v1, time: t)), now: now).get())
+                == .init(incident: "FG-6", provenBy: nil), "the old text acknowledges, its name unproven")
+        // Another gate (a restarted bridge) has not seen it: the window still bounds a replay.
+        let later = Date(timeIntervalSince1970: 1_800_000_000 + 301)
+        #expect(throws: MQTTAcknowledgementError.self) {
+            try MQTTAcknowledgementGate(device: "porch", secret: secret)
+                .check(MQTTAcknowledgement(incident: "FG-5", by: "Anna Smith (station)", proof: .hmac(v2, time: t)), now: later).get()
+        }
+    }
+
     /// Issue 28 item 11: a flood of refused acknowledgements is logged a few in full a minute,
     /// then as one count.
     @Test func refusedAcknowledgementsAreLoggedAFewAMinuteThenCounted() {

@@ -39,8 +39,9 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     /// - Parameter tls: the broker's certificate and key (self-signed: clients trust the
     ///   certificate itself as their CA).
+    /// - Parameter acl: the lines of an `acl_file` (mosquitto's access rules), if any.
     public init(users: [String: String] = [:], tls: (cert: String, key: String)? = nil,
-         requireClientCertificate: Bool = false) async throws {
+         requireClientCertificate: Bool = false, acl: String? = nil) async throws {
         port = freeLoopbackPort()
         folder = temporaryFolder("mosquitto")
         var config = """
@@ -66,6 +67,10 @@ public final class MosquittoBroker: @unchecked Sendable {
                 try run("/usr/bin/mosquitto_passwd", ["-b", passwords, user, password])
             }
             config += "allow_anonymous false\npassword_file \(passwords)\n"
+        }
+        if let acl {
+            try acl.write(toFile: folder + "/acl", atomically: true, encoding: .utf8)
+            config += "acl_file \(folder)/acl\n"
         }
         try config.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
         try await start()
