@@ -31,7 +31,7 @@ public struct ArchiveEvaluation: Sendable {
                 failed.append(error.description)
                 continue
             }
-            let found = EventEvaluator.detections(in: recording.samples, configuration: configuration)
+            let found = DetectorRunner.detections(in: recording.samples, configuration: configuration)
             let now = r.kind == "fall-suspected"
                 ? found.filter { abs($0.impactTime - r.eventTime) <= tolerance }.min { abs($0.impactTime - r.eventTime) < abs($1.impactTime - r.eventTime) }
                 : found.first

@@ -87,6 +87,7 @@ public struct CrossValidation: Sendable {
         let subjectIndex = Dictionary(uniqueKeysWithValues: subjects.enumerated().map { ($1, $0) })
         let trialSubject = dataset.trials.map { subjectIndex[$0.label.subject]! }
         let trials = dataset.trials
+        let rates = recordings.map { Resampler.rate(of: $0.samples) }   // once, not once per grid point
 
         // both[point] = (all trials, focus-code trials) per subject
         let both: [([Counts], [Counts])] = parallelMap(configurations.count, threads: threads, state: ()) { _, g in
@@ -94,11 +95,7 @@ public struct CrossValidation: Sendable {
             var focusSubject = perSubject
             for (i, rec) in recordings.enumerated() {
                 var d = configurations[g].makeDetector()
-                var alarmed = false
-                for s in rec.samples where d.process(s) != nil {
-                    alarmed = true
-                    break
-                }
+                let alarmed = !DetectorRunner.detections(in: rec.samples, by: &d, rate: rates[i], stopAtFirst: true).isEmpty
                 let k = trialSubject[i]
                 var c = Counts()
                 if !alarmed, Evaluator.undecided(d, kind: trials[i].label.kind, recording: rec,

@@ -214,10 +214,10 @@ public enum Evaluator {
         return Evaluation(detector: configuration.label, outcomes: outcomes, skipped: skipped)
     }
 
-    /// Runs a fresh detector over one recording.
+    /// Runs a fresh detector over one recording (``DetectorRunner``).
     public static func outcome(of trial: LabelledTrial, recording: Recording, configuration: DetectorConfiguration) -> TrialOutcome {
         var detector = configuration.makeDetector()
-        let detections = detectFalls(in: recording.samples, using: &detector)
+        let detections = DetectorRunner.detections(in: recording.samples, by: &detector)
         let reference = peakMagnitudeTime(recording.samples) ?? 0
         return TrialOutcome(
             trial: trial, duration: recording.duration, detections: detections, referenceImpact: reference,

@@ -238,39 +238,6 @@ public enum EventEvaluator {
     /// Seconds between a labelled fall and a detection's impact for it to count (`--tolerance`).
     public static let defaultTolerance = 5.0
 
-    /// Runs a fresh detector over a whole recording as the bridge does: through the 40 Hz
-    /// resampler at the recording's own rate (`Resampler.rate(of:)`, as a replay announces it),
-    /// the detector starting afresh after every gap (longer than 0.25 s), so that no window
-    /// spans missing data.
-    /// `observe`, if given, sees every 40 Hz sample the detector sees (and `true` after a gap).
-    public static func detections(in samples: [AccelerationSample], configuration: DetectorConfiguration,
-                                  observe: ((AccelerationSample, _ afterGap: Bool) -> Void)? = nil) -> [FallSuspected] {
-        var detector = configuration.makeDetector()
-        return detections(in: samples, by: &detector, observe: observe)
-    }
-
-    /// The same with `detector`, left as the stream ended it (a decision still due is its
-    /// ``FallDetector/openDecision``).
-    public static func detections(in samples: [AccelerationSample], by detector: inout any FallDetector,
-                                  observe: ((AccelerationSample, _ afterGap: Bool) -> Void)? = nil) -> [FallSuspected] {
-        guard var resampler = try? Resampler(inputRate: Resampler.rate(of: samples)) else { return [] }
-        var found: [FallSuspected] = []
-        var gaps = 0
-        var out: [AccelerationSample] = []
-        for s in samples {
-            out.removeAll(keepingCapacity: true)
-            resampler.process(s) { out.append($0) }
-            var afterGap = false
-            if resampler.gaps != gaps { gaps = resampler.gaps; detector.reset(); afterGap = true }
-            for r in out {
-                observe?(r, afterGap)
-                afterGap = false
-                if let d = detector.process(r) { found.append(d) }
-            }
-        }
-        return found
-    }
-
     /// Walking and not-worn per activity over the 40 Hz stream, each 40 Hz sample counted as
     /// 25 ms of the activity it falls in.
     static func tally(_ r: AccelerationSample, afterGap: Bool, activities: [ActivitySpan], walking: inout WalkingDetector,
@@ -301,7 +268,8 @@ public enum EventEvaluator {
         let observe: ((AccelerationSample, Bool) -> Void)? = activities.isEmpty ? nil : { r, afterGap in
             tally(r, afterGap: afterGap, activities: activities, walking: &walking, notWorn: &notWorn, into: &tallies)
         }
-        let all = detections(in: recording.samples, configuration: configuration, observe: observe).filter { !inSpan($0.impactTime) }
+        let all = DetectorRunner.detections(in: recording.samples, configuration: configuration, observe: observe)
+            .filter { !inSpan($0.impactTime) }
         var unmatched = all
         var falls: [(label: EventLabel, detection: FallSuspected?)] = []
         for label in labels where label.kind == .fall {

@@ -58,7 +58,7 @@ struct ReplayCommand: ParsableCommand {
             source.stopAndWait()
         } else {
             // As fast as it goes, on the 40 Hz grid the bridge's pipeline gives the detector.
-            EventEvaluator.detections(in: recording.samples, by: &detector).forEach(report)
+            DetectorRunner.detections(in: recording.samples, by: &detector).forEach(report)
         }
         print(count == 0 ? "No fall detected." : "\(count) detection\(count == 1 ? "" : "s").")
         if !realTime, let open = detector.openDecision {

@@ -7,7 +7,7 @@ import FallGuardTestSupport
 
     func detections(_ name: String, _ samples: [AccelerationSample], _ set: [String] = []) throws -> [FallSuspected] {
         var d = try DetectorConfiguration(name: name, assignments: set).makeDetector()
-        return detectFalls(in: samples, using: &d)
+        return DetectorRunner.detections(in: samples, by: &d)
     }
 
     @Test(arguments: all)
@@ -140,14 +140,14 @@ import FallGuardTestSupport
         var rng = SplitMix(seed: 41)
         let (samples, impact) = Synthetic.slump(peak: 1.5, tilt: 80, still: 3, rng: &rng)   // ends 3.1 s after
         var d = try DetectorConfiguration().makeDetector()
-        #expect(detectFalls(in: samples, using: &d).isEmpty)
+        #expect(DetectorRunner.detections(in: samples, by: &d).isEmpty)
         let open = try #require(d.openDecision)
         #expect(open.rule == "long-look")
         #expect(abs(open.impactTime - impact) <= 0.15)
         #expect(open.dueTime > samples.last!.time && abs(open.dueTime - impact - 6) < 0.2, "due \(open.dueTime)")
         // Fed the rest of the stillness, the same detector decides.
         let rest = Synthetic.slump(peak: 1.5, tilt: 80, still: 10, rng: &rng).samples.filter { $0.time > samples.last!.time + 1e-9 }
-        #expect(detectFalls(in: rest, using: &d).count == 1)
+        #expect(DetectorRunner.detections(in: rest, by: &d).count == 1)
         #expect(d.openDecision == nil)
     }
 
@@ -156,22 +156,22 @@ import FallGuardTestSupport
         let (all, impact) = Synthetic.fall(peak: 4, lying: 10, rng: &rng)
         let cut = Array(all.prefix { $0.time < impact + 1.5 })
         var d = try DetectorConfiguration().makeDetector()
-        #expect(detectFalls(in: cut, using: &d).isEmpty)
+        #expect(DetectorRunner.detections(in: cut, by: &d).isEmpty)
         let open = try #require(d.openDecision)
         #expect(open.rule == "fast" && abs(open.dueTime - impact - 2.5) < 0.2)
         // Standing still has nothing open; nor has a recording whose impact was already judged.
         var quiet = try DetectorConfiguration().makeDetector()
-        _ = detectFalls(in: Synthetic.standing(from: 0, seconds: 20, rng: &rng), using: &quiet)
+        _ = DetectorRunner.detections(in: Synthetic.standing(from: 0, seconds: 20, rng: &rng), by: &quiet)
         #expect(quiet.openDecision == nil)
         var judged = try DetectorConfiguration().makeDetector()
-        #expect(detectFalls(in: all, using: &judged).count == 1)
+        #expect(DetectorRunner.detections(in: all, by: &judged).count == 1)
         #expect(judged.openDecision == nil)
         // A peak less than 1 s old is not yet known to be a peak: nothing is due.
         var early = try DetectorConfiguration().makeDetector()
-        _ = detectFalls(in: Array(all.prefix { $0.time < impact + 0.5 }), using: &early)
+        _ = DetectorRunner.detections(in: Array(all.prefix { $0.time < impact + 0.5 }), by: &early)
         #expect(early.openDecision == nil)
         var sumAbs = try DetectorConfiguration(name: "sum-abs").makeDetector()
-        _ = detectFalls(in: cut, using: &sumAbs)
+        _ = DetectorRunner.detections(in: cut, by: &sumAbs)
         #expect(sumAbs.openDecision == nil, "threshold rules decide at once")
     }
 
@@ -224,9 +224,9 @@ import FallGuardTestSupport
         var rng = SplitMix(seed: 3)
         let samples = Synthetic.fall(rng: &rng).samples
         var d = try DetectorConfiguration().makeDetector()
-        #expect(detectFalls(in: samples, using: &d).count == 1)
+        #expect(DetectorRunner.detections(in: samples, by: &d).count == 1)
         d.reset()
-        #expect(detectFalls(in: samples, using: &d).count == 1, "after reset the same fall is detected again")
+        #expect(DetectorRunner.detections(in: samples, by: &d).count == 1, "after reset the same fall is detected again")
     }
 
     @Test func settingsAreCheckedByName() {

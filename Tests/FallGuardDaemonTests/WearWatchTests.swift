@@ -34,7 +34,7 @@ import Testing
     /// A recording as the detector sees it: resampled to 40 Hz.
     static func stream(_ path: String) throws -> [AccelerationSample] {
         var out: [AccelerationSample] = []
-        _ = EventEvaluator.detections(in: try RecordingFile.read(path: path).samples, configuration: try DetectorConfiguration()) { s, _ in out.append(s) }
+        _ = DetectorRunner.detections(in: try RecordingFile.read(path: path).samples, configuration: try DetectorConfiguration()) { s, _ in out.append(s) }
         return out
     }
 

@@ -51,7 +51,7 @@ let dailyFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
     @Test func theRealSoftSlumpStillOpensTheLook() throws {
         let rec = try RecordingFile.read(path: softFixtures + "/F13_SA05_R01.csv")
         var d = DetectorConfiguration.defaultDetector()
-        let found = try #require(detectFalls(in: rec.samples, using: &d).first)
+        let found = try #require(DetectorRunner.detections(in: rec.samples, by: &d).first)
         #expect(found.phases.contains("rotation") && found.phases.contains("long-look"), "\(found.reason)")
         #expect(try #require(found.features.first { $0.name == "rotation" }).value >= 55)
     }
@@ -61,7 +61,7 @@ let dailyFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
     @Test func aFiftyHertzRecordingIsJudgedOnTheFortyHertzGrid() throws {
         let rec = try RecordingFile.read(path: fixtureFolder + "/F01_SA02_R01.csv")
         var at40 = DetectorConfiguration.defaultDetector()
-        let reference = try #require(detectFalls(in: rec.samples, using: &at40).first)
+        let reference = try #require(DetectorRunner.detections(in: rec.samples, by: &at40).first)
         // The same fall at 50 Hz: linear interpolation of the 40 Hz samples.
         var fifty: [AccelerationSample] = []
         var t = 0.0
@@ -73,7 +73,7 @@ let dailyFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
             t += 0.02
         }
         #expect(Resampler.rate(of: fifty) == 50)
-        let found = try #require(EventEvaluator.detections(in: fifty, configuration: DetectorConfiguration()).first)
+        let found = try #require(DetectorRunner.detections(in: fifty, configuration: DetectorConfiguration()).first)
         #expect(abs(found.impactTime - reference.impactTime) < 0.05)
         #expect(abs((found.decisionTime - found.impactTime) - (reference.decisionTime - reference.impactTime)) < 0.05,
                 "decided \(found.decisionTime - found.impactTime) s after the impact, at 40 Hz \(reference.decisionTime - reference.impactTime) s")
@@ -121,7 +121,7 @@ let dailyFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
 @Suite struct RealWearerActivityTests {
     func stream(_ path: String) throws -> [AccelerationSample] {
         var out: [AccelerationSample] = []
-        _ = EventEvaluator.detections(in: try RecordingFile.read(path: path).samples, configuration: try DetectorConfiguration()) { r, _ in out.append(r) }
+        _ = DetectorRunner.detections(in: try RecordingFile.read(path: path).samples, configuration: try DetectorConfiguration()) { r, _ in out.append(r) }
         return out
     }
 

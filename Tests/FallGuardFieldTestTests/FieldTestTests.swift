@@ -132,9 +132,9 @@ let softFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().a
         let path = softFixtures + "/F13_SA05_R01.csv"
         let rec = try RecordingFile.read(path: path)
         var before = try DetectorConfiguration(assignments: ["impact=1.65", "soft-impact=16"]).makeDetector()
-        #expect(detectFalls(in: rec.samples, using: &before).isEmpty, "missed before issue 15")
+        #expect(DetectorRunner.detections(in: rec.samples, by: &before).isEmpty, "missed before issue 15")
         var d = DetectorConfiguration.defaultDetector()
-        let found = detectFalls(in: rec.samples, using: &d)
+        let found = DetectorRunner.detections(in: rec.samples, by: &d)
         let first = try #require(found.first)
         #expect(first.phases.contains("soft-impact") && first.phases.contains("long-look"), "\(first.reason)")
         let impact = try #require(first.features.first { $0.name == "impact" })
@@ -256,7 +256,7 @@ let softFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().a
         let r = BundledRecordings.parse(BundledRecordings.demoFall)
         #expect(r.samples.count == 600)
         var d = DetectorConfiguration.defaultDetector()
-        #expect(detectFalls(in: r.samples, using: &d).count == 1)
+        #expect(DetectorRunner.detections(in: r.samples, by: &d).count == 1)
     }
 }
 
