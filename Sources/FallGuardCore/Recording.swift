@@ -73,20 +73,18 @@ public struct Recording: Sendable, Equatable {
     /// ``row(_:valueDigits:)`` appended to `bytes` (with no newline), without making a String.
     public static func appendRow(_ s: AccelerationSample, valueDigits: Int = 4, to bytes: inout [UInt8]) {
         appendFixedDecimal(s.time, digits: 4, to: &bytes)
+        appendColumns(s.x, s.y, s.z, digits: valueDigits, to: &bytes)
+        if let g = s.gyro { appendColumns(g.x, g.y, g.z, digits: gyroDigits, to: &bytes) }
+    }
+
+    /// `,a,b,c` with `digits` decimals each.
+    private static func appendColumns(_ a: Double, _ b: Double, _ c: Double, digits: Int, to bytes: inout [UInt8]) {
         bytes.append(0x2C)
-        appendFixedDecimal(s.x, digits: valueDigits, to: &bytes)
+        appendFixedDecimal(a, digits: digits, to: &bytes)
         bytes.append(0x2C)
-        appendFixedDecimal(s.y, digits: valueDigits, to: &bytes)
+        appendFixedDecimal(b, digits: digits, to: &bytes)
         bytes.append(0x2C)
-        appendFixedDecimal(s.z, digits: valueDigits, to: &bytes)
-        if let g = s.gyro {
-            bytes.append(0x2C)
-            appendFixedDecimal(g.x, digits: gyroDigits, to: &bytes)
-            bytes.append(0x2C)
-            appendFixedDecimal(g.y, digits: gyroDigits, to: &bytes)
-            bytes.append(0x2C)
-            appendFixedDecimal(g.z, digits: gyroDigits, to: &bytes)
-        }
+        appendFixedDecimal(c, digits: digits, to: &bytes)
     }
 }
 
