@@ -19,6 +19,9 @@ and emulates the detector with the look's rotation gate taken from either.
 """
 import sys, os, gzip, pickle, hashlib, collections
 import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hapt import read_activities, activity_at
+from softlook import _angle
 
 ROOT = os.environ.get("DATASETS", "/work/shared/datasets")
 SETS = {"sisfall": "sisfall-6axis-40hz-dev", "fallalld": "fallalld-waist-6axis-40hz-dev"}
@@ -70,30 +73,13 @@ def load_hapt():
         t = raw[:, 0]
         grid = t[0] + np.arange(int((t[-1] - t[0]) * 40) + 1) / 40
         a = np.stack([np.interp(grid, t, raw[:, k]) for k in range(1, 7)], 1)
-        acts = []
-        with open(os.path.join(root, nm + ".activities.csv")) as fh:
-            next(fh)
-            for line in fh:
-                s, e, what = line.strip().split(",")
-                acts.append((float(s), float(e), what))
-        out.append(dict(name=nm, a=a, t0=t[0], activities=acts))
+        out.append(dict(name=nm, a=a, t0=t[0], activities=read_activities(os.path.join(root, nm + ".activities.csv"))))
     pickle.dump(dict(key=key, sessions=out), open(cache, "wb"), protocol=pickle.HIGHEST_PROTOCOL)
     return out
 
 
 def activity(session, c):
-    ts = c / 40 + session["t0"]
-    for s, e, what in session["activities"]:
-        if s <= ts < e:
-            return what
-    return "unlabelled"
-
-
-def _angle(u, v):
-    nu, nv = np.linalg.norm(u), np.linalg.norm(v)
-    if nu <= 0 or nv <= 0:
-        return 0.0
-    return float(np.degrees(np.arccos(np.clip(np.dot(u, v) / (nu * nv), -1, 1))))
+    return activity_at(session, c / 40)
 
 
 def candidates(rec):
