@@ -70,6 +70,8 @@ public struct MultiphaseDetector: FallDetector {
     static let turnSpan = 20
     static let turnFrom = 40
     static let turnTo = 10
+    /// The gyroscope's turn: net rotation over this many samples (1 s), ending in the same span.
+    static let gyroSpan = 40
     static let gravity = 9.80665     // m/s² per g, for the reported descent velocity
 
     private let impact: Double, postureChange: Double, stillness: Double
@@ -77,14 +79,23 @@ public struct MultiphaseDetector: FallDetector {
     private let softImpact: Double, lookSamples: Int, lookStillness: Double, lookPostureChange: Double
     private let calmPostureChange: Double, calmActivity: Double, lookRotation: Double
     private let refractorySamples: Int
+    /// The catalogue name its detections carry (`sixaxis` runs this detector with a gyroscope).
+    private let name: String
+    /// With a gyroscope (``SixAxisDetector``): the net rotation (degrees) and the peak |ω|
+    /// (°/s) the look needs.
+    private let gyroGate: (rotation: Double, peakRate: Double)?
 
     private var xs: [Double], ys: [Double], zs: [Double], mags: [Double], smooth: [Double], times: [Double]
+    /// Angular velocity (°/s), kept only with `gyroRotation`; empty otherwise.
+    private var gxs: [Double], gys: [Double], gzs: [Double]
+    /// The newest sample that came without a gyroscope reading (-1: none yet).
+    private var lastWithoutGyro = -1
     private var n = 0
     private var refractoryUntil = -1
 
     /// What the event reports about an impact, taken while its samples are still buffered.
     private struct Impact {
-        var c: Int, peak: Double, tier: String, angle: Double, still: Double, turn: Double
+        var c: Int, peak: Double, tier: String, angle: Double, still: Double, rotation: Rotation
         var rawPeak: Double, impactTime: Double, freeFall: Double, preActivity: Double, descent: Double
     }
     /// The long look in progress, if any.
@@ -99,6 +110,16 @@ public struct MultiphaseDetector: FallDetector {
     private var look: Look?
 
     public init(settings: DetectorSettings = DetectorSettings(parameters: parameters)) {
+        self.init(settings: settings, name: Self.name, gyroGate: nil)
+    }
+
+    /// `gyroGate`: with a gyroscope, the long look opens after this net rotation (degrees) and
+    /// peak |ω| (°/s) measured by it, instead of `look-rotation` estimated from the
+    /// accelerometer (which still decides where the samples around an impact have no gyroscope
+    /// reading).
+    init(settings: DetectorSettings, name: String, gyroGate: (rotation: Double, peakRate: Double)?) {
+        self.name = name
+        self.gyroGate = gyroGate
         impact = settings["impact"]
         postureChange = settings["posture-change"]
         stillness = settings["stillness"]
@@ -116,10 +137,13 @@ public struct MultiphaseDetector: FallDetector {
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         let zeros = [Double](repeating: 0, count: Self.ring)
         (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
+        let gyroZeros = gyroGate == nil ? [] : zeros
+        (gxs, gys, gzs) = (gyroZeros, gyroZeros, gyroZeros)
     }
 
     public mutating func reset() {
         n = 0
+        lastWithoutGyro = -1
         refractoryUntil = -1
         look = nil
     }
@@ -139,6 +163,13 @@ public struct MultiphaseDetector: FallDetector {
         zs[k] = sample.z
         mags[k] = magnitude
         times[k] = sample.time
+        if gyroGate != nil {
+            if let g = sample.gyro {
+                gxs[k] = g.x; gys[k] = g.y; gzs[k] = g.z
+            } else {
+                lastWithoutGyro = t
+            }
+        }
         if t >= Self.smoothing - 1 {
             // Summed directly (not a running sum) so long uptimes accumulate no rounding drift.
             var acc = 0.0
@@ -190,7 +221,7 @@ public struct MultiphaseDetector: FallDetector {
         let post = window((c + Self.postStart)..<(c + Self.postEnd))
         let still = post.std
         let angle = angleDegrees(before, (post.x, post.y, post.z))
-        let turn = self.turn(around: c)
+        let rotation = self.rotation(around: c)
 
         // Hard impact: decided now. A strong impact that leaves the trunk less than
         // posture-change tilted (kneeling, half sitting) must come after a fall's descent:
@@ -200,16 +231,16 @@ public struct MultiphaseDetector: FallDetector {
         if hard, still <= stillness,
            angle >= postureChange || (strong && angle >= strongPostureChange && freeFall(before: c) <= strongFreeFall) {
             refractoryUntil = t + refractorySamples
-            return event(describe(c, now: t, tier: strong ? "strong-impact" : "impact", angle: angle, still: still, turn: turn, pre: p0..<p1),
+            return event(describe(c, now: t, tier: strong ? "strong-impact" : "impact", angle: angle, still: still, rotation: rotation, pre: p0..<p1),
                          now: t, look: nil)
         }
         // Otherwise a long look, if the wearer settled, the trunk turned as in a fall (sitting
         // or lying down on purpose turns it slower) and the half seconds so far qualify.
-        guard peak >= softImpact, still <= stillness, turn >= lookRotation else { return nil }
+        guard peak >= softImpact, still <= stillness, rotation.opensLook else { return nil }
         // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
         // someone who slumps from sitting may end only 30° from where they were.
         let calm = window(p0..<p1).std <= calmActivity && calmPostureChange < lookPostureChange
-        var candidate = Look(impact: Impact(c: c, peak: peak, tier: "", angle: angle, still: still, turn: turn, rawPeak: 0,
+        var candidate = Look(impact: Impact(c: c, peak: peak, tier: "", angle: angle, still: still, rotation: rotation, rawPeak: 0,
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
                              before: before, minTilt: .infinity, maxBlockStd: 0,
                              tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm)
@@ -218,7 +249,7 @@ public struct MultiphaseDetector: FallDetector {
             guard check(block: b, of: &candidate) else { return nil }
             b += 1
         }
-        candidate.impact = describe(c, now: t, tier: hard ? "impact" : "soft-impact", angle: angle, still: still, turn: turn, pre: p0..<p1)
+        candidate.impact = describe(c, now: t, tier: hard ? "impact" : "soft-impact", angle: angle, still: still, rotation: rotation, pre: p0..<p1)
         if c + lookSamples - 1 <= t {   // a look no longer than the fast decision
             refractoryUntil = t + refractorySamples
             return lookEvent(candidate, now: t)
@@ -285,7 +316,7 @@ public struct MultiphaseDetector: FallDetector {
             }
             guard isPeak else { continue }
             // A soft impact whose turn was no fall's opens no look.
-            if peak < impact, turn(around: c) < lookRotation { continue }
+            if peak < impact, !rotation(around: c).opensLook { continue }
             let settled = c + Self.postStart
             if last - settled + 1 >= 2, window(settled..<(last + 1)).std > stillness { continue }
             let due = c + (peak >= impact ? Self.postEnd - 1 : lookSamples - 1)
@@ -304,6 +335,52 @@ public struct MultiphaseDetector: FallDetector {
         var lowest = Double.infinity
         for j in max(0, c - Self.peakHalfWindow)...c { lowest = min(lowest, s(j)) }
         return lowest
+    }
+
+    /// How far the trunk turned around the impact at `c`: the accelerometer's estimate
+    /// (``turn(around:)``) and, when every sample of the span carried one, the gyroscope's
+    /// (``gyroTurn(around:)``), which then decides whether a soft impact opens the long look.
+    struct Rotation {
+        var accelerometer: Double
+        var gyro: (degrees: Double, peakRate: Double)?
+        var opensLook: Bool
+    }
+
+    private func rotation(around c: Int) -> Rotation {
+        let accelerometer = turn(around: c)
+        let oldest = c - Self.turnFrom - Self.gyroSpan + 1
+        guard let gyroGate, oldest >= 0, lastWithoutGyro < oldest else {
+            return Rotation(accelerometer: accelerometer, gyro: nil, opensLook: accelerometer >= lookRotation)
+        }
+        let g = gyroTurn(around: c)
+        return Rotation(accelerometer: accelerometer, gyro: g, opensLook: g.degrees >= gyroGate.rotation && g.peakRate >= gyroGate.peakRate)
+    }
+
+    /// The gyroscope's measure of the turn: the largest net rotation |Σ ω Δt| over
+    /// ``gyroSpan`` samples (1 s) ending from 1 s before to 250 ms after the impact (degrees), and
+    /// the largest |ω| from 1 s before to 250 ms after it (°/s). The gyroscope sees the rotation itself, which the
+    /// accelerometer's mean vectors blur with the impact and with the body's own acceleration;
+    /// its zero-rate offset (a few °/s) adds at most a degree or two over the span. One sliding
+    /// sum, 51 steps, no allocation.
+    private func gyroTurn(around c: Int) -> (degrees: Double, peakRate: Double) {
+        let first = c - Self.turnFrom, last = c + Self.turnTo
+        var sum = (0.0, 0.0, 0.0)
+        var peak = 0.0
+        for j in (first - Self.gyroSpan + 1)...first {
+            let q = j & (Self.ring - 1)
+            sum.0 += gxs[q]; sum.1 += gys[q]; sum.2 += gzs[q]
+        }
+        var largest = 0.0
+        for t1 in first...last {
+            let q = t1 & (Self.ring - 1)
+            if t1 > first {
+                let d = (t1 - Self.gyroSpan) & (Self.ring - 1)
+                sum.0 += gxs[q] - gxs[d]; sum.1 += gys[q] - gys[d]; sum.2 += gzs[q] - gzs[d]
+            }
+            largest = max(largest, sum.0 * sum.0 + sum.1 * sum.1 + sum.2 * sum.2)
+            peak = max(peak, gxs[q] * gxs[q] + gys[q] * gys[q] + gzs[q] * gzs[q])
+        }
+        return (largest.squareRoot() / detectorRate, peak.squareRoot())
     }
 
     /// The largest turn of the trunk, in degrees, within half a second around the impact at `c`:
@@ -339,7 +416,7 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// The informational measurements of an impact at `c` (all its samples are still buffered).
-    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, turn: Double, pre: Range<Int>) -> Impact {
+    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation, pre: Range<Int>) -> Impact {
         let freeFall = freeFall(before: c)
         // The smoothed peak ends its 125 ms window; the impact itself is the largest raw |a| in it.
         var rawPeak = 0.0, rawPeakIndex = c
@@ -360,7 +437,7 @@ public struct MultiphaseDetector: FallDetector {
             v += (m(j) - preMean) * Self.gravity / detectorRate
             vMin = min(vMin, v)
         }
-        return Impact(c: c, peak: s(c), tier: tier, angle: angle, still: still, turn: turn, rawPeak: rawPeak,
+        return Impact(c: c, peak: s(c), tier: tier, angle: angle, still: still, rotation: rotation, rawPeak: rawPeak,
                       impactTime: time(rawPeakIndex), freeFall: freeFall,
                       preActivity: (preVar / Double(pre.count)).squareRoot(), descent: vMin)
     }
@@ -376,8 +453,12 @@ public struct MultiphaseDetector: FallDetector {
             DetectionFeature("peak", i.rawPeak, "g"),
             DetectionFeature("posture-change", i.angle, "deg"),
             DetectionFeature("stillness", i.still, "g"),
-            DetectionFeature("rotation", i.turn, "deg"),
+            DetectionFeature("rotation", i.rotation.accelerometer, "deg"),
         ]
+        if let g = i.rotation.gyro {
+            features.append(DetectionFeature("gyro-rotation", g.degrees, "deg"))
+            features.append(DetectionFeature("peak-angular-velocity", g.peakRate, "deg/s"))
+        }
         if let l {
             if l.calm && l.minTilt < lookPostureChange { phases.append("calm-start") }   // it was needed
             phases.append("rotation")
@@ -390,7 +471,7 @@ public struct MultiphaseDetector: FallDetector {
         features.append(DetectionFeature("pre-impact-activity", i.preActivity, "g"))
         features.append(DetectionFeature("descent-velocity", i.descent, "m/s"))
         return FallSuspected(
-            detector: Self.name,
+            detector: name,
             impactTime: i.impactTime,
             decisionTime: time(t),
             peak: i.rawPeak,

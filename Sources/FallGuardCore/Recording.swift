@@ -1,13 +1,19 @@
 /// A recorded stream in the project's format: CSV with the header `x_g,y_g,z_g`, or
-/// `t_s,x_g,y_g,z_g` where a leading column gives times in seconds. Without times, rows are
-/// 40 Hz apart starting at 0. Lines after the header that begin with `#` are notes (the
-/// bridge's recordings carry a wall-clock anchor so); they are skipped.
+/// `t_s,x_g,y_g,z_g` where a leading column gives times in seconds, each optionally followed by
+/// a gyroscope's angular velocity `gx_dps,gy_dps,gz_dps` (degrees per second about the same
+/// axes): `t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps`. Without times, rows are 40 Hz apart starting
+/// at 0. Lines after the header that begin with `#` are notes (the bridge's recordings carry a
+/// wall-clock anchor so); they are skipped.
 public struct Recording: Sendable, Equatable {
     public var samples: [AccelerationSample]
     /// True when the file carried its own `t_s` column.
     public var hasTimes: Bool
+    /// True when the file carried the gyroscope's columns (every sample has its `gyro`).
+    public var hasGyro: Bool
 
-    public init(samples: [AccelerationSample], hasTimes: Bool) { (self.samples, self.hasTimes) = (samples, hasTimes) }
+    public init(samples: [AccelerationSample], hasTimes: Bool, hasGyro: Bool = false) {
+        (self.samples, self.hasTimes, self.hasGyro) = (samples, hasTimes, hasGyro)
+    }
 
     /// Seconds covered: from the first sample to one period past the last.
     public var duration: Double {
@@ -24,6 +30,9 @@ public struct Recording: Sendable, Equatable {
     /// ±``AccelerationSample/physicalLimit`` g, a time out of ±``timeLimit``, or one that does
     /// not come at least ``minimumStep`` after the previous.
     static func problem(with sample: AccelerationSample, after previous: AccelerationSample?) -> String? {
+        if let g = sample.gyro, !g.isPhysical {
+            return "\(g.x),\(g.y),\(g.z) °/s is beyond any gyroscope's range (±\(Int(AngularVelocity.physicalLimit)) °/s)"
+        }
         guard sample.isPhysical else {
             return "\(sample.x),\(sample.y),\(sample.z) g is beyond any accelerometer's range (±\(Int(AccelerationSample.physicalLimit)) g)"
         }
@@ -38,9 +47,23 @@ public struct Recording: Sendable, Equatable {
 
     public static let header = "x_g,y_g,z_g"
     public static let timedHeader = "t_s,x_g,y_g,z_g"
+    /// The gyroscope's columns, after the acceleration's.
+    public static let gyroColumns = "gx_dps,gy_dps,gz_dps"
+    public static let sixAxisHeader = timedHeader + "," + gyroColumns
 
-    /// One data row of a timed recording (`t_s,x_g,y_g,z_g`), without the newline: times to
-    /// 0.1 ms, acceleration to `valueDigits` decimals of a g (default 4: 0.1 mg).
+    /// The header of a timed recording of samples like `s`: with the gyroscope's columns when
+    /// it has an angular velocity.
+    public static func timedHeader(for s: AccelerationSample?) -> String {
+        s?.gyro == nil ? timedHeader : sixAxisHeader
+    }
+
+    /// Angular velocity to 0.01 °/s (the datasets' resolution; the MPU6050 steps by 0.0076 °/s
+    /// at ±250 °/s, by 0.061 °/s at ±2000 °/s).
+    public static let gyroDigits = 2
+
+    /// One data row of a timed recording (`t_s,x_g,y_g,z_g`, then `gx_dps,gy_dps,gz_dps` when
+    /// the sample has an angular velocity), without the newline: times to 0.1 ms, acceleration
+    /// to `valueDigits` decimals of a g (default 4: 0.1 mg), angular velocity to 0.01 °/s.
     public static func row(_ s: AccelerationSample, valueDigits: Int = 4) -> String {
         var bytes: [UInt8] = []
         appendRow(s, valueDigits: valueDigits, to: &bytes)
@@ -50,12 +73,18 @@ public struct Recording: Sendable, Equatable {
     /// ``row(_:valueDigits:)`` appended to `bytes` (with no newline), without making a String.
     public static func appendRow(_ s: AccelerationSample, valueDigits: Int = 4, to bytes: inout [UInt8]) {
         appendFixedDecimal(s.time, digits: 4, to: &bytes)
+        appendColumns(s.x, s.y, s.z, digits: valueDigits, to: &bytes)
+        if let g = s.gyro { appendColumns(g.x, g.y, g.z, digits: gyroDigits, to: &bytes) }
+    }
+
+    /// `,a,b,c` with `digits` decimals each.
+    private static func appendColumns(_ a: Double, _ b: Double, _ c: Double, digits: Int, to bytes: inout [UInt8]) {
         bytes.append(0x2C)
-        appendFixedDecimal(s.x, digits: valueDigits, to: &bytes)
+        appendFixedDecimal(a, digits: digits, to: &bytes)
         bytes.append(0x2C)
-        appendFixedDecimal(s.y, digits: valueDigits, to: &bytes)
+        appendFixedDecimal(b, digits: digits, to: &bytes)
         bytes.append(0x2C)
-        appendFixedDecimal(s.z, digits: valueDigits, to: &bytes)
+        appendFixedDecimal(c, digits: digits, to: &bytes)
     }
 }
 
@@ -86,9 +115,10 @@ public enum RecordingParser {
         public static let longestLine = 4096
         private var carry: [UInt8] = []
         private var hasTimes: Bool?
+        private var hasGyro = false
         private var samples: [AccelerationSample] = []
         private var lineNumber = 1
-        private var values: (Double, Double, Double, Double) = (0, 0, 0, 0)
+        private var values: (Double, Double, Double, Double, Double, Double, Double) = (0, 0, 0, 0, 0, 0, 0)
 
         /// `expectedBytes`: the text's length when known (room for its samples is made at once).
         public init(maximumRows: Int = Int.max, expectedBytes: Int = 0) {
@@ -134,7 +164,7 @@ public enum RecordingParser {
             if samples.isEmpty {
                 throw RecordingFormatError(line: lineNumber, reason: "no samples after the header")
             }
-            return Recording(samples: samples, hasTimes: hasTimes)
+            return Recording(samples: samples, hasTimes: hasTimes, hasGyro: hasGyro)
         }
 
         private func checkCarry() throws(RecordingFormatError) {
@@ -153,16 +183,19 @@ public enum RecordingParser {
             if hasTimes == nil {
                 let header = p.line()
                 switch header {
-                case Recording.header: hasTimes = false
-                case Recording.timedHeader: hasTimes = true
+                case Recording.header: (hasTimes, hasGyro) = (false, false)
+                case Recording.timedHeader: (hasTimes, hasGyro) = (true, false)
+                case Recording.header + "," + Recording.gyroColumns: (hasTimes, hasGyro) = (false, true)
+                case Recording.sixAxisHeader: (hasTimes, hasGyro) = (true, true)
                 default:
                     throw RecordingFormatError(
                         line: 1,
-                        reason: "header is '\(header.prefix(60))', expected '\(Recording.header)' or '\(Recording.timedHeader)'")
+                        reason: "header is '\(header.prefix(80))', expected '\(Recording.header)' or '\(Recording.timedHeader)', "
+                            + "either followed by ',\(Recording.gyroColumns)'")
                 }
             }
             let hasTimes = self.hasTimes!
-            let columns = hasTimes ? ["t_s", "x_g", "y_g", "z_g"] : ["x_g", "y_g", "z_g"]
+            let columns = (hasTimes ? ["t_s", "x_g", "y_g", "z_g"] : ["x_g", "y_g", "z_g"]) + (hasGyro ? ["gx_dps", "gy_dps", "gz_dps"] : [])
             while !p.atEnd {
                 lineNumber += 1
                 if p.skipBlankLine() || p.skipComment() { continue }
@@ -181,7 +214,10 @@ public enum RecordingParser {
                     case 0: values.0 = v
                     case 1: values.1 = v
                     case 2: values.2 = v
-                    default: values.3 = v
+                    case 3: values.3 = v
+                    case 4: values.4 = v
+                    case 5: values.5 = v
+                    default: values.6 = v
                     }
                     let last = c == columns.count - 1
                     if !p.separator(last: last) {
@@ -191,8 +227,12 @@ public enum RecordingParser {
                         throw RecordingFormatError(line: lineNumber, reason: "expected \(columns.count) numbers (\(columns.joined(separator: ","))), found \(c + 1)")
                     }
                 }
-                let s = hasTimes ? AccelerationSample(time: values.0, x: values.1, y: values.2, z: values.3)
+                var s = hasTimes ? AccelerationSample(time: values.0, x: values.1, y: values.2, z: values.3)
                     : AccelerationSample(time: Double(samples.count) / detectorRate, x: values.0, y: values.1, z: values.2)
+                if hasGyro {
+                    s.gyro = hasTimes ? AngularVelocity(x: values.4, y: values.5, z: values.6)
+                        : AngularVelocity(x: values.3, y: values.4, z: values.5)
+                }
                 if let why = Recording.problem(with: s, after: hasTimes ? samples.last : nil) {
                     throw RecordingFormatError(line: lineNumber, reason: why)
                 }

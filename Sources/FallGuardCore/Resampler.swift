@@ -11,6 +11,10 @@
 /// sample for sample with its own timestamps: interpolating a jittery 40 Hz stream onto a
 /// 40 Hz grid would blur impact peaks, which the detectors were tuned on.
 ///
+/// A gyroscope's angular velocity, where the samples carry one, goes through the same average
+/// and interpolation as the acceleration (an output sample between one with and one without
+/// has none).
+///
 /// A gap longer than ``maximumGap`` is not bridged: the grid restarts at the next sample and
 /// the gap is counted, so the detector never sees invented data. Samples whose time does not
 /// advance are dropped and counted.
@@ -126,11 +130,15 @@ public struct Resampler: Sendable {
         while t <= filtered.time {
             let f = (t - a.time) / span
             outputCount += 1
-            emit(AccelerationSample(
+            var out = AccelerationSample(
                 time: t,
                 x: a.x + (filtered.x - a.x) * f,
                 y: a.y + (filtered.y - a.y) * f,
-                z: a.z + (filtered.z - a.z) * f))
+                z: a.z + (filtered.z - a.z) * f)
+            if let ga = a.gyro, let gb = filtered.gyro {
+                out.gyro = AngularVelocity(x: ga.x + (gb.x - ga.x) * f, y: ga.y + (gb.y - ga.y) * f, z: ga.z + (gb.z - ga.z) * f)
+            }
+            emit(out)
             nextIndex += 1
             t = origin + Double(nextIndex) * period
         }
@@ -141,14 +149,17 @@ public struct Resampler: Sendable {
         // Times are averaged relative to the newest sample to keep precision on long uptimes.
         let newest = window[(windowNext + averagingLength - 1) % averagingLength].time
         var dt = 0.0, x = 0.0, y = 0.0, z = 0.0
+        var g = (x: 0.0, y: 0.0, z: 0.0), allGyro = true
         for s in window {
             dt += s.time - newest
             x += s.x
             y += s.y
             z += s.z
+            if let w = s.gyro { g.x += w.x; g.y += w.y; g.z += w.z } else { allGyro = false }
         }
         let n = Double(averagingLength)
-        return AccelerationSample(time: newest + dt / n, x: x / n, y: y / n, z: z / n)
+        return AccelerationSample(time: newest + dt / n, x: x / n, y: y / n, z: z / n,
+                                  gyro: allGyro ? AngularVelocity(x: g.x / n, y: g.y / n, z: g.z / n) : nil)
     }
 }
 

@@ -221,11 +221,13 @@ public final class FieldRecorder: Sendable {
     }
 
     private func writeSignal(_ done: IncidentSignalBuffer.Window, offset: Double, records: inout [String: IncidentRecord]) {
-        var text = Recording.timedHeader + "\n"
+        // The gyroscope's columns when every sample has them (a sensor changed mid-window keeps three).
+        let sixAxis = !done.samples.isEmpty && done.samples.allSatisfy { $0.gyro != nil }
+        var text = (sixAxis ? Recording.sixAxisHeader : Recording.timedHeader) + "\n"
         if let first = done.samples.first {
             text += RecordingWriter.anchor(streamTime: first.time, wallTime: first.time + offset) + "\n"
         }
-        for s in done.samples { text += Recording.row(s) + "\n" }
+        for s in done.samples { text += Recording.row(sixAxis ? s : s.accelerometerOnly) + "\n" }
         do {
             try archive.writeSignal(text, of: done.id)
             clear("archive")

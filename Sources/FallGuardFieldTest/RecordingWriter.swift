@@ -14,7 +14,8 @@ public struct RecordingWriteError: Error, Equatable, CustomStringConvertible {
 
 /// Hourly compressed recordings of the 40 Hz stream: `<directory>/<YYYY-MM-DDTHH>.csv.gz`
 /// (the UTC hour of the first sample; `-2`, `-3`, … when a restart finds the hour's file), the
-/// header `t_s,x_g,y_g,z_g` (0.1 ms, 1 mg) and one wall-clock anchor (`# wall-clock <ISO 8601> at t_s <s>`),
+/// header `t_s,x_g,y_g,z_g` (0.1 ms, 1 mg; `t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps` with 0.01 °/s when
+/// the samples carry a gyroscope's angular velocity, and a new file when that changes) and one wall-clock anchor (`# wall-clock <ISO 8601> at t_s <s>`),
 /// read as they are by `replay`, `evaluate` and `report`. One gzip stream per file (the
 /// dictionary carries over: a day of constant activity fits in 30 MB); each ``flush()`` ends a
 /// deflate block on a byte boundary (`Z_SYNC_FLUSH`) and syncs it, so a power cut loses at
@@ -44,6 +45,8 @@ public final class RecordingWriter {
 
     private var fd: Int32 = -1
     private var hour: Int64 = -1
+    /// Whether the open file has the gyroscope's columns.
+    private var fileHasGyro = false
     private var text: [UInt8] = []
     private var output: [UInt8] = []
     private var rows = 0
@@ -65,16 +68,18 @@ public final class RecordingWriter {
     }
 
     /// Adds one sample (`time` on the stream's clock, `wallTime` the same moment in seconds
-    /// since 1970). A new UTC hour finishes the current file and starts the next one.
+    /// since 1970). A new UTC hour finishes the current file and starts the next one; so does a
+    /// sample that has a gyroscope's reading where the file has none, or the other way round.
     public func append(_ s: AccelerationSample, wallTime: Double) throws(RecordingWriteError) {
         let h = Int64((wallTime / 3600).rounded(.down))
-        if h != hour || fd < 0 {
+        if h != hour || fd < 0 || (s.gyro != nil) != fileHasGyro {
             if fd >= 0 { try close() }
             text.removeAll(keepingCapacity: true)
             rows = 0
             try open(hour: h)   // until it opens, every sample tries again (and is dropped)
             hour = h
-            append(line: Recording.timedHeader)
+            fileHasGyro = s.gyro != nil
+            append(line: Recording.timedHeader(for: s))
             append(line: Self.anchor(streamTime: s.time, wallTime: wallTime))
         }
         Recording.appendRow(s, valueDigits: Self.valueDigits, to: &text)

@@ -42,6 +42,11 @@ struct CrossValidateCommand: ParsableCommand {
 
     func run() throws {
         let base = try detectorOptions.configuration()
+        // The folds build their detectors by name and settings only (CrossValidation): refuse
+        // rather than judge the gyroscope's data while saying it was left out.
+        if base.accelerometerOnly {
+            throw ValidationError("--accelerometer-only is for evaluate, replay and report; cross-validate does not take it yet")
+        }
         let populations = try populationOptions.populations()
         let points: [CrossValidation.Point]
         do {

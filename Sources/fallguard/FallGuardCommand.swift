@@ -38,9 +38,14 @@ struct DetectorOptions: ParsableArguments {
         valueName: "key=value"))
     var assignments: [String] = []
 
+    @Flag(help: "Feed the detector the accelerometer only: a six-axis recording's gyroscope columns are ignored.")
+    var accelerometerOnly = false
+
     func configuration() throws -> DetectorConfiguration {
         do {
-            return try DetectorConfiguration(name: detector, assignments: assignments)
+            var configuration = try DetectorConfiguration(name: detector, assignments: assignments)
+            configuration.accelerometerOnly = accelerometerOnly
+            return configuration
         } catch {
             throw ValidationError(error.description)
         }

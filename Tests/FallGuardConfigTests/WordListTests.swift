@@ -61,7 +61,7 @@ import Testing
         #expect(Self.said(Self.configuration(channels: "\n  sms: {type: twilio-sm}"), at: "channels.sms.type")
             == ["config.yaml:15: channels.sms.type: expected one of twilio-sms, twilio-call, webhook, exec, console, mqtt, email, found 'twilio-sm' (did you mean 'twilio-sms'?)"])
         #expect(Self.said(Self.configuration(detector: "multiphse"), at: "detector.name")
-            == ["config.yaml:9: detector.name: expected one of multiphase, sum-abs, per-axis, found 'multiphse' (did you mean 'multiphase'?)"])
+            == ["config.yaml:9: detector.name: expected one of multiphase, sum-abs, per-axis, sixaxis, found 'multiphse' (did you mean 'multiphase'?)"])
         #expect(Self.said(Self.configuration(sensor: ", cpu: lst"), at: "sensor.cpu")
             == ["config.yaml:11: sensor.cpu: expected one of last, any or a CPU number, found 'lst' (did you mean 'last'?)"])
         #expect(Self.said(Self.configuration(gpio: ", library: autp"), at: "gpio.library")

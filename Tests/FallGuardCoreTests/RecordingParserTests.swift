@@ -37,6 +37,39 @@ import FallGuardTestSupport
         #expect(r.samples[1].z == 6)
     }
 
+    // Six axes (issue 35): the gyroscope's columns are optional, in degrees per second.
+
+    @Test func readsTheGyroscopesColumnsWhenTheHeaderHasThem() throws {
+        let r = try parse("t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps\n0.000,0.1,-1,0.05,-2.99,1.39,-0.35\n0.025,0,0,1,120.5,0,-300\n")
+        #expect(r.hasTimes && r.hasGyro)
+        #expect(r.samples == [
+            AccelerationSample(time: 0, x: 0.1, y: -1, z: 0.05, gyro: AngularVelocity(x: -2.99, y: 1.39, z: -0.35)),
+            AccelerationSample(time: 0.025, x: 0, y: 0, z: 1, gyro: AngularVelocity(x: 120.5, y: 0, z: -300)),
+        ])
+        let untimed = try parse("x_g,y_g,z_g,gx_dps,gy_dps,gz_dps\n0,0,1,1,2,3\n")
+        #expect(!untimed.hasTimes && untimed.hasGyro && untimed.samples[0].gyro == AngularVelocity(x: 1, y: 2, z: 3))
+        let three = try parse("t_s,x_g,y_g,z_g\n0,0,0,1\n")
+        #expect(!three.hasGyro && three.samples[0].gyro == nil, "three-axis files read as before")
+    }
+
+    @Test func aSixAxisRowMissingAGyroColumnOrOutOfRangeNamesItsLine() {
+        #expect(error("t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps\n0,0,0,1,1,2,3\n0.025,0,0,1,1,2\n")
+                == RecordingFormatError(line: 3, reason: "expected 7 numbers (t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps), found 6"))
+        #expect(error("t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps\n0,0,0,1,1,x,3\n")
+                == RecordingFormatError(line: 2, reason: "'x' in column gy_dps is not a number"))
+        #expect(error("t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps\n0,0,0,1,1,20000,3\n")?.reason.contains("beyond any gyroscope's range") == true)
+        #expect(error("t_s,x_g,y_g,z_g,gx_dps\n0,0,0,1,1\n")?.reason.contains("either followed by ',gx_dps,gy_dps,gz_dps'") == true)
+    }
+
+    @Test func aSixAxisRowIsWrittenWithItsGyroscopeAndReadBack() throws {
+        let s = AccelerationSample(time: 1.5, x: 0.25, y: -1, z: 0.0625, gyro: AngularVelocity(x: -2.994, y: 150.5, z: 0))
+        #expect(Recording.row(s) == "1.5000,0.2500,-1.0000,0.0625,-2.99,150.50,0.00")
+        #expect(Recording.row(s.accelerometerOnly) == "1.5000,0.2500,-1.0000,0.0625")
+        #expect(Recording.timedHeader(for: s) == Recording.sixAxisHeader && Recording.timedHeader(for: s.accelerometerOnly) == Recording.timedHeader)
+        let back = try parse(Recording.sixAxisHeader + "\n" + Recording.row(s) + "\n").samples[0]
+        #expect(back.gyro == AngularVelocity(x: -2.99, y: 150.5, z: 0) && back.x == 0.25)
+    }
+
     @Test func parsesNumbersExactlyAsTheStandardLibrary() throws {
         let values = ["0.035", "-1.004", "1e-3", "12.3456789", "-0.000001", "15.99609375", "7", ".5", "5."]
         let text = "x_g,y_g,z_g\n" + values.map { "\($0),0,0" }.joined(separator: "\n")

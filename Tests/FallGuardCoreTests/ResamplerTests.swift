@@ -51,6 +51,26 @@ import FallGuardTestSupport
         #expect(worst < 0.02)
     }
 
+    /// The gyroscope's angular velocity goes through the same filter and interpolation (issue 35).
+    @Test(arguments: [40.0, 50, 100, 200])
+    func angularVelocityIsResampledLikeTheAcceleration(rate: Double) throws {
+        var r = try Resampler(inputRate: rate)
+        let input = sine(rate: rate, seconds: 5, hz: 0.7).map { s in
+            var s = s
+            s.gyro = AngularVelocity(x: 100 * s.x, y: -3, z: 50 * (s.time - 100))
+            return s
+        }
+        let out = run(&r, input)
+        #expect(out.count > 150)
+        for s in out {
+            let g = try #require(s.gyro)
+            #expect(abs(g.x - 100 * s.x) < 1e-6 && abs(g.y + 3) < 1e-9 && abs(g.z - 50 * (s.time - 100)) < 0.02 * 50 + 1e-6,
+                    "\(s)")
+        }
+        var plain = try Resampler(inputRate: rate)
+        #expect(run(&plain, input.map(\.accelerometerOnly)).allSatisfy { $0.gyro == nil })
+    }
+
     @Test func gapsAreCountedNotBridged() throws {
         var r = try Resampler(inputRate: 100, maximumGap: 0.25)
         var input = sine(rate: 100, seconds: 4, hz: 1)

@@ -16,6 +16,17 @@ def _resample(t, a, rate=40.0):
     return np.stack([np.interp(grid, t, a[:, k]) for k in range(3)], 1)
 
 
+def read_activities(path):
+    """An activities sidecar (start_s,end_s,activity) as [(start, end, name)]."""
+    acts = []
+    with open(path) as fh:
+        next(fh)
+        for line in fh:
+            s, e, what = line.strip().split(",")
+            acts.append((float(s), float(e), what))
+    return acts
+
+
 def load(use_cache=True):
     names = sorted(f[:-7] for f in os.listdir(ROOT) if f.endswith(".csv.gz"))
     key = hashlib.md5("\n".join(names).encode()).hexdigest()
@@ -28,14 +39,8 @@ def load(use_cache=True):
     for nm in names:
         with gzip.open(os.path.join(ROOT, nm + ".csv.gz"), "rt") as fh:
             raw = np.loadtxt(fh, delimiter=",", skiprows=1)
-        acts = []
-        with open(os.path.join(ROOT, nm + ".activities.csv")) as fh:
-            next(fh)
-            for line in fh:
-                s, e, what = line.strip().split(",")
-                acts.append((float(s), float(e), what))
         out.append(dict(name=nm, person=nm.split("-")[0], a=_resample(raw[:, 0], raw[:, 1:4]),
-                        t0=raw[0, 0], activities=acts))
+                        t0=raw[0, 0], activities=read_activities(os.path.join(ROOT, nm + ".activities.csv"))))
     if use_cache:
         with open(CACHE, "wb") as fh:
             pickle.dump(dict(key=key, sessions=out), fh)

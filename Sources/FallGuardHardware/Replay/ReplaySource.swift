@@ -85,6 +85,10 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
                 dueTime = offset + (recording.last!.time - t0) + Double(index - recording.count + 1) * period
                 sample = AccelerationSample(time: 0, x: rest.0 / n + noise(&jitter), y: rest.1 / n + noise(&jitter),
                                             z: rest.2 / n + noise(&jitter))
+                // A six-axis recording rests with a gyroscope too: still, only its noise (±0.1 °/s).
+                if recording.last?.gyro != nil {
+                    sample.gyro = AngularVelocity(x: 50 * noise(&jitter), y: 50 * noise(&jitter), z: 50 * noise(&jitter))
+                }
             }
             let dueNs = Int64(saturating: Double(startNs) + dueTime / speed * 1e9)   // any recording's times: no trap
             MonotonicClock.sleep(until: dueNs)
