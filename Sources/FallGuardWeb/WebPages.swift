@@ -210,7 +210,7 @@ public enum WebPages {
             const li = s.last_incident;
             t = `Alert out (${s.incident || ""})` + (li && li.reached_by ? `, ${li.reached_by} answered` : li && li.delivered ? ", delivered" : ", being sent");
           } else if (s.state === "monitoring" && s.problems && s.problems.length) {
-            t = `Monitoring — PROBLEM: ${s.problems[0]}`;
+            t = `Monitoring — PROBLEM: ${s.problems[0].split(" (")[0]}`;
           } else if (s.state === "monitoring" && s.last_incident && s.last_incident.acknowledged_by) {
             t = `Monitoring — ${s.last_incident.id} acknowledged by ${s.last_incident.acknowledged_by}`;
           }
