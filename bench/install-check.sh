@@ -36,7 +36,8 @@ check "second run says so" grep -q "kept the existing /etc/fallguard/config.yaml
 check "program 0755" test "$(stat -c %a "$stage/usr/local/bin/fallguard")" = 755
 check "program is the given binary" cmp -s "$binary" "$stage/usr/local/bin/fallguard"
 check "configuration 0640 in a 0750 folder" test "$(stat -c %a "$stage/etc/fallguard/config.yaml") $(stat -c %a "$stage/etc/fallguard")" = "640 750"
-check "configuration is the example" bash -c "head -n -1 '$stage/etc/fallguard/config.yaml' | cmp -s - '$here/deploy/fallguard.example.yaml'"
+check "configuration is the shipped one (deploy/fallguard.yaml)" bash -c "head -n -1 '$stage/etc/fallguard/config.yaml' | cmp -s - '$here/deploy/fallguard.yaml'"
+check "the example with every key is beside the docs" cmp -s "$here/deploy/fallguard.example.yaml" "$stage/usr/local/share/doc/fallguard/fallguard.example.yaml"
 check "udev rules in /etc/udev/rules.d" cmp -s "$here/udev/99-fallguard.rules" "$stage/etc/udev/rules.d/99-fallguard.rules"
 check "unit in /etc/systemd/system, ExecStart in the prefix" grep -qx "ExecStart=/usr/local/bin/fallguard run --config /etc/fallguard/config.yaml" "$stage/etc/systemd/system/fallguard.service"
 check "unit enabled (multi-user.target.wants link)" test "$(readlink "$stage/etc/systemd/system/multi-user.target.wants/fallguard.service")" = /etc/systemd/system/fallguard.service
@@ -74,6 +75,13 @@ if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
 else
     echo "  skip (needs root and a mount namespace)"
 fi
+
+echo "[build-deb.sh refuses to leave out the overlay]"
+nodtc="$work/nodtc"
+mkdir -p "$nodtc"
+for tool in sh dirname sed dpkg file mktemp rm; do ln -s "$(command -v $tool)" "$nodtc/$tool"; done
+PATH="$nodtc" "$here/deploy/build-deb.sh" --binary "$binary" --version 0.0.0+check --output "$work/nodtc-deb" > /dev/null 2> "$work/nodtc.err" && nodtc_status=0 || nodtc_status=$?
+check "without dtc: exit 1, says why, no package" bash -c "test $nodtc_status = 1 && grep -q 'dtc not found' '$work/nodtc.err' && ! ls '$work/nodtc-deb'/*.deb 2>/dev/null"
 
 echo "[build-deb.sh and dpkg-deb]"
 deb="$("$here/deploy/build-deb.sh" --binary "$binary" --version 0.0.0+check --output "$work/deb" 2>"$work/deb.err")"

@@ -68,11 +68,19 @@ case "$(file -b "$binary")" in
     *x86-64*) [ "$arch" = amd64 ] ;;
     *) false ;;
 esac || { echo "build-deb.sh: $binary is not an $arch program: $(file -b "$binary")" >&2; exit 1; }
+# The package ships the ADXL345 overlay compiled (/usr/share/fallguard/overlays/*.dtbo): an owner
+# copies it to the firmware and has no dtc. Refuse to make a package without it.
+command -v dtc >/dev/null || {
+    echo "build-deb.sh: dtc not found: the package must ship the compiled ADXL345 overlay; install it: apt install device-tree-compiler" >&2
+    exit 1
+}
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 stage="$work/fallguard_${version}_$arch"
 
 "$repo/deploy/install.sh" --binary "$binary" --prefix /usr --destdir "$stage" --layout package --no-enable >/dev/null
+dtbo=usr/share/fallguard/overlays/fallguard-adxl345.dtbo
+[ -s "$stage/$dtbo" ] || { echo "build-deb.sh: /$dtbo was not made (dtc failed?)" >&2; exit 1; }
 # As Debian packages do: no debugging symbols in the shipped program.
 strip=strip
 [ "$arch" = "$(dpkg --print-architecture)" ] || strip=aarch64-linux-gnu-strip   # binutils-aarch64-linux-gnu

@@ -11,6 +11,10 @@
 #   --layout package  unit and udev rules in /usr/lib (for the .deb) instead of /etc
 #   --no-enable     do not enable the unit (the .deb enables it from its postinst)
 #
+# /etc/fallguard/config.yaml comes from deploy/fallguard.yaml: no channel, so the service starts
+# and protects locally and says that nobody will be told until one is configured; the file's
+# comments show the edits. Every key: deploy/fallguard.example.yaml (installed under share/doc).
+#
 # On this machine (no --destdir), as root: user and group fallguard (also in gpio and iio where
 # those groups exist), the program, the configuration, the udev rules (reloaded and replayed if
 # udev runs), the systemd unit (daemon-reload and enable if systemd runs, else enabled for the
@@ -58,12 +62,13 @@ install -D -m 0755 "$binary" "$d$prefix/bin/fallguard"
 install -D -m 0755 "$setup" "$d$prefix/lib/fallguard/fallguard-setup"
 install -D -m 0644 "$repo/deploy/fallguard.example.yaml" "$d$prefix/share/doc/fallguard/fallguard.example.yaml"
 install -D -m 0644 "$repo/docs/raspberry-pi.md" "$d$prefix/share/doc/fallguard/raspberry-pi.md"
+install -D -m 0644 "$repo/docs/building-the-package.md" "$d$prefix/share/doc/fallguard/building-the-package.md"
 # The staff station (docs/care-home.md): its example and unit, installed, never enabled here.
 install -D -m 0644 "$repo/docs/care-home.md" "$d$prefix/share/doc/fallguard/care-home.md"
 install -D -m 0644 "$repo/deploy/fallguard-station.example.yaml" "$d$prefix/share/doc/fallguard/fallguard-station.example.yaml"
 say "program $prefix/bin/fallguard"
-# The ADXL345 overlay, compiled when dtc is here; copying it to /boot/firmware/overlays is left
-# to the owner (docs/raspberry-pi.md).
+# The ADXL345 overlay, compiled when dtc is here (build-deb.sh requires it); copying it to
+# /boot/firmware/overlays is left to the owner (docs/raspberry-pi.md).
 install -D -m 0644 "$repo/deploy/overlays/fallguard-adxl345.dts" "$d$prefix/share/fallguard/overlays/fallguard-adxl345.dts"
 install -D -m 0644 "$repo/deploy/config.txt" "$d$prefix/share/fallguard/config.txt"
 if command -v dtc >/dev/null; then
@@ -76,8 +81,8 @@ config=/etc/fallguard/config.yaml
 if [ -e "$d$config" ]; then
     say "kept the existing $config (the current example: $prefix/share/doc/fallguard/fallguard.example.yaml)"
 else
-    install -D -m 0640 "$repo/deploy/fallguard.example.yaml" "$d$config"
-    say "configuration $config (from the example; edit it, then: fallguard check-config)"
+    install -D -m 0640 "$repo/deploy/fallguard.yaml" "$d$config"
+    say "configuration $config (no channel yet: it protects locally, nobody is told; its comments say how to add one)"
 fi
 chmod 0750 "$d/etc/fallguard"
 [ -z "$d" ] && "$setup" config-owner "$config"

@@ -50,6 +50,14 @@ public struct DaemonConfiguration: Sendable {
         return (c, diagnostics)
     }
 
+    /// What `check-config` and `run` say of a file that names no channel (nil when it names
+    /// one, and for the demo): a warning, since the bridge protects locally all the same.
+    public var nobodyWillBeToldWarning: ConfigDiagnostic? {
+        guard let path, file.notify.nobodyWillBeTold else { return nil }
+        return ConfigDiagnostic(file: path, line: nil,
+                                problem: ConfigProblem(["channels"], NotifySections.nobodyWillBeToldMessage, severity: .warning))
+    }
+
     /// No file: the no-hardware demo. The bundled real fall replayed as the sensor, the console
     /// as buzzer, LED and button, a console notifier behind the local outbox.
     public static func demo(environment: [String: String] = ProcessInfo.processInfo.environment) -> DaemonConfiguration {

@@ -3,8 +3,14 @@ import FallGuardCore
 import FallGuardNotify
 
 /// The notifier sections at the top of the file: `device`, `wearer`, `contacts`, `channels`,
-/// `policy`, `templates`. A file without `wearer`, `contacts` and `channels` has no notifiers
-/// configured: alerts then go to the console (and the outbox), as in the demo.
+/// `policy`, `templates`.
+///
+/// **Nobody will be told** (the shipped file, issue 39): a file that configures no channel (no
+/// `channels:`, or an empty one) starts and protects locally (sensor, buzzer, button, page),
+/// its alerts go to the console (the journal) through the outbox, and it says everywhere that
+/// nobody will be told (``nobodyWillBeTold``; `check-config` and `run` warn:
+/// ``DaemonConfiguration/nobodyWillBeToldWarning``). A channel that is there but broken (a `${VAR}`
+/// not set, a bad URL) is an error, as any malformed key: exit status 78.
 public struct NotifySections: Sendable {
     /// nil: none configured.
     public var settings: NotificationSettings?
@@ -24,8 +30,22 @@ public struct NotifySections: Sendable {
 
     public static let demo = NotifySections(settings: consoleOnly(wearer: "Demo Wearer"))
 
-    /// What the daemon uses: the configured settings, else console only.
-    public var effective: NotificationSettings { settings ?? Self.consoleOnly() }
+    /// What the daemon uses: the configured settings; with no channel, console only (the
+    /// wearer, device and templates of the file kept).
+    public var effective: NotificationSettings {
+        guard let settings else { return Self.consoleOnly() }
+        guard settings.channels.isEmpty else { return settings }
+        var console = Self.consoleOnly(wearer: settings.wearer.name.isEmpty ? "the wearer" : settings.wearer.name)
+        (console.device, console.templates) = (settings.device, settings.templates)
+        return console
+    }
+
+    /// The file configures no channel: alerts reach the console (the journal) only. (The demo,
+    /// which has no file, names its console channel: it tells what it shows.)
+    public var nobodyWillBeTold: Bool { settings?.channels.isEmpty ?? true }
+
+    /// What the status, the page, the journal and `check-config` say while ``nobodyWillBeTold``.
+    public static let nobodyWillBeToldMessage = "no channel: nobody will be told of a fall or a call for help until a channel is configured (the buzzer, the button and the page work; a webhook such as ntfy, e-mail and MQTT need no paid account, SMS and calls a Twilio account)"
 }
 
 /// The whole file as one value, so that unknown keys are found at every level, including the

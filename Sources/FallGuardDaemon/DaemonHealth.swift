@@ -17,8 +17,11 @@ final class DaemonHealth: Sendable {
     let incidentLog: IncidentLog, recorder: FieldRecorder
     // …and whom it tells.
     let alarm: AlarmController, systemd: SystemdNotifier?, logger: Logger
-    /// The problems of the last check.
-    private let reported = Mutex<[String]>([])
+    /// The problems of the last check, each with when the log last said it (monotonic s).
+    private let reported = Mutex<[String: Double]>([:])
+    /// How often the log says again a problem that goes on (journald keeps what a person may
+    /// only read hours later, and a line from the boot scrolls away).
+    static let reminderInterval = 3600.0
     /// Whether the storage problem now going on was sent as a device-problem alert.
     private let storageAlerted = Mutex(false)
 
@@ -48,12 +51,36 @@ final class DaemonHealth: Sendable {
     /// Once a second (health service): the problems now, told where they must be.
     func check() {
         let now = problems
-        let before = reported.withLock { old in defer { old = now }; return old }
+        let said = reported.withLock { last in
+            let said = Self.toSay(now, last: last, at: MonotonicClock.seconds(), every: Self.reminderInterval)
+            last = said.last
+            return said
+        }
         alarm.deliveryTrouble(!now.isEmpty)
-        for p in now where !before.contains(p) { logger.critical("UNHEALTHY: \(p)") }
-        for p in before where !now.contains(p) { logger.notice("resolved: \(p)") }
-        if before.isEmpty != now.isEmpty { try? systemd?.status(now.first.map { "UNHEALTHY: \($0)" } ?? "monitoring") }
+        for p in said.begun { logger.critical("UNHEALTHY: \(p)") }
+        for p in said.goingOn { logger.critical("still UNHEALTHY: \(p)") }
+        for p in said.resolved { logger.notice("resolved: \(p)") }
+        if said.changedHealth { try? systemd?.status(now.first.map { "UNHEALTHY: \($0)" } ?? "monitoring") }
         alertStorageProblem()
+    }
+
+    /// What the log says of the problems `now`, given when each of the `last` ones was said:
+    /// the new ones, those going on for `every` seconds since they were last said, and those
+    /// resolved; `last` becomes the problems now with when each was said.
+    static func toSay(_ now: [String], last: [String: Double], at time: Double, every: Double)
+        -> (begun: [String], goingOn: [String], resolved: [String], changedHealth: Bool, last: [String: Double]) {
+        var next: [String: Double] = [:]
+        var begun: [String] = [], goingOn: [String] = []
+        for p in now {
+            if let said = last[p] {
+                if time - said >= every { goingOn.append(p); next[p] = time } else { next[p] = said }
+            } else {
+                begun.append(p)
+                next[p] = time
+            }
+        }
+        let resolved = last.keys.filter { !now.contains($0) }.sorted()
+        return (begun, goingOn, resolved, last.isEmpty != now.isEmpty, next)
     }
 
     /// Once per episode: a storage problem goes to the helpers as a device-problem alert

@@ -80,6 +80,8 @@ final class DaemonMetrics: Sendable {
     let outboxOldestPendingAge = Gauge(label: "fallguard_outbox_oldest_pending_age_seconds")
     /// 1 when nothing keeps alerts from going out (see `DaemonHealth.problems`), 0 otherwise.
     let healthy = Gauge(label: "fallguard_healthy")
+    /// The channels the configuration names; 0: nobody will be told (alerts reach the journal only).
+    let channelsConfigured = Gauge(label: "fallguard_channels_configured")
     /// Alerts the outbox could not take, held in memory and sent directly.
     let outboxHeldInMemory = Gauge(label: "fallguard_outbox_held_in_memory")
     /// Outbox rows set aside because they could not be read.

@@ -31,11 +31,15 @@ public final class Notifiers: Sendable {
     private let last = Mutex<DaemonStatus.Incident?>(nil)
     /// Whether the outbox was checked for countdowns an earlier process left armed.
     private let countdownsChecked = Mutex(false)
+    /// The configuration names no channel (``NotifySections/nobodyWillBeTold``): a problem
+    /// until a reload brings one.
+    private let nobodyToTell: Mutex<Bool>
 
     /// `onDeliveryPass` is called on every pass of the delivery worker (the watchdog counts them).
     public init(configuration: DaemonConfiguration, logger: Logger,
                 onDeliveryPass: @escaping @Sendable () -> Void = {}) throws(DaemonStartError) {
         self.logger = logger
+        nobodyToTell = Mutex(configuration.notify.nobodyWillBeTold)
         let settings = configuration.notify.effective
         let state = configuration.stateDirectory
         let path = state + "/" + Outbox.fileName
@@ -99,8 +103,12 @@ public final class Notifiers: Sendable {
             }
         }
         let closed = unavailable.map { "the outbox cannot be opened (\($0)): alerts are held in memory and sent directly through the channels; tried again every second" }
-        return [closed, handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels
+        let nobody = nobodyToTell.withLock { $0 } ? NotifySections.nobodyWillBeToldMessage : nil
+        return [nobody, closed, handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels
     }
+
+    /// How many channels the configuration names (0: nobody will be told).
+    public var channelsConfigured: Int { nobodyToTell.withLock { $0 } ? 0 : settings.channels.count }
 
     /// After every batch of engine effects (alarm thread): the MQTT state and last incident.
     @Sendable public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
@@ -145,6 +153,7 @@ public final class Notifiers: Sendable {
         let new = configuration.notify.effective
         let old = settings
         guard new != old || !worker.unavailableChannels.isEmpty else { return .unchanged }
+        defer { if outbox.settings == new { nobodyToTell.withLock { $0 = configuration.notify.nobodyWillBeTold } } }
         func mqttChannels(_ s: NotificationSettings) -> [String: any ChannelOptions] {
             s.channels.filter { $0.value is MQTTChannelSettings }
         }

@@ -1,3 +1,4 @@
+import FallGuardConfig
 import FallGuardHardware
 import Foundation
 import FallGuardSystemd
@@ -27,7 +28,10 @@ struct Readiness: Sendable {
         if let why = RealTimePriority.refusal {
             logger.warning("the alarm's threads run without real-time priority (SCHED_FIFO 10: \(why)); buzzer timing may suffer on a loaded machine. Under systemd: LimitRTPRIO=10, RestrictRealtime=no, sched_setscheduler allowed (deploy/fallguard.service)")
         }
-        try? systemd?.ready(status: "monitoring")
+        if notifiers.channelsConfigured == 0 {
+            logger.critical("monitoring locally only: \(NotifySections.nobodyWillBeToldMessage); alerts go to this log. Configure one in \(c.label) (its comments show how), then: fallguard check-config && systemctl restart fallguard && fallguard test-alert")
+        }
+        try? systemd?.ready(status: notifiers.channelsConfigured == 0 ? "monitoring locally: NOBODY WILL BE TOLD (no channel)" : "monitoring")
         onReady()
     }
 }

@@ -134,6 +134,7 @@ final class StatusPublisher: Sendable {
             metrics.outboxQuarantined.record(o.quarantined ?? 0)
         }
         metrics.healthy.record(file.problems?.isEmpty == false ? 0 : 1)
+        metrics.channelsConfigured.record(notifiers.channelsConfigured)
         metrics.outboxHeldInMemory.record(notifiers.handOff.heldCount)
         let usage = ProcessUsage.current()
         metrics.cpuSeconds.record(usage.cpuSeconds)

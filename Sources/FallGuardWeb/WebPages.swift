@@ -27,7 +27,7 @@ public enum WebPages {
         h1{font-size:22px;margin:4px 0}h2{font-size:17px;margin:18px 0 6px}
         table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:3px 6px;text-align:left;font-size:14px}
         .state{font-size:26px;font-weight:600;padding:8px 12px;border-radius:6px;background:#e8f5e9}
-        .state.countdown{background:#fff3cd}.state.alert-out,.state.sensor-fault{background:#f8d7da}
+        .state.countdown{background:#fff3cd}.state.alert-out,.state.sensor-fault{background:#f8d7da}.state.problem{background:#fff3cd;border:2px solid #c60}
         .muted{color:#666}.err{color:#a00}nav a{margin-right:12px}
         button{font-size:15px;padding:6px 14px;margin-right:6px}
         .plot{max-width:100%;height:auto}
@@ -184,7 +184,7 @@ public enum WebPages {
           fg.status = s; receivedAt = performance.now();
           thresholds = s.thresholds || thresholds;
           const st = document.getElementById("state");
-          st.className = "state " + s.state;
+          st.className = "state " + s.state + (s.state === "monitoring" && s.problems && s.problems.length ? " problem" : "");
           const li = s.last_incident;
           text("sensor", s.sensor ? `${s.sensor.device}, ${s.sensor.mode}, ${Number(s.sensor.rate).toFixed(1)} Hz` + (s.sensor.problems.length ? ` — ${s.sensor.problems.join(", ")}` : "") : "no sensor");
           const o = s.outbox;
@@ -209,6 +209,8 @@ public enum WebPages {
           } else if (s.state === "alert-out") {
             const li = s.last_incident;
             t = `Alert out (${s.incident || ""})` + (li && li.reached_by ? `, ${li.reached_by} answered` : li && li.delivered ? ", delivered" : ", being sent");
+          } else if (s.state === "monitoring" && s.problems && s.problems.length) {
+            t = `Monitoring — PROBLEM: ${s.problems[0].split(" (")[0]}`;
           } else if (s.state === "monitoring" && s.last_incident && s.last_incident.acknowledged_by) {
             t = `Monitoring — ${s.last_incident.id} acknowledged by ${s.last_incident.acknowledged_by}`;
           }

@@ -22,8 +22,8 @@ struct NotifySettingsOptions: ParsableArguments {
         guard let settingsJSON else {
             let (c, diagnostics) = DaemonConfiguration.load(path: config)
             if ConfigReport.printAndShouldStop(diagnostics.redacted(by: c.redactor)) { throw ExitStatus.configError }
-            guard let settings = c.notify.settings else {
-                printError("\(config): no notifiers configured (wearer, contacts, channels): see deploy/fallguard.example.yaml")
+            guard let settings = c.notify.settings, !c.notify.nobodyWillBeTold else {
+                printError("\(config): no channel configured: there is nobody to tell. Uncomment one channel (and its policy) in the file, as its comments show; every key: fallguard.example.yaml (/usr/share/doc/fallguard/ in the package, deploy/ in the source)")
                 throw ExitStatus.configError
             }
             return settings
