@@ -203,8 +203,8 @@ struct StationDidNotServe: Error { var why: String }
         let b = try #require(site.bridges["room-001"])
         #expect(b.alarmOpen && b.raisedAt == t0 && b.raisedSeenAt == t0 + 25.1 && b.alarmSince == t0 + 25)
         let page = try #require(JSONSerialization.jsonObject(with: Data(StationPage.json(site, me: "Anna", link: up, now: t0 + 30).utf8)) as? [String: Any])
-        let first = try #require((page["bridges"] as? [[String: Any]])?.first)
-        #expect(first["device"] as? String == "room-001" && first["raisedAt"] as? Double == t0)
+        let first = try #require((page["bridges"] as? [[String: Any]])?.first { $0["device"] as? String == "room-001" })
+        #expect(first["alarmOpen"] as? Bool == true && first["raisedAt"] as? Double == t0)
         #expect(abs((first["raisedSeenAt"] as? Double ?? 0) - (t0 + 25.1)) < 0.001 && first["stale"] as? Bool == false)
     }
 
