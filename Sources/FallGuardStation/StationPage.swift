@@ -133,7 +133,7 @@ public enum StationPage {
           }
           if (site && !site.link.connected) {
             lines.push("CANNOT SEE THE BRIDGES: the station lost the broker " + site.link.broker + " " + ago(site.now, site.link.since) +
-                       " (" + clock(site.link.since) + ")" + (site.link.problem ? ": " + site.link.problem : "") +
+                       " (" + clock(site.link.since) + ")" + (site.link.problem ? ": " + site.link.problem.replace(/\.$/, "") : "") +
                        ". Alarms may be missed; what is shown is as of then.");
             keys.push("link");
           }
