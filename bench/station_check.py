@@ -12,7 +12,11 @@ leave them. Checks, with PASS/FAIL lines and 'N passed, N failed':
   - one click acknowledges it as that member; the bridge shows the name (its retained incident),
     the page shows who answered and stops sounding;
   - the incidents of the last days list it (who answered, the time to answer), and the station's
-    SQLite file (station.state-directory) holds it.
+    SQLite file (station.state-directory) holds it;
+  - issue 37: an acknowledgement that does not land is shown so and can be sent again; a second
+    fall of the resident the page answered is a new alarm (banner, sound); not worn is a fault call;
+    the broker killed is a fault banner and tone within 5 s, and after its return the page and the
+    real bridge are back within 5 s; the station killed is a fault banner on the page.
 """
 import json, os, shutil, sqlite3, subprocess, sys, time
 
@@ -37,6 +41,128 @@ def curl(url, *extra):
     r = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5", *extra, url],
                        capture_output=True, text=True)
     return int(r.stdout or 0)
+
+
+def fmt(v):
+    return f"{v:.2f}" if v is not None else "nan"
+
+
+def wait_js(browser, expression, timeout):
+    """Seconds until the expression holds in the page (None: not within timeout)."""
+    start = time.time()
+    try:
+        browser.wait_for(expression, timeout, interval=0.05)
+        return time.time() - start
+    except BrowserError:
+        return None
+
+
+def pub(port, topic, payload, retain=True):
+    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", *(["-r"] if retain else []),
+                    "-t", topic, "-m", payload], check=True)
+
+
+def incident(iid, kind, by=None):
+    i = {"incident": iid, "kind": kind, "severity": "alarm", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if by:
+        i["acknowledged-by"] = by
+    return json.dumps(i)
+
+
+def faults_and_second_falls(browser, port, broker):
+    """Issue 37: an acknowledgement that does not land, a resident's second fall on the page that
+    answered the first, a fault call (not worn), and the broker killed and started again. room-005
+    is a bridge as its messages (no process takes its acknowledgements)."""
+    d = "room-005"
+    row = f"document.querySelector('#alarms tr[data-device=\"{d}\"]')"
+    button = f"document.querySelector('#alarms button[data-ack=\"{d}\"]')"
+    in_banner = f"document.getElementById('banner').textContent.includes('{d}')"
+    pub(port, f"fallguard/{d}/state", "alert-out")
+    pub(port, f"fallguard/{d}/incident", incident("FG-1", "fall"))
+    shown = wait_js(browser, f"{button} && {button}.dataset.state === 'new'", 10)
+    browser.evaluate(f"{button}.click(); true")
+    clicked = time.time()
+    sent = wait_js(browser, f"{button} && {button}.dataset.state === 'sent' && !({in_banner})", 5)
+    beeps = browser.evaluate("window.station.beeps")
+    late = wait_js(browser, f"{button} && {button}.dataset.state === 'not-landed' && !{button}.disabled && ({in_banner})"
+                            f" && window.station.beeps > {beeps}", 30)
+    late = late and time.time() - clicked
+    check(shown is not None and sent is not None and late is not None and 9 <= late <= 13,
+          f"an acknowledgement that never lands (no bridge takes it): 'sent' then 'not landed, send again' {fmt(late)} s after "
+          f"the click (timeout 10 s), the alarm back in the banner and sounding")
+    browser.screenshot(OUT + "/station-not-landed.png")
+    browser.evaluate(f"{button}.click(); true")
+    again = wait_js(browser, f"{button} && {button}.dataset.state === 'sent'", 5)
+    # The bridge takes it now; then the same resident falls again.
+    pub(port, f"fallguard/{d}/incident", incident("FG-1", "acknowledged", by="Anna Smith (station)"))
+    pub(port, f"fallguard/{d}/state", "monitoring")
+    gone = wait_js(browser, f"!{row}", 5)
+    check(again is not None and gone is not None, f"sent again ({fmt(again)} s), and once the bridge takes it the alarm leaves the list")
+    beeps = browser.evaluate("window.station.beeps")
+    pub(port, f"fallguard/{d}/state", "countdown")
+    t = time.time()
+    second = wait_js(browser, f"{row} && ({in_banner}) && window.station.beeps > {beeps} && "
+                              f"{row}.querySelector('td.answered').textContent === 'nobody yet'", 10)
+    second = second and time.time() - t
+    pub(port, f"fallguard/{d}/state", "alert-out")
+    pub(port, f"fallguard/{d}/incident", incident("FG-2", "fall"))
+    fresh = wait_js(browser, f"{button} && {button}.dataset.state === 'new' && ({in_banner})", 10)
+    check(second is not None and second <= 2 and fresh is not None,
+          f"a second fall of the resident this page answered: banner and sound {fmt(second)} s after its countdown (bar 2 s), "
+          f"nobody shown as answering it, and its alert a new one to acknowledge")
+    browser.screenshot(OUT + "/station-second-fall.png")
+    pub(port, f"fallguard/{d}/incident", incident("FG-2", "acknowledged", by="Anna Smith (station)"))
+    pub(port, f"fallguard/{d}/state", "monitoring")
+
+    # A fault call: not worn, then worn again.
+    w = "room-002"
+    tones = browser.evaluate("window.station.faultBeeps")
+    pub(port, f"fallguard/{w}/worn", "not-worn")
+    t = time.time()
+    fault = wait_js(browser, f"document.getElementById('fault').dataset.faults.split(' ').includes('{w}:not-worn') && "
+                             f"window.station.faultBeeps > {tones} && (() => {{ const rows = [...document.querySelectorAll('#bridges tr')];"
+                             f" const i = rows.findIndex(r => r.dataset.device === '{w}');"
+                             f" const quiet = rows.findIndex(r => !r.classList.contains('fault') && !r.classList.contains('alarm'));"
+                             f" return i >= 0 && rows[i].classList.contains('fault') && (quiet < 0 || i < quiet) }})()", 10)
+    fault = fault and time.time() - t
+    pub(port, f"fallguard/{w}/worn", "worn")
+    cleared = wait_js(browser, f"!document.getElementById('fault').dataset.faults.includes('{w}:')", 10)
+    check(fault is not None and fault <= 2 and cleared is not None,
+          f"not worn: a fault call (banner, fault tone, the row before every quiet one and marked) {fmt(fault)} s after the bridge said so, "
+          f"cleared {fmt(cleared)} s after it is worn again")
+
+    # The broker killed: the fault banner and tone; started again: every link back.
+    tones = browser.evaluate("window.station.faultBeeps")
+    broker.proc.kill()
+    broker.proc.wait(10)
+    killed = time.time()
+    lost = wait_js(browser, "document.getElementById('fault').dataset.faults.split(' ').includes('link') && "
+                            f"window.station.faultBeeps > {tones} && document.getElementById('link').dataset.connected === '0'", 15)
+    lost = lost and time.time() - killed
+    stale = browser.evaluate("document.querySelectorAll('#bridges tr.stale').length")
+    check(lost is not None and lost <= 5 and stale >= BRIDGES,
+          f"the broker killed: 'cannot see the bridges' banner and the fault tone {fmt(lost)} s later (bar 5 s); {stale} rows marked stale")
+    browser.screenshot(OUT + "/station-broker-lost.png")
+    time.sleep(max(0, 10 - (time.time() - killed)))   # a 10 s outage: every backoff at its maximum
+    log = broker.folder + "/broker.log"
+    seen = len(open(log, errors="replace").read())
+    broker.start()
+    restarted = time.time()
+    back = wait_js(browser, "document.getElementById('link').dataset.connected === '1' && "
+                            "!document.getElementById('fault').dataset.faults.split(' ').includes('link') && "
+                            "document.querySelectorAll('#bridges tr.stale').length === 0", 15)
+    back = back and time.time() - restarted
+
+    def bridge_back():
+        for line in open(log, errors="replace").read()[seen:].split("\n"):
+            if "New client connected" in line and "fallguard-room-000" in line:
+                return float(line.split(":", 1)[0])
+        return None
+    again = ch.wait_for(bridge_back, 15, 0.1)
+    bridge = again - restarted if again else None
+    check(back is not None and back <= 5 and bridge is not None and bridge <= 5,
+          f"the broker back after a 10 s outage: the page sees the bridges again {fmt(back)} s later, the real bridge reconnected "
+          f"{fmt(bridge)} s later (bar 5 s each, reconnect-delay-max 4 s)")
 
 
 def main():
@@ -170,6 +296,16 @@ def main():
         # The first load answered 401 with the login form, as it must: not an error of the page.
         errors = [e for e in browser.console_errors if not ("status of 401" in e and e.endswith(base + "/"))]
         check(not errors, f"no errors in the browser's console: {errors[:3]}")
+        faults_and_second_falls(browser, port, broker)
+        # The station's process gone: the page says so (its own watchdog), with the fault tone.
+        tones = browser.evaluate("window.station.faultBeeps")
+        station.kill()
+        gone = time.time()
+        said = wait_js(browser, "document.getElementById('fault').dataset.faults.split(' ').includes('station') && "
+                                f"window.station.faultBeeps > {tones}", 15)
+        check(said is not None and said <= 5, f"the station killed: the page's fault banner 'does not answer' and the fault tone "
+                                              f"{fmt(said)} s later (bar 5 s)")
+        browser.screenshot(OUT + "/station-gone.png")
     except BrowserError as e:
         check(False, f"browser: {e}")
     finally:

@@ -35,7 +35,10 @@ public struct StationSection: KeyedSection, Codable, Equatable {
         public var password: String?
         public var topicPrefix = "fallguard"
         public var clientID: String?
-        public var keepalive = 30
+        /// 5 s (the least allowed): a broker that hangs, or a network that drops without a reset,
+        /// is noticed within 2 × keepalive (libmosquitto pings after keepalive seconds without a
+        /// word and gives up after as many again); a broker that stops closes the socket: at once.
+        public var keepalive = 5
 
         public init() {}
 

@@ -56,6 +56,13 @@ public final class StationServer: Sendable {
 
     public var snapshot: SiteModel { model.mutex.withLock { $0 } }
 
+    /// The station's own link to the broker, as the page shows it.
+    public var link: SiteModel.Link {
+        let c = mqtt.connection
+        return SiteModel.Link(connected: c.isConnected, since: c.since.timeIntervalSince1970, problem: c.problem,
+                              broker: "\(mqtt.settings.host):\(mqtt.settings.effectivePort)")
+    }
+
     /// The device level of `<prefix>/<device>/<topic>`.
     static func device(of topic: String, prefix: String) -> String? {
         guard topic.hasPrefix(prefix + "/") else { return nil }
@@ -108,7 +115,7 @@ public final class StationServer: Sendable {
             switch member(request) {
             case let .failure(r): return r.response
             case let .success(m):
-                let json = StationPage.json(snapshot, me: m.name, broker: "broker \(mqtt.settings.host):\(mqtt.settings.effectivePort)", now: WebSite.now())
+                let json = StationPage.json(snapshot, me: m.name, link: link, now: WebSite.now())
                 return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(string: json)))
             }

@@ -1,6 +1,7 @@
 import FallGuardNotify
 import Foundation
 import Logging
+import Synchronization
 
 /// A staff station's connection to a site's broker: subscribes to `<prefix>/#` (again after
 /// every reconnect) and hands every message on; publishes acknowledgements that only the
@@ -12,6 +13,22 @@ public final class MQTTSiteClient: Sendable {
     public let clientID: String
     private let client: MosquittoClient
     private let availability: String
+    private let link: LinkBox
+
+    /// The station's own connection to the broker: whether it is up, since when, and why not.
+    public struct Link: Sendable, Equatable {
+        public var isConnected: Bool
+        public var since: Date
+        public var problem: String?
+    }
+
+    /// Connected or not, since when (the last change), and the last refusal, error or loss.
+    public var connection: Link { link.mutex.withLock { $0 } }
+
+    /// Shared by the network thread's events and the page's readers.
+    private final class LinkBox: Sendable {
+        let mutex = Mutex(Link(isConnected: false, since: Date(), problem: "not connected yet"))
+    }
 
     /// - Parameter onMessage: topic, payload, and whether the broker sent it as retained; called
     ///   on libmosquitto's network thread: hand it on, do not block.
@@ -22,6 +39,16 @@ public final class MQTTSiteClient: Sendable {
         let availability = "\(settings.topicPrefix)-station/\(MQTTTopics.topicSafe(clientID))/availability"
         self.availability = availability
         let prefix = settings.topicPrefix
+        let link = LinkBox()
+        self.link = link
+        // A change of the link's state (its time is when it changed), or a new reason.
+        let linked: @Sendable (Bool, String?) -> Void = { up, problem in
+            link.mutex.withLock { l in
+                if l.isConnected != up { l.since = Date() }
+                l.isConnected = up
+                l.problem = problem ?? (up ? nil : l.problem)
+            }
+        }
         let options = MosquittoOptions(
             host: settings.host, port: settings.effectivePort, clientID: clientID,
             keepalive: settings.keepalive, username: settings.username, password: settings.password,
@@ -34,17 +61,23 @@ public final class MQTTSiteClient: Sendable {
             case let .connected(bounded):
                 if bounded {
                     logger.notice("station: connected to \(client.endpoint), subscribed to \(prefix)/#")
+                    linked(true, nil)
                     client.subscribe(prefix + "/#")
                 } else {
-                    logger.critical("station: \(client.endpoint) speaks only MQTT 3.1.1, which cannot bound the size of what it sends: the station reads nothing from it and shows no alarm (use a broker with MQTT 5, e.g. mosquitto 1.6 or newer)")
+                    let why = "\(client.endpoint) speaks only MQTT 3.1.1, which cannot bound the size of what it sends: the station reads nothing from it (use a broker with MQTT 5, e.g. mosquitto 1.6 or newer)"
+                    logger.critical("station: \(why)")
+                    linked(false, why)
                 }
                 client.publish(availability, Array(MQTTAvailability.online.utf8), retain: true)
             case let .refused(reason, _):
                 logger.error("station: the broker refused the connection: \(reason)")
+                linked(false, reason)
             case let .disconnected(reason):
                 logger.warning("station: disconnected from \(client.endpoint): \(reason)")
+                linked(false, reason)
             case let .error(text):
                 logger.warning("station: \(text)")
+                linked(false, "\(client.endpoint): \(text)")
             case let .message(topic, payload, retained):
                 onMessage(topic, payload, retained)
             }

@@ -7,6 +7,12 @@ import Foundation
 /// `state` the alarm's word, `incident` the last incident with who was told and who answered,
 /// `alert` every alert (the wearer's name, heartbeats, device problems), `worn` worn or
 /// not-worn (the device lies still, not on its wearer).
+///
+/// Alarms are matched by incident: a countdown (or an alert out after monitoring) is a new
+/// alarm, whose incident is the next one the bridge names; the previous incident (acknowledged,
+/// perhaps) is kept apart and never closes, names or answers the new alarm. Times of the
+/// bridge's own clock (an incident's `at`, an alert's `sentAt`) are kept beside the station's
+/// receive time.
 public struct SiteModel: Sendable, Equatable {
     public struct Bridge: Sendable, Equatable, Encodable {
         public var device: String
@@ -22,9 +28,20 @@ public struct SiteModel: Sendable, Equatable {
         public var sensorProblem: String?
         /// Whether the bridge is worn (false: only its sensor's own noise for minutes; nil: not known).
         public var worn: Bool?
+        /// The current alarm's incident while one is open (nil during its countdown); else the
+        /// bridge's last incident.
         public var incident: Incident?
+        /// The incident before the current alarm's (shown as the last one until the new one has
+        /// its own; its messages, retained ones sent again after a reconnect, change only it).
+        public var previousIncident: Incident?
         /// When the station first saw the current alarm (alert out, or its countdown).
         public var alarmSince: Double?
+        /// When the bridge raised the current alarm's alert, by its own clock (its incident's
+        /// `at`, its alert's `sentAt`); nil during the countdown or when no message said.
+        public var raisedAt: Double?
+        /// When the station received the message that said so (beside ``raisedAt`` when they differ:
+        /// the station saw it late, after an outage, or the clocks differ).
+        public var raisedSeenAt: Double?
 
         public init(device: String) { self.device = device }
 
@@ -33,6 +50,16 @@ public struct SiteModel: Sendable, Equatable {
 
         /// The alarm shows as open: an alert out (or its countdown) nobody has acknowledged.
         public var alarmOpen: Bool { (state == "alert-out" || state == "countdown") && !answered }
+
+        /// What keeps this bridge from protecting its wearer now, each a fault call on the page:
+        /// `offline`, `not worn`, `sensor: <problem>` (empty: none known).
+        public var faults: [String] {
+            var f: [String] = []
+            if online == false { f.append("offline") }
+            if worn == false { f.append("not worn") }
+            if let p = sensorProblem { f.append("sensor: " + p) } else if state == "sensor-fault" { f.append("sensor fault") }
+            return f
+        }
     }
 
     public struct Incident: Sendable, Equatable, Encodable {
@@ -42,6 +69,9 @@ public struct SiteModel: Sendable, Equatable {
         public var delivered: Bool?
         public var reachedBy: String?
         public var acknowledgedBy: String?
+        /// `at` as Unix seconds (the bridge's clock), and when the station received it.
+        public var atTime: Double?
+        public var receivedAt: Double?
     }
 
     public let prefix: String
@@ -80,16 +110,40 @@ public struct SiteModel: Sendable, Equatable {
         case "worn":
             b.worn = text == "worn"
         case "state":
-            // From monitoring (or a fault) into a countdown or an alert: a new alarm.
-            if b.state == "monitoring" || b.state == "sensor-fault", text == "countdown" || text == "alert-out" { b.answered = false }
+            // A countdown is always a new alarm; an alert out is one after monitoring or a fault
+            // (after nothing known it is the alarm the retained incident names).
+            let fresh = text == "countdown" && b.state != "countdown"
+                || text == "alert-out" && (b.state == "monitoring" || b.state == "sensor-fault")
+            if fresh {
+                b.answered = false
+                if let i = b.incident { b.previousIncident = i }
+                b.incident = nil
+                (b.raisedAt, b.raisedSeenAt, b.alarmSince) = (nil, nil, nil)
+            }
             b.state = text
         case "incident":
             guard let i = try? JSONDecoder().decode(IncidentPayload.self, from: Data(payload)) else { return }
             let acknowledged: String? = i.kind == "acknowledged" ? (i.acknowledgedBy ?? "someone") : i.acknowledgedBy
-            if let old = b.incident?.id, old != i.incident { newIncident = true }
+            var incident = Incident(id: i.incident, kind: i.kind, at: i.at, delivered: i.delivered, reachedBy: i.reachedBy,
+                                    acknowledgedBy: acknowledged, atTime: i.at.flatMap(PastIncidents.parseTime), receivedAt: now)
+            // The previous alarm's incident (its retained copy again, or its acknowledgement
+            // landing late: not an alarm of another time under the same id, as a bridge whose
+            // state was wiped would number it), or one that is over during a countdown (the new
+            // alarm's comes with its alert): it stays the previous one.
+            let over = acknowledged != nil || !PastIncidents.alarmKinds.contains(i.kind)
+            if i.incident == b.previousIncident?.id && (over || incident.atTime == b.previousIncident?.atTime)
+                || b.state == "countdown" && b.incident == nil && over {
+                b.previousIncident = incident
+                break
+            }
+            if let old = b.incident, old.id == i.incident, incident.atTime == old.atTime { incident.receivedAt = old.receivedAt }
+            if let old = b.incident?.id, old != i.incident { newIncident = true; b.previousIncident = b.incident }
             if acknowledged != nil { b.answered = true } else if newIncident { b.answered = false }
-            b.incident = Incident(id: i.incident, kind: i.kind, at: i.at, delivered: i.delivered, reachedBy: i.reachedBy,
-                                  acknowledgedBy: acknowledged)
+            if newIncident { (b.raisedAt, b.raisedSeenAt) = (nil, nil) }
+            if PastIncidents.alarmKinds.contains(i.kind), let t = incident.atTime, b.raisedAt.map({ t < $0 }) ?? true {
+                (b.raisedAt, b.raisedSeenAt) = (t, now)
+            }
+            b.incident = incident
         case "alert":
             guard let a = try? JSONDecoder().decode(AlertPayload.self, from: Data(payload)) else { return }
             if roster[device]?.wearer == nil, !a.wearer.name.isEmpty { b.wearer = a.wearer.name }
@@ -97,6 +151,12 @@ public struct SiteModel: Sendable, Equatable {
             case "heartbeat": b.lastHeartbeat = now
             case "device-problem": b.sensorProblem = a.message?.body ?? "device problem"
             case "device-recovered": b.sensorProblem = nil
+            case let kind where PastIncidents.alarmKinds.contains(kind):
+                // The alert of the current alarm: its time by the bridge's clock.
+                if b.incident == nil || b.incident?.id == a.alert.incident, let t = a.sentAt.flatMap(PastIncidents.parseTime),
+                   b.raisedAt.map({ t < $0 }) ?? true {
+                    (b.raisedAt, b.raisedSeenAt) = (t, now)
+                }
             default: break
             }
         default:
@@ -109,13 +169,36 @@ public struct SiteModel: Sendable, Equatable {
         bridges[device] = b
     }
 
-    /// Every bridge: open alarms first (oldest first), then the rest by device name.
+    /// Every bridge: open alarms first (oldest first), then those with a fault, then the rest,
+    /// each by device name.
     public var ordered: [Bridge] {
         bridges.values.sorted { a, b in
             if a.alarmOpen != b.alarmOpen { return a.alarmOpen }
             if a.alarmOpen { return (a.alarmSince ?? 0, a.device) < (b.alarmSince ?? 0, b.device) }
+            if a.faults.isEmpty != b.faults.isEmpty { return !a.faults.isEmpty }
             return a.device.localizedStandardCompare(b.device) == .orderedAscending
         }
+    }
+
+    /// The station's own link to the broker: without it nothing the page shows is current.
+    public struct Link: Sendable, Equatable, Encodable {
+        public var connected: Bool
+        /// Unix seconds since when it is (not) connected.
+        public var since: Double
+        /// Why not (the last refusal, error or loss).
+        public var problem: String?
+        /// `host:port`.
+        public var broker: String
+
+        public init(connected: Bool, since: Double, problem: String?, broker: String) {
+            (self.connected, self.since, self.problem, self.broker) = (connected, since, problem, broker)
+        }
+    }
+
+    /// Whether what the station knows of `bridge` is stale: the link is down, or the bridge has
+    /// said nothing since it came back (its retained messages come again at every reconnect).
+    public static func isStale(_ bridge: Bridge, link: Link) -> Bool {
+        !link.connected || (bridge.lastSeen.map { $0 < link.since } ?? false)
     }
 
     public var openAlarms: [Bridge] { ordered.filter(\.alarmOpen) }
@@ -140,6 +223,7 @@ public struct SiteModel: Sendable, Equatable {
         var wearer: Wearer
         var alert: Inner
         var message: Message?
+        var sentAt: String?
     }
 }
 

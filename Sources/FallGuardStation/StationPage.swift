@@ -6,7 +6,9 @@ import Foundation
 /// every bridge) and from `/incidents.json` every 5 s (the incidents of the last days across
 /// the site, newest first, with the time to acknowledgement), a sound while an alarm is open
 /// that nobody has taken, and an acknowledge button per open alarm that posts `/ack` with the
-/// session's form token. Pure text.
+/// session's form token. Above them, fault calls in a banner and a tone of their own (a lost
+/// link to the broker, the station not answering, a bridge offline, not worn or with a sensor
+/// fault), and the station's link to the broker. Pure text.
 public enum StationPage {
     /// Served for every HTML answer (the bridge page's rules: no inline script, no framing).
     public static let securityHeaders: [(String, String)] = [
@@ -18,9 +20,12 @@ public enum StationPage {
     static let style = """
         body{font-family:system-ui,sans-serif;margin:1rem;color:#222}table{border-collapse:collapse;width:100%}
         td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
-        .alarm{background:#fde2e1}.alarm td{font-weight:600}.off{color:#999}.warn{color:#a40}
+        .alarm{background:#fde2e1}.alarm td{font-weight:600}.warn{color:#a40}
         button.ack{font-size:1.1rem;padding:.4rem .8rem;background:#c00;color:#fff;border:0;border-radius:.3rem}
         #banner{padding:.5rem;margin:.5rem 0;background:#c00;color:#fff;font-size:1.3rem;display:none}
+        #fault{padding:.5rem;margin:.5rem 0;background:#ffc400;color:#000;border:3px solid #000;font-size:1.2rem;font-weight:700;display:none}
+        .fault{background:#fff1c2}.fault td{font-weight:600}.stale td.online{font-style:italic;color:#a40}
+        button.ack.late{background:#000;color:#ffc400}
         .muted{color:#777}header{display:flex;gap:1rem;align-items:center;justify-content:space-between}
         """
 
@@ -45,7 +50,9 @@ public enum StationPage {
         <header><h1>FallGuard station</h1><div>Signed in as <b id="me">\(escaped(member))</b>
         <button id="sound-on" type="button">Sound on</button>
         <form method="post" action="/logout" style="display:inline"><input type="hidden" name="csrf" value="\(escaped(formToken))"><button>Sign out</button></form></div></header>
-        <div id="banner" data-sounding="0"></div>
+        <p id="link" class="warn" data-connected="0">Not yet known whether the station sees the broker.</p>
+        <div id="fault" data-sounding="0" data-faults="" role="alert"></div>
+        <div id="banner" data-sounding="0" role="alert"></div>
         <h2>Open alarms</h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Alarm</th><th>Raised</th><th>Told</th><th>Answered</th><th></th></tr></thead>
         <tbody id="alarms"><tr><td colspan="8" class="muted">Loading…</td></tr></tbody></table>
         <h2>Every bridge <span id="count" class="muted"></span></h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Connection</th><th>State</th><th>Device (sensor, worn)</th><th>Last heartbeat</th><th>Last message</th><th>Last incident</th></tr></thead>
@@ -57,91 +64,168 @@ public enum StationPage {
         """
     }
 
-    /// The page's script: polls `/site.json`, renders, beeps, acknowledges.
+    /// The page's script: polls `/site.json`, renders, beeps, acknowledges; says when it cannot
+    /// see (the station's link to the broker, the station itself not answering, each bridge's
+    /// faults) with a banner and a tone of their own.
     public static let script = #"""
         "use strict";
         const csrf = document.body.dataset.csrf;
-        let audio = null, sent = {};
-        window.station = {beeps: 0, renders: 0};
+        let audio = null, sent = {}, failed = {}, lastSite = null, lastOk = Date.now(), lastError = null;
+        let heard = new Set(), lastFaultTone = 0;
+        window.station = {beeps: 0, faultBeeps: 0, renders: 0};
         function ago(now, t) {
           if (t == null) return "–";
           const s = Math.max(0, Math.round(now - t));
           return s < 60 ? s + " s ago" : s < 3600 ? Math.floor(s / 60) + " min " + (s % 60) + " s ago" : Math.floor(s / 3600) + " h " + Math.floor(s % 3600 / 60) + " min ago";
         }
+        function clock(t) { return t == null ? "–" : new Date(t * 1000).toLocaleTimeString(); }
         function cell(row, text, cls) { const td = row.insertCell(); td.textContent = text == null ? "–" : text; if (cls) td.className = cls; return td; }
         function told(i) { if (!i) return "–"; const parts = []; if (i.delivered) parts.push("message delivered"); if (i.reachedBy) parts.push(i.reachedBy + " answered the call"); return parts.length ? parts.join("; ") : "not yet"; }
-        function beep() {
-          window.station.beeps++;
+        function tone(freqs, type, gain, length) {
           try {
             audio = audio || new (window.AudioContext || window.webkitAudioContext)();
-            const o = audio.createOscillator(), g = audio.createGain();
-            o.frequency.value = 880; g.gain.value = 0.2; o.connect(g); g.connect(audio.destination);
-            o.start(); o.stop(audio.currentTime + 0.35);
+            let t = audio.currentTime;
+            for (const f of freqs) {
+              const o = audio.createOscillator(), g = audio.createGain();
+              o.type = type; o.frequency.value = f; g.gain.value = gain; o.connect(g); g.connect(audio.destination);
+              o.start(t); o.stop(t + length); t += length + 0.05;
+            }
           } catch (e) {}
         }
-        async function acknowledge(device, incident, button) {
+        // A fall: one high beep every second. A fault call: a low falling pair, at once for a new
+        // fault, then every 10 s while any lasts.
+        function beep() { window.station.beeps++; tone([880], "sine", 0.2, 0.35); }
+        function faultTone() { window.station.faultBeeps++; lastFaultTone = Date.now(); tone([520, 390], "square", 0.08, 0.25); }
+        // An alarm is its bridge, its incident and when it opened: a second fall is a new one.
+        function alarmKey(b) { return b.device + "/" + (b.incident ? b.incident.id : "") + "/" + b.alarmSince; }
+        function notLanded(b, timeout) { const at = sent[alarmKey(b)]; return at != null && Date.now() - at > timeout; }
+        async function acknowledge(b, button) {
+          const key = alarmKey(b);
           button.disabled = true; button.textContent = "Sending…";
-          const body = new URLSearchParams({csrf, device, incident});
-          const r = await fetch("/ack", {method: "POST", body, credentials: "same-origin"});
-          button.textContent = r.ok ? "Sent, waiting for the bridge" : "Failed: " + r.status;
-          if (r.ok) sent[device + "/" + incident] = true; else button.disabled = false;
+          try {
+            const body = new URLSearchParams({csrf, device: b.device, incident: b.incident.id});
+            const r = await fetch("/ack", {method: "POST", body, credentials: "same-origin"});
+            if (r.ok) { sent[key] = Date.now(); delete failed[key]; button.textContent = "Sent, waiting for the bridge"; return; }
+            failed[key] = "Failed (" + r.status + "): send again";
+          } catch (e) { failed[key] = "Failed (" + e + "): send again"; }
+          button.textContent = failed[key]; button.disabled = false;
+        }
+        function raised(site, b) {
+          if (b.raisedAt == null) return ago(site.now, b.alarmSince) + (b.state === "countdown" ? " (countdown, seen here)" : " (seen here)");
+          let text = ago(site.now, b.raisedAt) + " (" + clock(b.raisedAt) + " by the bridge";
+          if (b.raisedSeenAt != null && Math.abs(b.raisedSeenAt - b.raisedAt) > 3) text += "; seen here " + clock(b.raisedSeenAt);
+          return text + ")";
+        }
+        function incidentText(i) {
+          if (!i) return "–";
+          let text = i.id + " " + i.kind + (i.acknowledgedBy ? ", answered by " + i.acknowledgedBy : "");
+          if (i.atTime != null) text += ", " + clock(i.atTime) + (i.receivedAt != null && Math.abs(i.receivedAt - i.atTime) > 3 ? " (seen here " + clock(i.receivedAt) + ")" : "");
+          return text;
+        }
+        // Fault calls: the station not answering, its link to the broker lost, each bridge's faults.
+        function showFaults() {
+          const lines = [], keys = [], site = lastSite;
+          const silent = (Date.now() - lastOk) / 1000;
+          if (silent > 3) {
+            lines.push("THE STATION DOES NOT ANSWER for " + Math.round(silent) + " s" + (lastError ? " (" + lastError + ")" : "") +
+                       ": nothing on this page is current. Alarms may be missed.");
+            keys.push("station");
+          }
+          if (site && !site.link.connected) {
+            lines.push("CANNOT SEE THE BRIDGES: the station lost the broker " + site.link.broker + " " + ago(site.now, site.link.since) +
+                       " (" + clock(site.link.since) + ")" + (site.link.problem ? ": " + site.link.problem.replace(/\.$/, "") : "") +
+                       ". Alarms may be missed; what is shown is as of then.");
+            keys.push("link");
+          }
+          for (const b of site ? site.bridges : []) {
+            if (!b.faults.length) continue;
+            lines.push("FAULT: " + b.device + (b.wearer ? " (" + b.wearer + ")" : "") + (b.location ? ", " + b.location : "") + ": " +
+                       b.faults.join(", ") + (b.stale ? " (as last known)" : ""));
+            for (const f of b.faults) keys.push(b.device + ":" + f.split(":")[0].replace(/ /g, "-"));
+          }
+          const banner = document.getElementById("fault");
+          banner.replaceChildren(...lines.map(l => { const d = document.createElement("div"); d.textContent = l; return d; }));
+          banner.style.display = lines.length ? "block" : "none";
+          banner.dataset.sounding = lines.length ? "1" : "0";
+          banner.dataset.faults = keys.join(" ");
+          const fresh = keys.some(k => !heard.has(k));
+          heard = new Set(keys);
+          if (lines.length && (fresh || Date.now() - lastFaultTone >= 10000)) faultTone();
         }
         function render(site) {
+          lastSite = site;
+          const timeout = (site.acknowledgementTimeout || 10) * 1000;
           const open = site.bridges.filter(b => b.alarmOpen);
           const alarms = document.getElementById("alarms");
           alarms.replaceChildren();
           for (const b of open) {
             const row = alarms.insertRow(); row.className = "alarm"; row.dataset.device = b.device;
             cell(row, b.device); cell(row, b.wearer); cell(row, b.location);
-            cell(row, (b.state === "countdown" ? "countdown: " : "") + (b.incident ? b.incident.kind + " " + b.incident.id : "alarm"));
-            cell(row, ago(site.now, b.alarmSince), "since"); cell(row, told(b.incident));
+            cell(row, (b.state === "countdown" ? "countdown" + (b.incident ? ": " : "") : "") + (b.incident ? b.incident.kind + " " + b.incident.id : b.state === "countdown" ? "" : "alarm"));
+            cell(row, raised(site, b), "since"); cell(row, told(b.incident));
             cell(row, b.incident && b.incident.acknowledgedBy || "nobody yet", "answered");
             const td = row.insertCell();
             if (b.incident && b.state === "alert-out") {
-              const key = b.device + "/" + b.incident.id;
+              const key = alarmKey(b), at = sent[key], late = notLanded(b, timeout);
               const button = document.createElement("button");
-              button.className = "ack"; button.dataset.ack = b.device;
-              button.textContent = sent[key] ? "Sent, waiting for the bridge" : "I'm going: acknowledge as " + site.me;
-              button.disabled = !!sent[key];
-              button.addEventListener("click", () => acknowledge(b.device, b.incident.id, button));
+              button.className = "ack" + (late ? " late" : ""); button.dataset.ack = b.device;
+              button.dataset.state = at == null ? "new" : late ? "not-landed" : "sent";
+              button.textContent = at == null ? failed[key] || "I'm going: acknowledge as " + site.me
+                : late ? "Not landed after " + Math.round((Date.now() - at) / 1000) + " s: send again" : "Sent, waiting for the bridge";
+              button.disabled = at != null && !late;
+              button.addEventListener("click", () => acknowledge(b, button));
               td.appendChild(button);
             }
           }
-          if (!open.length) { const r = alarms.insertRow(); cell(r, "No open alarm.", "muted").colSpan = 8; }
+          if (!open.length) { const r = alarms.insertRow(); cell(r, site.link.connected ? "No open alarm." : "No open alarm known: the station cannot see the bridges.", "muted").colSpan = 8; }
           const banner = document.getElementById("banner");
-          const untaken = open.filter(b => !(b.incident && sent[b.device + "/" + b.incident.id]));
+          const untaken = open.filter(b => sent[alarmKey(b)] == null || notLanded(b, timeout));
           banner.style.display = untaken.length ? "block" : "none";
           banner.dataset.sounding = untaken.length ? "1" : "0";
-          banner.textContent = untaken.length ? "ALARM: " + untaken.map(b => b.device + (b.wearer ? " (" + b.wearer + ")" : "")).join(", ") : "";
+          banner.textContent = untaken.length ? "ALARM: " + untaken.map(b => b.device + (b.wearer ? " (" + b.wearer + ")" : "") +
+                                                                      (notLanded(b, timeout) ? ": the acknowledgement did not land" : "")).join(", ") : "";
           if (untaken.length) beep();
           const list = document.getElementById("bridges");
           list.replaceChildren();
           for (const b of site.bridges) {
             const row = list.insertRow(); row.dataset.device = b.device;
-            if (b.alarmOpen) row.className = "alarm"; else if (b.online === false) row.className = "off";
+            row.className = (b.alarmOpen ? "alarm" : b.faults.length ? "fault" : "") + (b.stale ? " stale" : "");
             cell(row, b.device); cell(row, b.wearer); cell(row, b.location);
-            cell(row, b.online == null ? "unknown" : b.online ? "online" : "OFFLINE", "online");
+            cell(row, (b.online == null ? "unknown" : b.online ? "online" : "OFFLINE") +
+                      (!b.stale ? "" : site.link.connected ? " (not heard since the link came back)" : " (stale: as of " + clock(site.link.since) + ")"), "online");
             cell(row, b.state, "state");
-            cell(row, b.worn === false ? "NOT WORN" + (b.sensorProblem ? "; " + b.sensorProblem : "") : b.sensorProblem || "ok",
-                 b.worn === false || b.sensorProblem ? "warn" : "");
+            cell(row, b.faults.length ? b.faults.join("; ").toUpperCase() : "ok", b.faults.length ? "warn" : "");
             cell(row, ago(site.now, b.lastHeartbeat)); cell(row, ago(site.now, b.lastSeen));
-            cell(row, b.incident ? b.incident.id + " " + b.incident.kind + (b.incident.acknowledgedBy ? ", answered by " + b.incident.acknowledgedBy : "") : "–", "incident");
+            cell(row, incidentText(b.incident || b.previousIncident), "incident");
           }
           window.station.renders++;
-          document.getElementById("count").textContent = "(" + site.bridges.length + ", " + site.bridges.filter(b => b.online === false).length + " offline)";
+          document.getElementById("count").textContent = "(" + site.bridges.length + ", " + site.bridges.filter(b => b.online === false).length + " offline" +
+            (site.link.connected ? ")" : ", none current)");
+          const link = document.getElementById("link");
+          link.textContent = site.link.connected ? "Connected to the broker " + site.link.broker + " since " + clock(site.link.since)
+            : "NOT CONNECTED to the broker " + site.link.broker + " since " + clock(site.link.since) + (site.link.problem ? ": " + site.link.problem : "");
+          link.className = site.link.connected ? "muted" : "warn";
+          link.dataset.connected = site.link.connected ? "1" : "0";
+          showFaults();
         }
         async function poll() {
+          const control = new AbortController(), timer = setTimeout(() => control.abort(), 3000);
           try {
-            const r = await fetch("/site.json", {credentials: "same-origin", cache: "no-store"});
+            const r = await fetch("/site.json", {credentials: "same-origin", cache: "no-store", signal: control.signal});
             if (r.status === 401) { location.href = "/login"; return; }
+            if (!r.ok) throw new Error("HTTP " + r.status);
             const site = await r.json();
+            lastOk = Date.now(); lastError = null;
             render(site);
             document.getElementById("connection").textContent = site.broker;
           } catch (e) {
+            lastError = String(e);
             document.getElementById("connection").textContent = "The station does not answer: " + e;
-          }
+          } finally { clearTimeout(timer); }
           setTimeout(poll, 1000);
         }
+        // The page's own watchdog: /site.json failing or late is a fault call too.
+        setInterval(() => { if (Date.now() - lastOk > 3000) showFaults(); }, 500);
         function when(t) { return t == null ? "–" : new Date(t * 1000).toLocaleString(); }
         function span(s) { return s == null ? "–" : s < 60 ? Math.round(s) + " s" : Math.floor(s / 60) + " min " + Math.round(s % 60) + " s"; }
         function renderPast(h) {
@@ -172,11 +256,18 @@ public enum StationPage {
         pollPast();
         """#
 
+    /// Seconds an acknowledgement sent from the page may take to land (the bridge's
+    /// `acknowledged` incident) before the page shows it as not landed and offers it again.
+    public static let acknowledgementTimeout = 10.0
+
     /// What `/site.json` sends.
     public struct Site: Encodable {
         public var now: Double
         public var me: String
         public var broker: String
+        /// The station's own link to the broker: when it is down, nothing below is current.
+        public var link: SiteModel.Link
+        public var acknowledgementTimeout: Double
         public var bridges: [Bridge]
     }
 
@@ -192,7 +283,14 @@ public enum StationPage {
         var worn: Bool?
         var alarmOpen: Bool
         var alarmSince: Double?
+        var raisedAt: Double?
+        var raisedSeenAt: Double?
         var incident: SiteModel.Incident?
+        var previousIncident: SiteModel.Incident?
+        /// Fault calls (offline, not worn, sensor): a banner and the fault tone.
+        var faults: [String]
+        /// Not confirmed since the station's link came back (or the link is down).
+        var stale: Bool
     }
 
     /// What `/incidents.json` sends: the past incidents, newest first.
@@ -225,11 +323,13 @@ public enum StationPage {
         return (try? String(decoding: e.encode(history), as: UTF8.self)) ?? "{}"
     }
 
-    public static func json(_ model: SiteModel, me: String, broker: String, now: Double) -> String {
-        let site = Site(now: now, me: me, broker: broker, bridges: model.ordered.map { b in
+    public static func json(_ model: SiteModel, me: String, link: SiteModel.Link, now: Double) -> String {
+        let site = Site(now: now, me: me, broker: "broker " + link.broker, link: link, acknowledgementTimeout: acknowledgementTimeout,
+                        bridges: model.ordered.map { b in
             Bridge(device: b.device, wearer: b.wearer, location: b.location, online: b.online, state: b.state, lastSeen: b.lastSeen,
                    lastHeartbeat: b.lastHeartbeat, sensorProblem: b.sensorProblem, worn: b.worn, alarmOpen: b.alarmOpen, alarmSince: b.alarmSince,
-                   incident: b.incident)
+                   raisedAt: b.raisedAt, raisedSeenAt: b.raisedSeenAt, incident: b.incident, previousIncident: b.previousIncident,
+                   faults: b.faults, stale: SiteModel.isStale(b, link: link))
         })
         let e = JSONEncoder()
         e.outputFormatting = [.withoutEscapingSlashes]

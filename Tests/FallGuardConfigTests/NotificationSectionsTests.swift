@@ -146,7 +146,8 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         let s = try decodeSection(MQTTChannelSettings.self, "{}")
         #expect(s == MQTTChannelSettings())
         #expect(s.host == "localhost" && s.effectivePort == 1883 && s.topicPrefix == "fallguard")
-        #expect(s.discovery && s.discoveryPrefix == "homeassistant" && s.keepalive == 30 && s.publishTimeout == 10)
+        #expect(s.discovery && s.discoveryPrefix == "homeassistant" && s.keepalive == 8 && s.publishTimeout == 10)
+        #expect(s.reconnectDelay == 1 && s.reconnectDelayMax == 4, "issue 37: back within 5 s of the broker's return")
         #expect(s.acknowledgeMode == .hmac, "HMAC is the default")
         // A local broker without a secret: a warning (issue 28 item 10), not an error.
         // Without a top-level device: (issue 30), the channel is named by the hostname: warned too.

@@ -1,4 +1,5 @@
 import FallGuardConfig
+import FallGuardCore
 @testable import FallGuardDaemon
 import FallGuardFieldTest
 import FallGuardMQTT
@@ -20,6 +21,43 @@ struct StationDidNotServe: Error { var why: String }
         model.apply(topic: topic, payload: Array(payload.utf8), now: now)
     }
 
+    /// A station on `broker` with one member of staff (anna), listening on a free loopback port.
+    static func station(on broker: MosquittoBroker, clientID: String) -> StationSection {
+        var section = StationSection()
+        section.broker.host = "127.0.0.1"
+        section.broker.port = broker.port
+        section.broker.clientID = clientID
+        section.listen = "127.0.0.1:\(freeLoopbackPort())"
+        section.acknowledgeSecret = "one-secret-for-the-home-0123"
+        section.staff = [.init(user: "anna", name: "Anna Smith", password: "anna-password")]
+        return section
+    }
+
+    /// curl off the cooperative pool: the in-process server answers on it (another test may hold
+    /// the other thread of a 2-core machine).
+    static func get(_ url: String, _ extra: [String] = []) async throws -> HTTPAnswer {
+        try await offPool { Result { try curl(url, extra) } }.get()
+    }
+
+    /// Runs the station until it serves and has subscribed, and signs anna in (cookies in `jar`).
+    static func start(_ section: StationSection, broker: MosquittoBroker, jar: String) async throws -> (StationServer, Task<Void, any Error>) {
+        let base = "http://" + section.listen
+        let server = try StationServer(section: section, logger: Logger(label: "test.station"))
+        let running = Task { try await server.run() }
+        var serving = false
+        for _ in 0..<200 where !serving {
+            serving = (try? await Self.get(base + "/login").status) == 200
+            if !serving { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        guard serving else {
+            running.cancel()
+            throw StationDidNotServe(why: "\(await running.result)")
+        }
+        #expect(await broker.waitForSubscription(of: section.broker.clientID ?? "", timeout: 10))
+        #expect(try await Self.get(base + "/login", ["-c", jar, "--data", "user=anna&password=anna-password"]).status / 100 == 3)
+        return (server, running)
+    }
+
     @Test func theSiteModelPutsOpenAlarmsFirstWithWhoWasToldAndWhoAnswered() {
         var site = SiteModel(roster: ["room-002": (wearer: "Margaret", location: "Room 2")])
         for d in ["room-001", "room-002", "room-010"] {
@@ -29,7 +67,7 @@ struct StationDidNotServe: Error { var why: String }
         fold(&site, "fallguard/room-010/availability", "offline", at: 101)
         fold(&site, "homeassistant/sensor/fallguard_room-001/state/config", "{}", at: 101)
         fold(&site, "fallguard/room-002/ack", #"{"incident":"FG-1"}"#, at: 101)
-        #expect(site.ordered.map(\.device) == ["room-001", "room-002", "room-010"] && site.openAlarms.isEmpty)
+        #expect(site.ordered.map(\.device) == ["room-010", "room-001", "room-002"] && site.openAlarms.isEmpty, "the offline one first")
         #expect(site.bridges["room-010"]?.online == false && site.bridges["room-002"]?.wearer == "Margaret")
 
         fold(&site, "fallguard/room-010/state", "countdown", at: 110)
@@ -53,10 +91,121 @@ struct StationDidNotServe: Error { var why: String }
         // Not worn (issue 26's retained topic), and worn again.
         fold(&site, "fallguard/room-001/worn", "not-worn", at: 131)
         #expect(site.bridges["room-001"]?.worn == false && site.bridges["room-002"]?.worn == nil)
-        let json = StationPage.json(site, me: "Anna Smith", broker: "b", now: 130)
+        let json = StationPage.json(site, me: "Anna Smith", link: .init(connected: true, since: 0, problem: nil, broker: "b:1883"), now: 130)
         #expect(json.contains(#""me":"Anna Smith""#) && json.contains(#""device":"room-002""#) && json.contains(#""worn":false"#))
         fold(&site, "fallguard/room-001/worn", "worn", at: 132)
         #expect(site.bridges["room-001"]?.worn == true)
+    }
+
+    /// Issue 37 item 3: a resident's second fall is a new alarm. During its countdown nothing of
+    /// the first (acknowledged) incident is shown as the alarm's, its retained copy sent again
+    /// does not close it, and the page's key for it (device, incident, opened) is new.
+    @Test func aSecondFallIsANewAlarmMatchedByItsIncident() throws {
+        var site = SiteModel()
+        let t0 = try #require(PastIncidents.parseTime("2026-11-26T10:00:00Z"))
+        func incident(_ id: String, _ kind: String, at seconds: Double, by: String? = nil) -> String {
+            #"{"incident":"\#(id)","kind":"\#(kind)","severity":"alarm","at":"\#(iso8601(secondsSince1970: t0 + seconds))""#
+                + (by.map { #","acknowledged-by":"\#($0)"}"# } ?? "}")
+        }
+        fold(&site, "fallguard/room-002/state", "monitoring", at: t0)
+        fold(&site, "fallguard/room-002/state", "countdown", at: t0 + 10)
+        #expect(site.bridges["room-002"]?.alarmOpen == true && site.bridges["room-002"]?.incident == nil)
+        fold(&site, "fallguard/room-002/state", "alert-out", at: t0 + 40)
+        fold(&site, "fallguard/room-002/incident", incident("FG-1", "fall", at: 40), at: t0 + 40.2)
+        var b = try #require(site.bridges["room-002"])
+        #expect(b.alarmOpen && b.incident?.id == "FG-1" && b.alarmSince == t0 + 10 && b.raisedAt == t0 + 40 && b.raisedSeenAt == t0 + 40.2)
+        fold(&site, "fallguard/room-002/incident", incident("FG-1", "acknowledged", at: 50, by: "Anna Smith (station)"), at: t0 + 50)
+        fold(&site, "fallguard/room-002/state", "monitoring", at: t0 + 51)
+        #expect(site.openAlarms.isEmpty)
+
+        // The second fall: its countdown is a new alarm, not the first one answered.
+        fold(&site, "fallguard/room-002/state", "countdown", at: t0 + 100)
+        b = try #require(site.bridges["room-002"])
+        #expect(b.alarmOpen && b.incident == nil && b.alarmSince == t0 + 100 && b.raisedAt == nil)
+        #expect(b.previousIncident?.id == "FG-1" && b.previousIncident?.acknowledgedBy == "Anna Smith (station)")
+        // The first incident's retained copy again (the station reconnected): still open.
+        fold(&site, "fallguard/room-002/incident", incident("FG-1", "acknowledged", at: 50, by: "Anna Smith (station)"), at: t0 + 101)
+        #expect(site.bridges["room-002"]?.alarmOpen == true && site.bridges["room-002"]?.incident == nil)
+        let during = try #require(JSONSerialization.jsonObject(with: Data(StationPage.json(
+            site, me: "Anna", link: .init(connected: true, since: t0, problem: nil, broker: "b:1883"), now: t0 + 102).utf8)) as? [String: Any])
+        let row = try #require((during["bridges"] as? [[String: Any]])?.first)
+        #expect(row["alarmOpen"] as? Bool == true && row["incident"] == nil && (row["previousIncident"] as? [String: Any])?["id"] as? String == "FG-1")
+        fold(&site, "fallguard/room-002/state", "alert-out", at: t0 + 130)
+        fold(&site, "fallguard/room-002/incident", incident("FG-2", "fall", at: 130), at: t0 + 130.1)
+        b = try #require(site.bridges["room-002"])
+        #expect(b.alarmOpen && b.incident?.id == "FG-2" && b.incident?.acknowledgedBy == nil && b.alarmSince == t0 + 100)
+        #expect(b.previousIncident?.id == "FG-1" && b.raisedAt == t0 + 130)
+        // A late acknowledgement of the first incident changes only the first.
+        fold(&site, "fallguard/room-002/incident", incident("FG-1", "acknowledged", at: 50, by: "Ben (SMS reply)"), at: t0 + 131)
+        #expect(site.bridges["room-002"]?.alarmOpen == true && site.bridges["room-002"]?.incident?.id == "FG-2")
+        // A bridge whose state was wiped numbers its next alarm FG-2 again: a new alarm all the same.
+        fold(&site, "fallguard/room-002/incident", incident("FG-2", "acknowledged", at: 140, by: "Anna Smith (station)"), at: t0 + 140)
+        fold(&site, "fallguard/room-002/state", "monitoring", at: t0 + 141)
+        fold(&site, "fallguard/room-002/state", "countdown", at: t0 + 150)
+        fold(&site, "fallguard/room-002/state", "alert-out", at: t0 + 180)
+        fold(&site, "fallguard/room-002/incident", incident("FG-2", "fall", at: 180), at: t0 + 180)
+        b = try #require(site.bridges["room-002"])
+        #expect(b.alarmOpen && b.incident?.id == "FG-2" && b.incident?.acknowledgedBy == nil && b.raisedAt == t0 + 180)
+
+        // A station that starts during a countdown: the retained state, then the last (answered)
+        // incident: the countdown stays open.
+        fold(&site, "fallguard/room-003/state", "countdown", at: t0 + 200)
+        fold(&site, "fallguard/room-003/incident", incident("FG-7", "acknowledged", at: -3600, by: "Ben"), at: t0 + 200.1)
+        #expect(site.bridges["room-003"]?.alarmOpen == true && site.bridges["room-003"]?.previousIncident?.id == "FG-7")
+        // … and during an alert out (its incident is the alarm's).
+        fold(&site, "fallguard/room-004/incident", incident("FG-3", "fall", at: 190), at: t0 + 200)
+        fold(&site, "fallguard/room-004/state", "alert-out", at: t0 + 200.1)
+        #expect(site.bridges["room-004"]?.alarmOpen == true && site.bridges["room-004"]?.incident?.id == "FG-3")
+    }
+
+    /// Issue 37 items 1 and 3: faults are calls, sorted after the open alarms and before quiet
+    /// rows, gone when they recover; the station's link makes every bridge's state stale while it
+    /// is down and until each bridge is heard again; the bridge's own times are kept.
+    @Test func faultsComeBeforeQuietRowsAndALostLinkMakesEverythingStale() throws {
+        var site = SiteModel(roster: ["room-009": (wearer: "Albert", location: nil)])
+        for d in ["room-001", "room-002", "room-003", "room-004", "room-005"] {
+            fold(&site, "fallguard/\(d)/availability", "online", at: 100)
+            fold(&site, "fallguard/\(d)/state", "monitoring", at: 100)
+        }
+        fold(&site, "fallguard/room-002/worn", "not-worn", at: 101)
+        fold(&site, "fallguard/room-003/availability", "offline", at: 101)
+        let problem = #"{"wearer":{"name":"Ida"},"alert":{"kind":"device-problem","incident":"FG-p"},"message":{"body":"the sensor stopped"}}"#
+        fold(&site, "fallguard/room-004/alert", problem, at: 102)
+        fold(&site, "fallguard/room-005/state", "countdown", at: 103)
+        #expect(site.ordered.map(\.device) == ["room-005", "room-002", "room-003", "room-004", "room-001", "room-009"])
+        #expect(site.bridges["room-002"]?.faults == ["not worn"] && site.bridges["room-003"]?.faults == ["offline"])
+        #expect(site.bridges["room-004"]?.faults == ["sensor: the sensor stopped"] && site.bridges["room-001"]?.faults == [])
+        fold(&site, "fallguard/room-004/alert", problem.replacingOccurrences(of: "device-problem", with: "device-recovered"), at: 104)
+        fold(&site, "fallguard/room-003/availability", "online", at: 105)
+        #expect(site.bridges["room-004"]?.faults == [] && site.bridges["room-003"]?.faults == [])
+        #expect(site.ordered.map(\.device) == ["room-005", "room-002", "room-001", "room-003", "room-004", "room-009"])
+
+        let up = SiteModel.Link(connected: true, since: 100, problem: nil, broker: "127.0.0.1:1883")
+        #expect(!SiteModel.isStale(site.bridges["room-001"]!, link: up) && !SiteModel.isStale(site.bridges["room-009"]!, link: up))
+        let back = SiteModel.Link(connected: true, since: 104.5, problem: nil, broker: "127.0.0.1:1883")
+        #expect(SiteModel.isStale(site.bridges["room-001"]!, link: back) && !SiteModel.isStale(site.bridges["room-003"]!, link: back),
+                "not heard since the link came back")
+        let down = SiteModel.Link(connected: false, since: 110, problem: "connection to 127.0.0.1:1883 lost", broker: "127.0.0.1:1883")
+        #expect(site.bridges.values.allSatisfy { SiteModel.isStale($0, link: down) })
+        let json = try #require(JSONSerialization.jsonObject(with: Data(StationPage.json(site, me: "Anna", link: down, now: 112).utf8)) as? [String: Any])
+        let link = try #require(json["link"] as? [String: Any])
+        #expect(link["connected"] as? Bool == false && link["since"] as? Double == 110 && link["broker"] as? String == "127.0.0.1:1883")
+        #expect(link["problem"] as? String == "connection to 127.0.0.1:1883 lost" && json["acknowledgementTimeout"] as? Double == StationPage.acknowledgementTimeout)
+        let rows = try #require(json["bridges"] as? [[String: Any]])
+        #expect(rows.map { $0["device"] as? String ?? "" } == site.ordered.map(\.device) && rows.allSatisfy { $0["stale"] as? Bool == true })
+        #expect(rows[1]["faults"] as? [String] == ["not worn"] && rows[2]["faults"] as? [String] == [])
+
+        // An alert seen 25 s after the bridge raised it (the broker was down): the bridge's time,
+        // and when the station saw it.
+        let t0 = try #require(PastIncidents.parseTime("2026-11-26T10:00:00Z"))
+        fold(&site, "fallguard/room-001/state", "alert-out", at: t0 + 25)
+        fold(&site, "fallguard/room-001/alert", #"{"wearer":{"name":"Ida"},"alert":{"kind":"fall","incident":"FG-5"},"sentAt":"2026-11-26T10:00:00+00:00"}"#, at: t0 + 25.1)
+        let b = try #require(site.bridges["room-001"])
+        #expect(b.alarmOpen && b.raisedAt == t0 && b.raisedSeenAt == t0 + 25.1 && b.alarmSince == t0 + 25)
+        let page = try #require(JSONSerialization.jsonObject(with: Data(StationPage.json(site, me: "Anna", link: up, now: t0 + 30).utf8)) as? [String: Any])
+        let first = try #require((page["bridges"] as? [[String: Any]])?.first { $0["device"] as? String == "room-001" })
+        #expect(first["alarmOpen"] as? Bool == true && first["raisedAt"] as? Double == t0)
+        #expect(abs((first["raisedSeenAt"] as? Double ?? 0) - (t0 + 25.1)) < 0.001 && first["stale"] as? Bool == false)
     }
 
     @Test func eachMemberOfStaffHasTheirOwnLoginAndSessions() {
@@ -305,14 +454,7 @@ struct StationDidNotServe: Error { var why: String }
         let broker = try await MosquittoBroker()
         let folder = temporaryFolder("station-history")
         let state = folder + "/state"
-        let port = freeLoopbackPort()
-        var section = StationSection()
-        section.broker.host = "127.0.0.1"
-        section.broker.port = broker.port
-        section.broker.clientID = "station-under-test"
-        section.listen = "127.0.0.1:\(port)"
-        section.acknowledgeSecret = "one-secret-for-the-home-0123"
-        section.staff = [.init(user: "anna", name: "Anna Smith", password: "anna-password")]
+        var section = Self.station(on: broker, clientID: "station-under-test")
         var resident = StationSection.Resident()
         (resident.wearer, resident.location) = ("Margaret", "Room 2, first floor")
         section.residents = ["room-002": resident]
@@ -329,36 +471,16 @@ struct StationDidNotServe: Error { var why: String }
         func rows() throws -> Int { try file.pool().read { try Int.fetchOne($0, sql: "SELECT count(*) FROM past_incident") } ?? -1 }
         #expect(try rows() == 1)
 
-        let base = "http://127.0.0.1:\(port)"
-        // curl off the cooperative pool: the in-process server answers on it (another test may
-        // hold the other thread of a 2-core machine).
-        func get(_ url: String, _ extra: [String] = []) async throws -> HTTPAnswer {
-            try await offPool { Result { try curl(url, extra) } }.get()
-        }
+        let base = "http://" + section.listen
         let jar = folder + "/cookies"
-        func start() async throws -> (StationServer, Task<Void, any Error>) {
-            let server = try StationServer(section: section, logger: Logger(label: "test.station"))
-            let running = Task { try await server.run() }
-            var serving = false
-            for _ in 0..<200 where !serving {
-                serving = (try? await get(base + "/login").status) == 200
-                if !serving { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            guard serving else {
-                running.cancel()
-                throw StationDidNotServe(why: "\(await running.result)")
-            }
-            #expect(await broker.waitForSubscription(of: "station-under-test", timeout: 10))
-            #expect(try await get(base + "/login", ["-c", jar, "--data", "user=anna&password=anna-password"]).status / 100 == 3)
-            return (server, running)
-        }
+        func start() async throws -> (StationServer, Task<Void, any Error>) { try await Self.start(section, broker: broker, jar: jar) }
         func incidents() async throws -> [[String: Any]] {
-            let answer = try await get(base + "/incidents.json", ["-b", jar])
+            let answer = try await Self.get(base + "/incidents.json", ["-b", jar])
             let json = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any]
             return json?["incidents"] as? [[String: Any]] ?? []
         }
         var (server, running) = try await start()
-        #expect(try await get(base + "/incidents.json").status == 401, "behind the login")
+        #expect(try await Self.get(base + "/incidents.json").status == 401, "behind the login")
         #expect(try await incidents().isEmpty && rows() == 0, "the 8-day-old incident is dropped from the list and the file")
 
         // A bridge raises an alarm and the staff answer it (the bridge's own messages, in order).
@@ -385,8 +507,8 @@ struct StationDidNotServe: Error { var why: String }
         let toAnswer = try #require(first["secondsToAcknowledge"] as? Double)
         #expect(toAnswer >= 0.9 && toAnswer < 10, "\(toAnswer) s to answer")
         #expect(try rows() == 1, "in the station's SQLite file")
-        let page = try await get(base + "/", ["-b", jar]).body
-        let script = try await get(base + "/station.js", ["-b", jar]).body
+        let page = try await Self.get(base + "/", ["-b", jar]).body
+        let script = try await Self.get(base + "/station.js", ["-b", jar]).body
         #expect(page.contains(#"id="past""#) && script.contains("/incidents.json"))
 
         // A restart: the list is read back from the file, and the retained messages that
@@ -399,6 +521,59 @@ struct StationDidNotServe: Error { var why: String }
         #expect(after.count == 1 && after.first?["key"] as? String == first["key"] as? String)
         #expect(after.first?["secondsToAcknowledge"] as? Double == toAnswer && after.first?["outcome"] as? String == "acknowledged")
         #expect(server.history.problem == nil)
+        running.cancel()
+        _ = await running.result
+    }
+
+    /// Issue 37 item 1 on a real mosquitto killed and started again: `/site.json` says the
+    /// station cannot see the broker (and every bridge is stale) within 5 s, and that it sees it
+    /// again within 5 s of its return, with the default reconnect settings.
+    @Test(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))
+    func aLostBrokerIsOnSiteJSONWithinFiveSecondsAndItsReturnToo() async throws {
+        let broker = try await MosquittoBroker()
+        let folder = temporaryFolder("station-link")
+        var section = Self.station(on: broker, clientID: "station-link-under-test")
+        section.stateDirectory = folder + "/state"
+        let base = "http://" + section.listen
+        let jar = folder + "/cookies"
+        let (_, running) = try await Self.start(section, broker: broker, jar: jar)
+        defer { running.cancel() }
+        try mosquittoPublish(broker, topic: "fallguard/room-001/availability", "online", retain: true)
+        func site() async throws -> (link: [String: Any], bridges: [[String: Any]]) {
+            let body = try await Self.get(base + "/site.json", ["-b", jar]).body
+            let json = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+            return (json?["link"] as? [String: Any] ?? [:], json?["bridges"] as? [[String: Any]] ?? [])
+        }
+        /// Seconds until `/site.json` says `connected`, with the site as it was then.
+        func until(connected: Bool, within seconds: Double) async throws -> (Double, [String: Any], [[String: Any]]) {
+            let start = Date()
+            while true {
+                let (link, bridges) = try await site()
+                let waited = Date().timeIntervalSince(start)
+                if link["connected"] as? Bool == connected && (!connected || bridges.first?["stale"] as? Bool == false) || waited > seconds {
+                    return (waited, link, bridges)
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let (_, up, _) = try await until(connected: true, within: 10)
+        #expect(up["connected"] as? Bool == true && up["problem"] == nil && up["broker"] as? String == "127.0.0.1:\(broker.port)")
+
+        broker.stop()
+        let (lost, link, stale) = try await until(connected: false, within: 10)
+        #expect(link["connected"] as? Bool == false && lost <= 5, "the lost broker on /site.json after \(lost) s")
+        #expect((link["problem"] as? String ?? "").contains("127.0.0.1:\(broker.port)") && stale.first?["stale"] as? Bool == true,
+                "\(link), \(stale)")
+        try await Task.sleep(for: .seconds(6))   // long enough for the backoff to reach its maximum
+        try await broker.start()
+        let restarted = Date()
+        // The bridge's own reconnect puts its availability back (this broker keeps nothing).
+        try mosquittoPublish(broker, topic: "fallguard/room-001/availability", "online", retain: true)
+        let (back, again, bridges) = try await until(connected: true, within: 10)
+        let total = Date().timeIntervalSince(restarted)
+        #expect(again["connected"] as? Bool == true && total <= 5, "seen again \(total) s after the broker's return (\(back) s polling)")
+        #expect(bridges.first?["stale"] as? Bool == false && bridges.first?["online"] as? Bool == true, "\(bridges)")
+        print("station link: lost on /site.json after \(String(format: "%.2f", lost)) s; back \(String(format: "%.2f", total)) s after the broker's return")
         running.cancel()
         _ = await running.result
     }
