@@ -11,7 +11,7 @@ let sixAxisFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent(
     func detections(_ file: String, _ name: String, _ set: [String] = [], accelerometerOnly: Bool = false) throws -> [FallSuspected] {
         var configuration = try DetectorConfiguration(name: name, assignments: set)
         configuration.accelerometerOnly = accelerometerOnly
-        return EventEvaluator.detections(in: try RecordingFile.read(path: sixAxisFixtures + "/" + file).samples,
+        return DetectorRunner.detections(in: try RecordingFile.read(path: sixAxisFixtures + "/" + file).samples,
                                          configuration: configuration)
     }
 
@@ -74,8 +74,8 @@ let sixAxisFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent(
         for trial in dataset.trials {
             let samples = try RecordingFile.read(path: trial.path).samples
             #expect(samples.allSatisfy { $0.gyro == nil })
-            let a = EventEvaluator.detections(in: samples, configuration: try DetectorConfiguration(name: "multiphase"))
-            let b = EventEvaluator.detections(in: samples, configuration: try DetectorConfiguration(name: "sixaxis"))
+            let a = DetectorRunner.detections(in: samples, configuration: try DetectorConfiguration(name: "multiphase"))
+            let b = DetectorRunner.detections(in: samples, configuration: try DetectorConfiguration(name: "sixaxis"))
             #expect(a.map(\.impactTime) == b.map(\.impactTime) && a.map(\.phases) == b.map(\.phases), "\(trial.path)")
             #expect(b.allSatisfy { $0.detector == "sixaxis" && !$0.features.contains { $0.name == "peak-angular-velocity" } })
             fired += b.count
