@@ -220,17 +220,24 @@ struct BackgroundDaemon {
     /// `web.password` was neither applied nor reported. The page's logins hold the password they
     /// started with: the change waits for a restart, and the log says so.
     @Test func aChangedWebPasswordWaitsForARestartAndTheLogSaysSo() throws {
+        let (output, _) = try Self.reloaded(adding: "web: {password: a-new-long-password-for-the-page}")
+        #expect(output.contains("changes to web take effect after a restart"), "\(output)")
+        #expect(!output.contains("a-new-long-password-for-the-page"), "the password is never logged")
+    }
+
+    /// A 5 s daemon on the exec configuration, sent SIGHUP after `extra` was added to its file:
+    /// its output, and its folder.
+    static func reloaded(adding extra: String) throws -> (output: String, folder: String) {
         let folder = temporaryFolder()
         let config = folder + "/fallguard.yaml"
         try writeExecConfig(config, folder: folder)
         let daemon = try BackgroundDaemon(["run", "--config", config, "--duration", "5"], log: folder + "/run.log")
         daemon.waitFor("monitoring:", seconds: 20)
-        try writeExecConfig(config, folder: folder, extra: "web: {password: a-new-long-password-for-the-page}")
+        try writeExecConfig(config, folder: folder, extra: extra)
         kill(daemon.process.processIdentifier, SIGHUP)
         daemon.waitFor("SIGHUP: reloaded", seconds: 5)
         daemon.process.waitUntilExit()
-        #expect(daemon.output.contains("changes to web take effect after a restart"), "\(daemon.output)")
-        #expect(!daemon.output.contains("a-new-long-password-for-the-page"), "the password is never logged")
+        return (daemon.output, folder)
     }
 
     /// Every section of the file is compared by value: none is reported changed against an
@@ -250,16 +257,8 @@ struct BackgroundDaemon {
 
     /// The recorder owns open files and the incident windows: a changed `recording:` waits for a restart, and says so.
     @Test func aChangedRecordingSectionWaitsForARestartAndTheLogSaysSo() throws {
-        let folder = temporaryFolder()
-        let config = folder + "/fallguard.yaml"
-        try writeExecConfig(config, folder: folder)
-        let daemon = try BackgroundDaemon(["run", "--config", config, "--duration", "5"], log: folder + "/run.log")
-        daemon.waitFor("monitoring:", seconds: 20)
-        try writeExecConfig(config, folder: folder, extra: "recording: {enabled: true}")
-        kill(daemon.process.processIdentifier, SIGHUP)
-        daemon.waitFor("SIGHUP: reloaded", seconds: 5)
-        daemon.process.waitUntilExit()
-        #expect(daemon.output.contains("changes to recording take effect after a restart"), "\(daemon.output)")
+        let (output, folder) = try Self.reloaded(adding: "recording: {enabled: true}")
+        #expect(output.contains("changes to recording take effect after a restart"), "\(output)")
         #expect(!FileManager.default.fileExists(atPath: folder + "/state/recordings"), "nothing recorded before the restart")
     }
 }
