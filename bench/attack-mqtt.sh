@@ -21,7 +21,7 @@ ROOT=$PWD
 FALL=$ROOT/Tests/FallGuardFieldTestTests/Fixtures/sisfall/F13_SA06_R01.csv
 MPORT=$(free_port); SPORT=$(free_port)
 
-printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nlog_type all\nlog_dest file %s\n' \
+printf 'listener %s 127.0.0.1\nallow_anonymous true\npersistence false\nlog_type all\nlog_dest file %s\nuser root\n' \
     "$MPORT" "$OUT/broker.log" > "$OUT/mosquitto.conf"
 /usr/sbin/mosquitto -c "$OUT/mosquitto.conf" >/dev/null 2>&1 &
 track $!
@@ -36,6 +36,9 @@ if [ -w /sys/fs/cgroup/cgroup.subtree_control ] && grep -qw memory /sys/fs/cgrou
     CG=/sys/fs/cgroup/fallguard-attack-$$
     echo +memory > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
     mkdir -p "$CG" && echo 512M > "$CG/memory.max" && echo 0 > "$CG/memory.swap.max" 2>/dev/null || CG=""
+elif [ -w /sys/fs/cgroup/memory ]; then   # cgroup v1
+    CG=/sys/fs/cgroup/memory/fallguard-attack-$$
+    mkdir -p "$CG" && echo 512M > "$CG/memory.limit_in_bytes" || CG=""
 fi
 peak() { awk '/VmHWM/ { print int($2 / 1024) }' "/proc/$1/status" 2>/dev/null || echo -1; }
 
@@ -55,6 +58,10 @@ channels:
   mq: {type: mqtt, host: 127.0.0.1, port: $MPORT}
 policy:
   fall: {primary: [], others: [], broadcast: [mq]}
+  help-requested: {primary: [], others: [], broadcast: [mq]}
+  resolved: {primary: [], others: [], broadcast: [mq]}
+  device-problem: {primary: [], others: [], broadcast: [mq]}
+  heartbeat: {primary: [], others: [], broadcast: [mq]}
 EOF
 timeout 90 mosquitto_sub -h 127.0.0.1 -p "$MPORT" -t fallguard/attack/alert -C 1 -W 80 > "$OUT/alert.txt" 2>/dev/null &
 SUB=$!
