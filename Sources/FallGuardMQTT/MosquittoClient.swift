@@ -357,14 +357,13 @@ final class MosquittoClient: @unchecked Sendable {
             onEvent(self, .refused(reason: reason, permanent: false))
             return
         }
-        // Only a protocol version or a client id cannot change while the bridge runs (MQTT 3.1.1
-        // codes 1 and 2; MQTT 5's 132 after the fallback, 133): a broker whose password file or
-        // auth plugin is being reloaded refuses good credentials for a moment (3.1.1's 4 and 5,
-        // MQTT 5's 134, 135), and a fall alert must not be given up for that. They are retried
-        // like an unreachable broker (and logged as an error every time, so wrong credentials do
-        // not go unnoticed).
-        let permanent = unbounded ? (rc == 1 || rc == 2)
-            : (rc == Int32(MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION.rawValue) || rc == Int32(MQTT_RC_CLIENTID_NOT_VALID.rawValue))
+        // Only a protocol version or a client id cannot change while the bridge runs (after the
+        // fallback, 3.1.1's codes 1 and 2; MQTT 5's 133; MQTT 5's 132 is the fallback above): a
+        // broker whose password file or auth plugin is being reloaded refuses good credentials
+        // for a moment (3.1.1's 4 and 5, MQTT 5's 134, 135), and a fall alert must not be given
+        // up for that. They are retried like an unreachable broker (and logged as an error every
+        // time, so wrong credentials do not go unnoticed).
+        let permanent = unbounded ? (rc == 1 || rc == 2) : rc == Int32(MQTT_RC_CLIENTID_NOT_VALID.rawValue)
         let text = unbounded ? String(cString: mosquitto_connack_string(rc)) : String(cString: mosquitto_reason_string(rc))
         let reason = "the MQTT broker at \(endpoint) refused the connection: \(text)"
         let waiters = state.withLock { s in
