@@ -13,6 +13,7 @@ import FallGuardCore
 ///   alert-timeout: 3600      # s the calm alarm lasts after an alert, 60...86400
 ///   fault-grace: 60          # s a sensor fault may last before helpers are told, 0...3600
 ///   auto-cancel-when-walking: false
+///   recovered-fall: true     # up again within the countdown: a recovered fall, no alarm
 ///   not-worn-alert: off      # s not worn before helpers are told, 300...86400, or off
 ///   incident-prefix: FG
 ///   patterns:                # per sound, each replacing that sound's default
@@ -28,6 +29,9 @@ public struct AlarmSection: KeyedSection, Codable, Equatable {
     public var alertTimeout: Double = 3600
     public var faultGrace: Double = 60
     public var autoCancelWhenWalking = false
+    /// The wearer up again within a fall's countdown ends it as a recovered fall (the policy's
+    /// `recovered-fall` route, no alarm); false: the alarm goes out anyway.
+    public var recoveredFall = true
     public var incidentPrefix = "FG"
     /// Seconds the device may lie unworn before the helpers are told; nil (`off`, the default:
     /// a wearable taken off every night, or a bedside box, would message them daily): never.
@@ -49,7 +53,8 @@ public struct AlarmSection: KeyedSection, Codable, Equatable {
         [.value("countdown", \.countdown), .value("final-phase", \.finalPhase), .value("long-press", \.longPress),
          .value("debounce-ms", \.debounceMs, in: ButtonTimings.debounceRange, unit: " ms"),
          .value("alert-timeout", \.alertTimeout), .value("fault-grace", \.faultGrace),
-         .value("auto-cancel-when-walking", \.autoCancelWhenWalking), .value("incident-prefix", \.incidentPrefix),
+         .value("auto-cancel-when-walking", \.autoCancelWhenWalking), .value("recovered-fall", \.recoveredFall),
+         .value("incident-prefix", \.incidentPrefix),
          .custom("not-worn-alert", \.notWornAlert, read: { c, k in
              // A number of seconds, or `off`.
              if (try? c.decodeIfPresent(String.self, forKey: k)) == "off" { return .some(nil) }
@@ -100,7 +105,7 @@ public struct AlarmSection: KeyedSection, Codable, Equatable {
         try AlertConfiguration(countdown: countdown, longPress: longPress, finalPhase: finalPhase,
                                alertTimeout: alertTimeout, faultGrace: faultGrace,
                                autoCancelWhenWalking: autoCancelWhenWalking, incidentPrefix: incidentPrefix,
-                               notWornAlert: notWornAlert)
+                               notWornAlert: notWornAlert, recoveredFall: recoveredFall)
     }
 
     /// Seconds `not-worn-alert` may be.

@@ -142,7 +142,8 @@ extension NotificationPolicy: KeyedSection {
     public init() { self.init(fall: .alarm) }
 
     public static var keys: [ConfigKey<Self>] {
-        [.section("fall", \.fall), .section("help-requested", \.helpRequested), .section("resolved", \.resolved),
+        [.section("fall", \.fall), .section("help-requested", \.helpRequested), .section("recovered-fall", \.recoveredFall),
+         .section("resolved", \.resolved),
          .section("device-problem", \.deviceProblem), .section("heartbeat", \.heartbeat),
          .value("acknowledge-within", \.acknowledgeWithin, in: 10...86_400, unit: " s"), .value("heartbeat-at", \.heartbeatAt),
          .section("retry", \.retry)]

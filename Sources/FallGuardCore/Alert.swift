@@ -15,6 +15,9 @@ public enum AlertKind: String, Sendable, Equatable, Codable, CaseIterable {
     case fall
     /// The wearer held the button: an explicit call for help.
     case helpRequested = "help-requested"
+    /// A suspected fall the wearer got up from within the countdown (``RecoveryWatch``): no
+    /// alarm, but the policy's contacts are told (a fall is the strongest predictor of the next).
+    case recoveredFall = "recovered-fall"
     /// The wearer pressed the button after the alert went out: "I'm OK".
     case resolvedByWearer = "resolved-by-wearer"
     /// A caregiver acknowledged the alert remotely; sent so the other helpers know someone took it.
@@ -27,12 +30,13 @@ public enum AlertKind: String, Sendable, Equatable, Codable, CaseIterable {
     /// produces it.
     case heartbeat
 
-    /// A fall or a help request is an `alarm`, a device problem a `warning`, the rest `information`.
+    /// A fall or a help request is an `alarm`, a device problem a `warning`, the rest
+    /// (a recovered fall among them: the wearer is up again) `information`.
     public var severity: AlertSeverity {
         switch self {
         case .fall, .helpRequested: .alarm
         case .deviceProblem: .warning
-        case .resolvedByWearer, .acknowledged, .deviceRecovered, .heartbeat: .information
+        case .resolvedByWearer, .acknowledged, .deviceRecovered, .heartbeat, .recoveredFall: .information
         }
     }
 }
@@ -57,10 +61,12 @@ public struct Alert: Sendable, Equatable, Codable {
     public var acknowledgedBy: String?
     /// The fault, for ``AlertKind/deviceProblem`` and ``AlertKind/deviceRecovered``.
     public var sensorFault: SensorFault?
+    /// For ``AlertKind/recoveredFall``: seconds from the impact to the wearer up again.
+    public var recoveredAfter: Double?
 
     public init(kind: AlertKind, incident: String, time: Double, fall: FallSuspected? = nil,
                 wearerResumedWalking: Bool = false, acknowledgedBy: String? = nil,
-                sensorFault: SensorFault? = nil) {
+                sensorFault: SensorFault? = nil, recoveredAfter: Double? = nil) {
         self.kind = kind
         self.severity = kind.severity
         self.incident = incident
@@ -69,5 +75,6 @@ public struct Alert: Sendable, Equatable, Codable {
         self.wearerResumedWalking = wearerResumedWalking
         self.acknowledgedBy = acknowledgedBy
         self.sensorFault = sensorFault
+        self.recoveredAfter = recoveredAfter
     }
 }

@@ -34,6 +34,9 @@ public struct AlertConfiguration: Sendable, Equatable {
     /// Cancel the countdown as a false alarm when the wearer walks again (false: walking is
     /// only noted in the alert).
     public let autoCancelWhenWalking: Bool
+    /// End a fall's countdown as a recovered fall when the wearer is up again
+    /// (``AlertInput/wearerUp(after:)``); false: the alarm goes out anyway.
+    public let recoveredFall: Bool
     /// How long the device may lie unworn (only the sensor's noise) before the helpers get a
     /// device-problem alert; nil: never (the status still says it).
     public let notWornAlert: Double?
@@ -44,7 +47,7 @@ public struct AlertConfiguration: Sendable, Equatable {
     /// Checks every value; throws naming the first setting that is out of its range.
     public init(countdown: Double, longPress: Double, finalPhase: Double, alertTimeout: Double,
                 faultGrace: Double, autoCancelWhenWalking: Bool,
-                incidentPrefix: String, notWornAlert: Double? = nil) throws(AlertConfigurationError) {
+                incidentPrefix: String, notWornAlert: Double? = nil, recoveredFall: Bool = true) throws(AlertConfigurationError) {
         try Self.check(.countdown, countdown, Self.countdownRange)
         try Self.check(.longPress, longPress, Self.longPressRange)
         try Self.check(.finalPhase, finalPhase, 0...countdown)
@@ -67,6 +70,7 @@ public struct AlertConfiguration: Sendable, Equatable {
         self.autoCancelWhenWalking = autoCancelWhenWalking
         self.incidentPrefix = incidentPrefix
         self.notWornAlert = notWornAlert
+        self.recoveredFall = recoveredFall
     }
 
     private static func check(_ setting: Setting, _ value: Double, _ range: ClosedRange<Double>) throws(AlertConfigurationError) {

@@ -14,6 +14,9 @@ public enum AlertInput: Sendable, Equatable {
     case sensorRecovered
     /// The sensor side's hint about walking; only matters during a countdown.
     case wearerActivity(walking: Bool)
+    /// The sensor side's ``RecoveryWatch``: the wearer is up again, `after` seconds after the
+    /// impact. During a fall's countdown it ends as a recovered fall (``AlertKind/recoveredFall``).
+    case wearerUp(after: Double)
     /// A message of the active alarm was accepted by its provider or receiver: the wearer hears
     /// that it went out.
     case alertDelivered(incidentID: String)
@@ -419,6 +422,8 @@ public struct AlertEngine: Sendable, Equatable {
             sensorRecovered(at: t, into: &effects)
         case let .wearerActivity(walking):
             wearerActivity(walking: walking, at: t, into: &effects)
+        case let .wearerUp(after):
+            wearerUp(after: after, at: t, into: &effects)
         case let .alertResumed(alert):
             resume(alert, at: t, into: &effects)
         case let .deliveryTrouble(trouble):
@@ -618,6 +623,27 @@ public struct AlertEngine: Sendable, Equatable {
                    "the wearer walked \(seconds(t - c.started)) s into the countdown; noted in the alert",
                    into: &effects)
         }
+    }
+
+    /// Up again during a fall's countdown: a recovered fall. The alarm stops and the policy's
+    /// recovered-fall contacts are told instead (the stored fall alert is replaced by it); the
+    /// wearer can still hold the button for help. Outside a countdown (the alarm is out) it
+    /// changes nothing: someone is already coming.
+    private mutating func wearerUp(after: Double, at t: Double, into effects: inout [AlertEffect]) {
+        guard case let .countdown(c) = state else { return }
+        let into = seconds(t - c.started)
+        guard configuration.recoveredFall else {
+            record(.wearerUp, c.incident, at: t, "the wearer was up again \(seconds(after)) s after the fall, \(into) s into the countdown; "
+                   + "the alarm goes on (alarm.recovered-fall: false)", into: &effects)
+            return
+        }
+        state = .monitoring
+        let alert = Alert(kind: .recoveredFall, incident: c.incident, time: t, fall: c.fall,
+                          wearerResumedWalking: c.wearerResumedWalking, recoveredAfter: after)
+        dispatch(alert, .recoveredFall, at: t,
+                 "the wearer was up again \(seconds(after)) s after the fall, \(into) s into the countdown: told as a recovered fall, no alarm",
+                 into: &effects)
+        updateOutputs(chirp: .acknowledge, into: &effects)
     }
 
     // MARK: - Effects

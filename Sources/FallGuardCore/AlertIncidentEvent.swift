@@ -21,6 +21,10 @@ public struct IncidentEvent: Sendable, Equatable, Codable {
         case autoCancelled = "auto-cancelled"
         /// Nobody aborted: the fall alert went out.
         case countdownExpired = "countdown-expired"
+        /// The wearer was up again during the countdown: told as a recovered fall, no alarm.
+        case recoveredFall = "recovered-fall"
+        /// The wearer was up again, but the configuration keeps the alarm (noted in the log).
+        case wearerUp = "wearer-up"
         /// A long press: the help request went out.
         case helpRequested = "help-requested"
         /// A short press while the alert was out: "I'm OK".

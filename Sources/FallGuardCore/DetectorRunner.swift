@@ -20,25 +20,41 @@ public enum DetectorRunner {
     ///     trial alarmed).
     ///   - observe: sees every 40 Hz sample before the detector does, with `true` for the first
     ///     one after a gap (the wearer-activity tallies of `evaluate`).
+    ///   - countdown: the alarm's countdown, in seconds: each detection is followed by a
+    ///     ``RecoveryWatch`` for that long after its decision (or to the end of the recording,
+    ///     or a gap), as the bridge does, and carries ``FallSuspected/recoveredAfter`` when the
+    ///     wearer was up again in it. Nil: no watch (`stopAtFirst` runs).
     public static func detections<D: FallDetector>(
         in samples: [AccelerationSample], by detector: inout D, rate: Double? = nil, stopAtFirst: Bool = false,
+        countdown: Double? = RecoveryWatch.countdown,
         observe: ((AccelerationSample, _ afterGap: Bool) -> Void)? = nil
     ) -> [FallSuspected] {
         guard var resampler = try? Resampler(inputRate: rate ?? Resampler.rate(of: samples)) else { return [] }
         var found: [FallSuspected] = []
+        var watches: [(index: Int, watch: RecoveryWatch, until: Double)] = []
         var gaps = 0
         var out: [AccelerationSample] = []
         for s in samples {
             out.removeAll(keepingCapacity: true)
             resampler.process(s) { out.append($0) }
             var afterGap = false
-            if resampler.gaps != gaps { gaps = resampler.gaps; detector.reset(); afterGap = true }
+            if resampler.gaps != gaps { gaps = resampler.gaps; detector.reset(); afterGap = true; watches.removeAll() }
             for r in out {
                 observe?(r, afterGap)
                 afterGap = false
+                if !watches.isEmpty {
+                    watches.removeAll { w in r.time > w.until }
+                    for i in watches.indices where watches[i].watch.process(r) {
+                        found[watches[i].index].recoveredAfter = watches[i].watch.upAfter
+                    }
+                    watches.removeAll { found[$0.index].recoveredAfter != nil }
+                }
                 if let d = detector.process(r) {
                     found.append(d)
                     if stopAtFirst { return found }
+                    if let countdown, let w = RecoveryWatch(after: d) {
+                        watches.append((found.count - 1, w, r.time + countdown))
+                    }
                 }
             }
         }
@@ -48,9 +64,10 @@ public enum DetectorRunner {
     /// The same with a fresh detector made from `configuration`.
     public static func detections(
         in samples: [AccelerationSample], configuration: DetectorConfiguration, stopAtFirst: Bool = false,
+        countdown: Double? = RecoveryWatch.countdown,
         observe: ((AccelerationSample, _ afterGap: Bool) -> Void)? = nil
     ) -> [FallSuspected] {
         var detector = configuration.makeDetector()
-        return detections(in: samples, by: &detector, stopAtFirst: stopAtFirst, observe: observe)
+        return detections(in: samples, by: &detector, stopAtFirst: stopAtFirst, countdown: countdown, observe: observe)
     }
 }

@@ -52,6 +52,15 @@ public struct FallSuspected: Sendable, Equatable, Codable {
     public var phases: [String]
     /// The measurements that decided it.
     public var features: [DetectionFeature]
+    /// The gravity vector (in g, summed over the samples 2 to 0.5 s before the impact) the
+    /// wearer's posture was measured against, when the detector knows it: the ``RecoveryWatch``
+    /// tells from it whether the wearer is up again. Not encoded.
+    public var gravityBefore: [Double]?
+    /// Offline runs only (``DetectorRunner``): seconds after the impact at which the wearer was
+    /// up again within the countdown (a recovered fall); nil when they stayed down. Not encoded.
+    public var recoveredAfter: Double?
+
+    private enum CodingKeys: String, CodingKey { case detector, impactTime, decisionTime, peak, phases, features }
 
     public init(detector: String, impactTime: Double, decisionTime: Double, peak: Double,
                 phases: [String], features: [DetectionFeature]) {

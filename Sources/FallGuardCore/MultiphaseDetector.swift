@@ -50,6 +50,11 @@ public struct MultiphaseDetector: FallDetector {
         DetectorParameter("calm-posture-change", 30.0, 0.0...180.0, "deg", "the tilt that suffices in the look after a calm start (a slump from sitting)"),
         DetectorParameter("calm-activity", 0.10, 0.0...4.0, "g", "largest std of |a| 2-0.5 s before the impact that is a calm start"),
         DetectorParameter("look-rotation", 55.0, 0.0...180.0, "deg", "smallest turn of the trunk within half a second around a soft impact that opens a long look"),
+        DetectorParameter("slow-rotation", 50.0, 0.0...180.0, "deg", "a slow fall: smallest turn of the trunk within one second around a soft impact that opens a long look when the posture changed at least slow-posture-change"),
+        DetectorParameter("slow-posture-change", 65.0, 0.0...180.0, "deg", "a slow fall: the posture change (1-2.5 s after the impact) that lets slow-rotation open the long look"),
+        DetectorParameter("moving-impact", 1.6, 1.0...16.0, "g", "a fall the wearer moves after: smallest peak of the 125 ms mean of |a|"),
+        DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"),
+        DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"),
         DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event"),
     ]
 
@@ -73,11 +78,17 @@ public struct MultiphaseDetector: FallDetector {
     /// The gyroscope's turn: net rotation over this many samples (1 s), ending in the same span.
     static let gyroSpan = 40
     static let gravity = 9.80665     // m/s² per g, for the reported descent velocity
+    /// The slow turn: 250 ms mean vectors one second apart, in the same span as the turn.
+    static let slowTurnSpan = 40
+    /// The moving rule counts the 250 ms means from the impact to +2.5 s that are down.
+    static let downBlock = 10
 
     private let impact: Double, postureChange: Double, stillness: Double
     private let strongImpact: Double, strongPostureChange: Double, strongFreeFall: Double
     private let softImpact: Double, lookSamples: Int, lookStillness: Double, lookPostureChange: Double
     private let calmPostureChange: Double, calmActivity: Double, lookRotation: Double
+    private let slowRotation: Double, slowPostureChange: Double
+    private let movingImpact: Double, movingTilt: Double, movingDownBlocks: Int
     private let refractorySamples: Int
     /// The catalogue name its detections carry (`sixaxis` runs this detector with a gyroscope).
     private let name: String
@@ -97,6 +108,9 @@ public struct MultiphaseDetector: FallDetector {
     private struct Impact {
         var c: Int, peak: Double, tier: String, angle: Double, still: Double, rotation: Rotation
         var rawPeak: Double, impactTime: Double, freeFall: Double, preActivity: Double, descent: Double
+        var before: (x: Double, y: Double, z: Double) = (0, 0, 0)
+        /// Seconds down (tilted at least moving-tilt) from the impact to +2.5 s.
+        var down: Double = 0
     }
     /// The long look in progress, if any.
     private struct Look {
@@ -105,6 +119,9 @@ public struct MultiphaseDetector: FallDetector {
         var minTilt: Double, maxBlockStd: Double
         /// The tilt every half second needs: look-posture-change, or calm-posture-change after a calm start.
         var tiltNeeded: Double, calm: Bool
+        /// The moving rule held for this impact: if the look fails because the wearer moves,
+        /// it is still a fall (one the wearer may get up from).
+        var moving: Bool
         var c: Int { impact.c }
     }
     private var look: Look?
@@ -134,6 +151,11 @@ public struct MultiphaseDetector: FallDetector {
         calmPostureChange = settings["calm-posture-change"]
         calmActivity = settings["calm-activity"]
         lookRotation = settings["look-rotation"]
+        slowRotation = settings["slow-rotation"]
+        slowPostureChange = settings["slow-posture-change"]
+        movingImpact = settings["moving-impact"]
+        movingTilt = settings["moving-tilt"]
+        movingDownBlocks = max(1, Int((settings["moving-down"] * detectorRate / Double(Self.downBlock)).rounded()))
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         let zeros = [Double](repeating: 0, count: Self.ring)
         (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
@@ -228,34 +250,74 @@ public struct MultiphaseDetector: FallDetector {
         // stamping, jumping or dropping onto a seat has no free-fall phase before the impact.
         let hard = peak >= impact
         let strong = peak >= strongImpact
+        let tier = strong ? "strong-impact" : hard ? "impact" : "soft-impact"
         if hard, still <= stillness,
            angle >= postureChange || (strong && angle >= strongPostureChange && freeFall(before: c) <= strongFreeFall) {
             refractoryUntil = t + refractorySamples
-            return event(describe(c, now: t, tier: strong ? "strong-impact" : "impact", angle: angle, still: still, rotation: rotation, pre: p0..<p1),
-                         now: t, look: nil)
+            return event(describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, pre: p0..<p1, before: before),
+                         now: t, rule: .fast)
         }
+        // A fall the wearer moves after (gets up from, or struggles on the floor): a fall's
+        // descent, impact and turn, then down for a while, whatever follows. The alarm's
+        // countdown decides later whether the wearer got up (a recovered fall).
+        let down = downTime(after: c, before: before)
+        let moving = peak >= movingImpact && freeFall(before: c) <= strongFreeFall && rotation.fast
+            && down >= Double(movingDownBlocks * Self.downBlock) / detectorRate
         // Otherwise a long look, if the wearer settled, the trunk turned as in a fall (sitting
-        // or lying down on purpose turns it slower) and the half seconds so far qualify.
-        guard peak >= softImpact, still <= stillness, rotation.opensLook else { return nil }
+        // or lying down on purpose turns it slower, or a slow fall turned far and ended lying)
+        // and the half seconds so far qualify.
+        let opensLook = rotation.fast || (rotation.slow >= slowRotation && angle >= slowPostureChange)
+        guard peak >= softImpact, still <= stillness, opensLook else {
+            return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, pre: p0..<p1, before: before, down: down) : nil
+        }
         // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
         // someone who slumps from sitting may end only 30° from where they were.
         let calm = window(p0..<p1).std <= calmActivity && calmPostureChange < lookPostureChange
         var candidate = Look(impact: Impact(c: c, peak: peak, tier: "", angle: angle, still: still, rotation: rotation, rawPeak: 0,
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
                              before: before, minTilt: .infinity, maxBlockStd: 0,
-                             tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm)
+                             tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm, moving: moving)
         var b = 0
         while c + Self.postStart + (b + 1) * Self.block <= t + 1 {
-            guard check(block: b, of: &candidate) else { return nil }
+            guard check(block: b, of: &candidate) else {
+                return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, pre: p0..<p1, before: before, down: down) : nil
+            }
             b += 1
         }
-        candidate.impact = describe(c, now: t, tier: hard ? "impact" : "soft-impact", angle: angle, still: still, rotation: rotation, pre: p0..<p1)
+        candidate.impact = describe(c, now: t, tier: tier == "strong-impact" ? "impact" : tier, angle: angle, still: still, rotation: rotation,
+                                    pre: p0..<p1, before: before)
+        candidate.impact.down = down
         if c + lookSamples - 1 <= t {   // a look no longer than the fast decision
             refractoryUntil = t + refractorySamples
             return lookEvent(candidate, now: t)
         }
         look = candidate   // a later candidate replaces an open look: it moved, so that look would fail
         return nil
+    }
+
+    /// The moving rule's detection, decided now.
+    private mutating func movingEvent(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation,
+                                      pre: Range<Int>, before: (x: Double, y: Double, z: Double), down: Double) -> FallSuspected {
+        refractoryUntil = t + refractorySamples
+        var i = describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, pre: pre, before: before)
+        i.down = down
+        return event(i, now: t, rule: .moving)
+    }
+
+    /// Seconds from the impact at `c` to +2.5 s in which the 250 ms mean is tilted at least
+    /// `moving-tilt` from the gravity `before` it: the time the wearer was down. Ten blocks,
+    /// one pass over 100 buffered samples.
+    private func downTime(after c: Int, before: (x: Double, y: Double, z: Double)) -> Double {
+        var blocks = 0
+        for b in 0..<(Self.postEnd / Self.downBlock) {
+            var v = (x: 0.0, y: 0.0, z: 0.0)
+            for j in (c + b * Self.downBlock)..<(c + (b + 1) * Self.downBlock) {
+                let q = j & (Self.ring - 1)
+                v.x += xs[q]; v.y += ys[q]; v.z += zs[q]
+            }
+            if angleDegrees(before, v) >= movingTilt { blocks += 1 }
+        }
+        return Double(blocks * Self.downBlock) / detectorRate
     }
 
     /// Checks half second `b` of a look (samples [c+40+20b, c+60+20b)); false when it fails.
@@ -277,9 +339,13 @@ public struct MultiphaseDetector: FallDetector {
         guard var l = look else { return nil }
         let offset = t + 1 - (l.c + Self.postStart)
         guard offset > 0, offset % Self.block == 0 else { return nil }
-        guard t >= refractoryUntil, check(block: offset / Self.block - 1, of: &l) else {
+        guard t >= refractoryUntil else { look = nil; return nil }
+        guard check(block: offset / Self.block - 1, of: &l) else {
             look = nil
-            return nil
+            // The wearer moved: no long look, but still a fall if the moving rule held.
+            guard l.moving else { return nil }
+            refractoryUntil = t + refractorySamples
+            return event(l.impact, now: t, rule: .moving)
         }
         if t >= l.c + lookSamples - 1 {
             look = nil
@@ -291,7 +357,7 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     private func lookEvent(_ l: Look, now t: Int) -> FallSuspected {
-        event(l.impact, now: t, look: l)
+        event(l.impact, now: t, rule: .look(l))
     }
 
     /// The decision still due at this point of the stream, if any: an open long look, or a
@@ -316,7 +382,7 @@ public struct MultiphaseDetector: FallDetector {
             }
             guard isPeak else { continue }
             // A soft impact whose turn was no fall's opens no look.
-            if peak < impact, !rotation(around: c).opensLook { continue }
+            if peak < impact, !rotation(around: c).mayOpenLook(slowRotation) { continue }
             let settled = c + Self.postStart
             if last - settled + 1 >= 2, window(settled..<(last + 1)).std > stillness { continue }
             let due = c + (peak >= impact ? Self.postEnd - 1 : lookSamples - 1)
@@ -342,18 +408,25 @@ public struct MultiphaseDetector: FallDetector {
     /// (``gyroTurn(around:)``), which then decides whether a soft impact opens the long look.
     struct Rotation {
         var accelerometer: Double
+        /// The accelerometer's turn over one second (a slow fall's).
+        var slow: Double
         var gyro: (degrees: Double, peakRate: Double)?
-        var opensLook: Bool
+        /// The trunk turned as in a fall: `look-rotation` in half a second, or the gyroscope's gate.
+        var fast: Bool
+
+        /// Whether the long look may open, before the posture change is known.
+        func mayOpenLook(_ slowRotation: Double) -> Bool { fast || slow >= slowRotation }
     }
 
     private func rotation(around c: Int) -> Rotation {
-        let accelerometer = turn(around: c)
+        let accelerometer = turn(around: c, span: Self.turnSpan)
+        let slow = turn(around: c, span: Self.slowTurnSpan)
         let oldest = c - Self.turnFrom - Self.gyroSpan + 1
         guard let gyroGate, oldest >= 0, lastWithoutGyro < oldest else {
-            return Rotation(accelerometer: accelerometer, gyro: nil, opensLook: accelerometer >= lookRotation)
+            return Rotation(accelerometer: accelerometer, slow: slow, gyro: nil, fast: accelerometer >= lookRotation)
         }
         let g = gyroTurn(around: c)
-        return Rotation(accelerometer: accelerometer, gyro: g, opensLook: g.degrees >= gyroGate.rotation && g.peakRate >= gyroGate.peakRate)
+        return Rotation(accelerometer: accelerometer, slow: slow, gyro: g, fast: g.degrees >= gyroGate.rotation && g.peakRate >= gyroGate.peakRate)
     }
 
     /// The gyroscope's measure of the turn: the largest net rotation |Σ ω Δt| over
@@ -389,14 +462,14 @@ public struct MultiphaseDetector: FallDetector {
     /// topples at 150-250 deg/s near the ground); sitting or lying down on purpose is lowered
     /// under control and turns the trunk 20-45 deg in such half a second. Both sums slide by one
     /// sample per step: 51 steps, one square root each, one arc cosine at the end, no allocation.
-    private func turn(around c: Int) -> Double {
-        let first = max(c - Self.turnFrom, Self.turnSpan + Self.turnAverage - 1)
+    private func turn(around c: Int, span: Int) -> Double {
+        let first = max(c - Self.turnFrom, span + Self.turnAverage - 1)
         let last = c + Self.turnTo
         guard first <= last else { return 0 }
         func vector(_ i: Int) -> (Double, Double, Double) { let q = i & (Self.ring - 1); return (xs[q], ys[q], zs[q]) }
         var late = (0.0, 0.0, 0.0), early = (0.0, 0.0, 0.0)
         for j in (first - Self.turnAverage + 1)...first {
-            let v = vector(j), u = vector(j - Self.turnSpan)
+            let v = vector(j), u = vector(j - span)
             late.0 += v.0; late.1 += v.1; late.2 += v.2
             early.0 += u.0; early.1 += u.1; early.2 += u.2
         }
@@ -405,7 +478,7 @@ public struct MultiphaseDetector: FallDetector {
             if t1 > first {
                 let add = vector(t1), drop = vector(t1 - Self.turnAverage)
                 late.0 += add.0 - drop.0; late.1 += add.1 - drop.1; late.2 += add.2 - drop.2
-                let addE = vector(t1 - Self.turnSpan), dropE = vector(t1 - Self.turnSpan - Self.turnAverage)
+                let addE = vector(t1 - span), dropE = vector(t1 - span - Self.turnAverage)
                 early.0 += addE.0 - dropE.0; early.1 += addE.1 - dropE.1; early.2 += addE.2 - dropE.2
             }
             let norms = ((late.0 * late.0 + late.1 * late.1 + late.2 * late.2) * (early.0 * early.0 + early.1 * early.1 + early.2 * early.2)).squareRoot()
@@ -416,7 +489,8 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// The informational measurements of an impact at `c` (all its samples are still buffered).
-    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation, pre: Range<Int>) -> Impact {
+    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation, pre: Range<Int>,
+                          before: (x: Double, y: Double, z: Double)) -> Impact {
         let freeFall = freeFall(before: c)
         // The smoothed peak ends its 125 ms window; the impact itself is the largest raw |a| in it.
         var rawPeak = 0.0, rawPeakIndex = c
@@ -439,15 +513,28 @@ public struct MultiphaseDetector: FallDetector {
         }
         return Impact(c: c, peak: s(c), tier: tier, angle: angle, still: still, rotation: rotation, rawPeak: rawPeak,
                       impactTime: time(rawPeakIndex), freeFall: freeFall,
-                      preActivity: (preVar / Double(pre.count)).squareRoot(), descent: vMin)
+                      preActivity: (preVar / Double(pre.count)).squareRoot(), descent: vMin, before: before)
     }
 
-    private func event(_ i: Impact, now t: Int, look l: Look?) -> FallSuspected {
+    /// Which rule decided: the fast one, the long look, or the moving rule.
+    private enum Rule {
+        case fast
+        case look(Look)
+        case moving
+    }
+
+    private func event(_ i: Impact, now t: Int, rule: Rule) -> FallSuspected {
         var phases: [String] = []
         if i.freeFall < Self.freeFallBelow { phases.append("free-fall") }
         phases.append(i.tier)
-        phases.append("posture-change")
-        phases.append("stillness")
+        if case .moving = rule {
+            phases.append("rotation")
+            phases.append("down")
+            phases.append("moving")
+        } else {
+            phases.append("posture-change")
+            phases.append("stillness")
+        }
         var features = [
             DetectionFeature("impact", i.peak, "g"),
             DetectionFeature("peak", i.rawPeak, "g"),
@@ -459,8 +546,15 @@ public struct MultiphaseDetector: FallDetector {
             features.append(DetectionFeature("gyro-rotation", g.degrees, "deg"))
             features.append(DetectionFeature("peak-angular-velocity", g.peakRate, "deg/s"))
         }
-        if let l {
+        if case .moving = rule {
+            features.append(DetectionFeature("down", i.down, "s"))
+        }
+        if case let .look(l) = rule {
             if l.calm && l.minTilt < lookPostureChange { phases.append("calm-start") }   // it was needed
+            if !i.rotation.fast {   // the slow turn opened it
+                phases.append("slow-rotation")
+                features.append(DetectionFeature("slow-rotation", i.rotation.slow, "deg"))
+            }
             phases.append("rotation")
             phases.append("long-look")
             features.append(DetectionFeature("look", Double(t - i.c + 1) / detectorRate, "s"))
@@ -470,12 +564,14 @@ public struct MultiphaseDetector: FallDetector {
         features.append(DetectionFeature("free-fall-min", i.freeFall, "g"))
         features.append(DetectionFeature("pre-impact-activity", i.preActivity, "g"))
         features.append(DetectionFeature("descent-velocity", i.descent, "m/s"))
-        return FallSuspected(
+        var d = FallSuspected(
             detector: name,
             impactTime: i.impactTime,
             decisionTime: time(t),
             peak: i.rawPeak,
             phases: phases,
             features: features)
+        d.gravityBefore = [i.before.x, i.before.y, i.before.z]
+        return d
     }
 }

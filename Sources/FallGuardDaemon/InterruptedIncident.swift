@@ -17,7 +17,7 @@ struct InterruptedIncident: Equatable {
 
     /// The lines that end a countdown or an incident.
     static let endings: Set<String> = [
-        IncidentEvent.Kind.falseAlarm, .autoCancelled, .countdownExpired, .helpRequested, .resolvedByWearer,
+        IncidentEvent.Kind.falseAlarm, .autoCancelled, .countdownExpired, .recoveredFall, .helpRequested, .resolvedByWearer,
         .acknowledged, .activeTimedOut,
     ].reduce(into: []) { $0.insert($1.rawValue) }
 

@@ -36,7 +36,10 @@ struct SensorService: Service {
             wear.process(sample)
             recorder.tap(sample)
             live.offer(sample, monotonicNow: MonotonicClock.seconds(), wallNow: Date().timeIntervalSince1970)
-        }, router.route)
+        }, { output in
+            if case let .detection(fall) = output { wear.fallDetected(fall) }   // before the alarm hears of it
+            router.route(output)
+        })
         readiness.announce()
         try? await gracefulShutdown()
         try? systemd?.stopping()

@@ -23,7 +23,11 @@ public struct TrialOutcome: Sendable {
         self.undecided = detections.isEmpty ? undecided : nil
     }
 
-    public var alarmed: Bool { !detections.isEmpty }
+    /// A detection whose wearer stayed down: the countdown would have ended in an alarm.
+    public var alarmed: Bool { detections.contains { $0.recoveredAfter == nil } }
+    /// Detections only of falls the wearer got up from within the countdown: told as a
+    /// recovered fall (information), no alarm.
+    public var recoveredOnly: Bool { !detections.isEmpty && !alarmed }
     public var tooShort: Bool { undecided != nil }
     /// For a detected fall: seconds from the reference impact to the first decision.
     public var delay: Double? {
@@ -139,8 +143,16 @@ public struct Scores: Sendable, Equatable {
     public var detectedFalls = 0
     public var adls = 0
     public var alarmedADLs = 0
-    /// Every detection in ADL trials (a trial may have more than one).
+    /// Fall trials detected only as recovered falls (the wearer was up again within the
+    /// countdown): counted in ``detectedFalls``.
+    public var recoveredFalls = 0
+    /// ADL trials whose only detections were recovered falls: no alarm, but the policy's
+    /// recovered-fall contacts would be told. Not in ``alarmedADLs``.
+    public var recoveredADLs = 0
+    /// Every detection in ADL trials that would have alarmed (a trial may have more than one).
     public var falseAlarms = 0
+    /// Every recovered-fall detection in ADL trials.
+    public var recoveredReports = 0
     /// Trials that ended while a decision was still due; not in the counts above.
     public var tooShortFalls = 0
     public var tooShortADLs = 0
@@ -161,6 +173,7 @@ public struct Scores: Sendable, Equatable {
                 falls += 1
                 if let first = o.detections.first {
                     detectedFalls += 1
+                    if o.recoveredOnly { recoveredFalls += 1 }
                     if abs(first.impactTime - o.referenceImpact) > 3 { fallsDetectedOffImpact += 1 }
                 }
                 if let d = o.delay { delays.append(d) }
@@ -168,7 +181,9 @@ public struct Scores: Sendable, Equatable {
                 adls += 1
                 adlHours += o.duration / 3600
                 if o.alarmed { alarmedADLs += 1 }
-                falseAlarms += o.detections.count
+                if o.recoveredOnly { recoveredADLs += 1 }
+                falseAlarms += o.detections.count { $0.recoveredAfter == nil }
+                recoveredReports += o.detections.count { $0.recoveredAfter != nil }
             }
         }
         delays.sort()

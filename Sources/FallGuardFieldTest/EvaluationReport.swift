@@ -13,7 +13,10 @@ public struct EvaluationSummary: Codable, Sendable {
         public var kind: String
         public var description: String
         public var trials: Int
+        /// Fall trials: detected (an alarm or a recovered fall); ADL trials: alarmed.
         public var alarms: Int
+        /// Of those (falls) or besides them (ADLs): trials told only as a recovered fall.
+        public var recovered: Int
         public var rate: Double
         /// Trials of this code too short to judge (not in `trials`).
         public var too_short: Int
@@ -52,6 +55,10 @@ public struct EvaluationSummary: Codable, Sendable {
         public var subject: String
         public var kind: String
         public var detections: Int
+        /// Of those, the falls the wearer was up again from within the countdown.
+        public var recovered: Int
+        /// Seconds from the impact to up again, for the first detection that recovered.
+        public var recovered_after_s: Double?
         public var first_decision_s: Double?
         public var first_impact_s: Double?
         public var reference_impact_s: Double
@@ -71,6 +78,13 @@ public struct EvaluationSummary: Codable, Sendable {
     public var adls: Int
     public var alarmed_adls: Int
     public var false_alarms: Int
+    /// Fall trials detected only as recovered falls (in `detected_falls`).
+    public var recovered_falls: Int
+    /// ADL trials told only as a recovered fall (not in `alarmed_adls`), and every such detection.
+    public var recovered_adls: Int
+    public var recovered_reports: Int
+    /// The countdown the recovery was watched for after each detection, in seconds.
+    public var countdown_s: Double
     public var adl_hours: Double
     public var false_alarms_per_hour: Double?
     public var falls_detected_off_impact: Int
@@ -105,6 +119,10 @@ public struct EvaluationSummary: Codable, Sendable {
         adls = s.adls
         alarmed_adls = s.alarmedADLs
         false_alarms = s.falseAlarms
+        recovered_falls = s.recoveredFalls
+        recovered_adls = s.recoveredADLs
+        recovered_reports = s.recoveredReports
+        countdown_s = RecoveryWatch.countdown
         adl_hours = s.adlHours
         false_alarms_per_hour = s.falseAlarmsPerHour
         falls_detected_off_impact = s.fallsDetectedOffImpact
@@ -136,7 +154,7 @@ public struct EvaluationSummary: Codable, Sendable {
             let alarms = isFall ? cs.detectedFalls : cs.alarmedADLs
             return CodeRow(code: code, kind: isFall ? "fall" : "adl",
                            description: ActivityCodes.descriptions[code] ?? "",
-                           trials: trials, alarms: alarms,
+                           trials: trials, alarms: alarms, recovered: isFall ? cs.recoveredFalls : cs.recoveredADLs,
                            rate: trials == 0 ? 0 : 100 * Double(alarms) / Double(trials),
                            too_short: cs.tooShort)
         }
@@ -144,6 +162,8 @@ public struct EvaluationSummary: Codable, Sendable {
         trials = includeTrials ? e.outcomes.map { o in
             Trial(path: o.trial.path, code: o.trial.label.code, subject: o.trial.label.subject,
                   kind: o.trial.label.kind.rawValue, detections: o.detections.count,
+                  recovered: o.detections.count { $0.recoveredAfter != nil },
+                  recovered_after_s: o.detections.lazy.compactMap(\.recoveredAfter).first,
                   first_decision_s: o.detections.first?.decisionTime, first_impact_s: o.detections.first?.impactTime,
                   reference_impact_s: o.referenceImpact, reason: o.detections.first?.reason, too_short: o.tooShort)
         } : nil
@@ -167,8 +187,10 @@ public struct EvaluationSummary: Codable, Sendable {
             return out
         }
         out += "Dataset       \(dataset): \(falls + adls) trials (\(falls) falls, \(adls) ADLs, \(String(format: "%.2f", adl_hours)) h of ADL)\n"
-        out += "Sensitivity  \(pct(sensitivity))  \(detected_falls) of \(falls) fall trials detected\n"
-        out += "Specificity  \(pct(specificity))  \(adls - alarmed_adls) of \(adls) ADL trials without an alarm\n"
+        out += "Sensitivity  \(pct(sensitivity))  \(detected_falls) of \(falls) fall trials detected"
+            + (recovered_falls > 0 ? " (\(recovered_falls) as a recovered fall: up again within the \(Int(countdown_s)) s countdown)" : "") + "\n"
+        out += "Specificity  \(pct(specificity))  \(adls - alarmed_adls) of \(adls) ADL trials without an alarm"
+            + (recovered_adls > 0 ? " (\(recovered_adls) told as a recovered fall)" : "") + "\n"
         out += "Accuracy     \(pct(accuracy))\n"
         out += "False alarms  \(false_alarms_per_hour.map { String(format: "%.2f", $0) } ?? "n/a") per hour of ADL (\(false_alarms) alarms)\n"
         out += "Delay         after the impact peak: median \(sec(delay_s.median)), p95 \(sec(delay_s.p95)), max \(sec(delay_s.max))\n"
@@ -196,9 +218,10 @@ public struct EvaluationSummary: Codable, Sendable {
             + "Activity                                  Trials  Alarms    Rate\n"
         for r in by_code {
             let d = r.description.count > 40 ? String(r.description.prefix(39)) + "…" : r.description
-            let note = r.kind == "fall"
+            let note = (r.kind == "fall"
                 ? (r.alarms < r.trials ? "  \(r.trials - r.alarms) missed" : "")
-                : (r.alarms > 0 ? "  \(r.alarms) false" : "")
+                : (r.alarms > 0 ? "  \(r.alarms) false" : ""))
+                + (r.recovered > 0 ? "  \(r.recovered) recovered" : "")
             let short = r.too_short > 0 ? "  \(r.too_short) too short" : ""
             out += r.code.padding(toLength: codeWidth + 2, withPad: " ", startingAt: 0)
                 + d.padding(toLength: 40, withPad: " ", startingAt: 0)

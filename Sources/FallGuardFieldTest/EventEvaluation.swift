@@ -178,8 +178,11 @@ public struct EventOutcome: Sendable {
     public var detections: [FallSuspected]
     /// Each labelled fall with the detection that found it (its impact within the tolerance).
     public var falls: [(label: EventLabel, detection: FallSuspected?)]
-    /// Detections that match no labelled fall.
+    /// Detections that match no labelled fall and would have alarmed.
     public var falseAlarms: [FallSuspected]
+    /// Detections that match no labelled fall, whose wearer was up again within the countdown:
+    /// told as a recovered fall (information), no alarm.
+    public var recoveredReports: [FallSuspected] = []
     /// Seconds the device was worn: the recording's samples, less the not-worn spans and gaps.
     public var wornSeconds: Double
     /// What the wearer was doing (the activities sidecar), empty without one.
@@ -201,6 +204,8 @@ public struct EventScores: Sendable, Equatable {
     public var falls = 0
     public var detectedFalls = 0
     public var falseAlarms = 0
+    /// Recovered-fall reports outside the labelled falls (no alarm).
+    public var recoveredReports = 0
     public var wornHours = 0.0
     /// Sorted seconds from the labelled impact to the decision, for detected falls.
     public var delays: [Double] = []
@@ -219,6 +224,7 @@ public struct EventScores: Sendable, Equatable {
             falls += o.falls.count
             for f in o.falls { if let d = f.detection { detectedFalls += 1; delays.append(d.decisionTime - f.label.time) } }
             falseAlarms += o.falseAlarms.count
+            recoveredReports += o.recoveredReports.count
             wornHours += o.wornSeconds / 3600
             for (activity, seconds) in o.wornSecondsByActivity { byActivity[activity, default: ActivityScore()].hours += seconds / 3600 }
             for activity in o.falseAlarmActivities { byActivity[activity, default: ActivityScore()].falseAlarms += 1 }
@@ -279,7 +285,9 @@ public enum EventEvaluator {
             falls.append((label, best.map { unmatched.remove(at: $0) }))
         }
         let worn = wornSeconds(recording.samples, excluding: spans, activities: activities)
-        return EventOutcome(path: path, labels: labels, detections: all, falls: falls, falseAlarms: unmatched,
+        return EventOutcome(path: path, labels: labels, detections: all, falls: falls,
+                            falseAlarms: unmatched.filter { $0.recoveredAfter == nil },
+                            recoveredReports: unmatched.filter { $0.recoveredAfter != nil },
                             wornSeconds: worn.total, activities: activities, wornSecondsByActivity: worn.byActivity, tallies: tallies)
     }
 
@@ -358,6 +366,8 @@ public struct EventSummary: Codable, Sendable {
     public var detected_falls: Int
     public var sensitivity: Double?
     public var false_alarms: Int
+    /// Detections outside the labelled falls whose wearer was up again within the countdown.
+    public var recovered_reports: Int
     public var worn_hours: Double
     public var false_alarms_per_hour: Double?
     public var delay_s: EvaluationSummary.Delay
@@ -386,6 +396,7 @@ public struct EventSummary: Codable, Sendable {
         detected_falls = s.detectedFalls
         sensitivity = s.sensitivity
         false_alarms = s.falseAlarms
+        recovered_reports = s.recoveredReports
         worn_hours = s.wornHours
         false_alarms_per_hour = s.falseAlarmsPerHour
         let q95 = s.delays.isEmpty ? nil : s.delays[min(s.delays.count - 1, Int((0.95 * Double(s.delays.count)).rounded(.up)) - 1)]
@@ -416,7 +427,8 @@ public struct EventSummary: Codable, Sendable {
         func sec(_ v: Double?) -> String { v.map { String(format: "%.2f s", $0) } ?? "n/a" }
         var out = "\nEvents        \(recordings) continuous recordings, \(String(format: "%.2f", worn_hours)) h worn (not-worn spans and gaps left out)\n"
         out += "Falls         \(detected_falls) of \(falls) labelled falls detected (\(pct(sensitivity))), a detection's impact within ±\(String(format: "%g", tolerance_s)) s\n"
-        out += "False alarms  \(false_alarms), \(false_alarms_per_hour.map { String(format: "%.2f", $0) } ?? "n/a") per hour of wear\n"
+        out += "False alarms  \(false_alarms), \(false_alarms_per_hour.map { String(format: "%.2f", $0) } ?? "n/a") per hour of wear"
+            + (recovered_reports > 0 ? " (and \(recovered_reports) recovered-fall reports: up again within the countdown, no alarm)" : "") + "\n"
         out += "Delay         after the labelled impact: median \(sec(delay_s.median)), max \(sec(delay_s.max))\n"
         for r in per_recording where !r.missed_s.isEmpty || !r.false_alarm_impacts_s.isEmpty {
             out += "  \(r.path):"

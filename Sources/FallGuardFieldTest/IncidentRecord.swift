@@ -95,7 +95,8 @@ public struct IncidentRecord: Sendable, Equatable, Codable {
     public var detection: FallSuspected?
     public var timeline: [Step]
     /// How the incident ended, as the bridge saw it: `open`, `false-alarm` (the wearer aborted),
-    /// `alert-sent`, `acknowledged`, `resolved-by-wearer`, `timed-out`, `auto-cancelled`.
+    /// `alert-sent`, `acknowledged`, `resolved-by-wearer`, `timed-out`, `auto-cancelled`,
+    /// `recovered-fall` (the wearer got up within the countdown: no alarm, the contacts told).
     public var outcome: String
     /// Every label set, oldest first; the last one is the incident's label.
     public var labels: [IncidentLabelEntry]
@@ -145,6 +146,7 @@ public struct IncidentRecord: Sendable, Equatable, Codable {
         case .resolvedByWearer: outcome = "resolved-by-wearer"
         case .activeTimedOut: outcome = "timed-out"
         case .autoCancelled: outcome = "auto-cancelled"
+        case .recoveredFall: outcome = "recovered-fall"
         case .sensorRecovered: outcome = outcome == "open" ? "recovered" : outcome
         default: break
         }

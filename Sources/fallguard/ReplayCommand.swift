@@ -44,6 +44,9 @@ struct ReplayCommand: ParsableCommand {
         let report = { (d: FallSuspected) in
             count += 1
             print("\(String(format1: d.decisionTime)) s  FALL SUSPECTED  impact at \(String(format1: d.impactTime)) s, peak \(String(format1: d.peak)) g: \(d.reason)")
+            if let up = d.recoveredAfter {
+                print("            up again \(String(format1: up)) s after the impact, within the \(Int(RecoveryWatch.countdown)) s countdown: a recovered fall (no alarm)")
+            }
             flushStandardOutput()
         }
         var detector = configuration.makeDetector()

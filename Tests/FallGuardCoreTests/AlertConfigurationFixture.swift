@@ -7,10 +7,10 @@ extension AlertConfiguration {
     static func testing(countdown: Double = 30, longPress: Double = 2, finalPhase: Double = 10,
                         alertTimeout: Double = 3600, faultGrace: Double = 60,
                         autoCancelWhenWalking: Bool = false,
-                        incidentPrefix: String = "FG") throws(AlertConfigurationError) -> AlertConfiguration {
+                        incidentPrefix: String = "FG", recoveredFall: Bool = true) throws(AlertConfigurationError) -> AlertConfiguration {
         try AlertConfiguration(countdown: countdown, longPress: longPress, finalPhase: finalPhase, alertTimeout: alertTimeout,
                                faultGrace: faultGrace, autoCancelWhenWalking: autoCancelWhenWalking,
-                               incidentPrefix: incidentPrefix)
+                               incidentPrefix: incidentPrefix, recoveredFall: recoveredFall)
     }
 
     /// ``testing(countdown:longPress:finalPhase:alertTimeout:faultGrace:autoCancelWhenWalking:incidentPrefix:)``

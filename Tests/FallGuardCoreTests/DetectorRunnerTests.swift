@@ -34,7 +34,7 @@ import FallGuardTestSupport
         let fall = try fixture("F01_SA02_R01.csv")
         let twice = fall + shifted(fall, by: fall.last!.time + 0.025)
         let configuration = try DetectorConfiguration()
-        let all = DetectorRunner.detections(in: twice, configuration: configuration)
+        let all = DetectorRunner.detections(in: twice, configuration: configuration, countdown: nil)
         #expect(all.count == 2)
         var last = -1.0
         let first = DetectorRunner.detections(in: twice, configuration: configuration, stopAtFirst: true) { s, _ in last = s.time }

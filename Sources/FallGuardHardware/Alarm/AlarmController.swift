@@ -144,6 +144,9 @@ public final class AlarmController: @unchecked Sendable {
     /// An alarm a previous process dispatched and nobody resolved (see ``AlertInput/alertResumed(_:)``).
     public func resume(_ alert: Alert) { post(.alertResumed(alert)) }
 
+    /// The sensor side's ``RecoveryWatch``: the wearer is up again `after` seconds after the impact.
+    public func wearerUp(after: Double) { post(.wearerUp(after: after)) }
+
     /// The sensor side's walking hint (a change only; it matters during a countdown).
     public func wearerActivity(walking: Bool) { post(.wearerActivity(walking: walking)) }
 

@@ -21,6 +21,7 @@ public struct MessageRenderer: Sendable {
             "reason": alert.fall?.reason ?? "none", "location": wearer.location.isEmpty ? "not given" : wearer.location,
             "by": alert.acknowledgedBy ?? "a helper", "fault": alert.sensorFault?.description ?? "unknown fault",
             "walked": alert.wearerResumedWalking ? " They walked again during the countdown." : "",
+            "after": alert.recoveredAfter.map { "\(Int($0.rounded())) s" } ?? "a moment",
         ]
         let bodyTemplate = templates.bodies[alert.kind] ?? Self.builtIn(for: alert)
         let prefix = test ? "TEST, nobody needs help: " : ""

@@ -1,17 +1,19 @@
 import FallGuardCore
 
 /// The text of each kind of message. A template may use `{wearer}`, `{time}`, `{incident}`,
-/// `{reason}`, `{location}`, `{device}`, `{by}`, `{fault}` and `{walked}` (a sentence when the
-/// wearer walked during the countdown, else nothing); kinds without an override keep the
+/// `{reason}`, `{location}`, `{device}`, `{by}`, `{fault}`, `{walked}` (a sentence when the
+/// wearer walked during the countdown, else nothing) and `{after}` (a recovered fall: how long
+/// after the fall the wearer was up again, e.g. `12 s`); kinds without an override keep the
 /// built-in text.
 public struct MessageTemplates: Sendable, Equatable {
     /// The placeholders a template may use.
-    public static let placeholders = ["wearer", "time", "incident", "reason", "location", "device", "by", "fault", "walked"]
+    public static let placeholders = ["wearer", "time", "incident", "reason", "location", "device", "by", "fault", "walked", "after"]
 
     /// The built-in body for each kind.
     public static let builtIn: [AlertKind: String] = [
         .fall: "FALL ALERT: {wearer} may have fallen at {time} and did not cancel the alarm.{walked} Please check on them now. Location: {location}. Detector: {reason}. Incident {incident}.",
         .helpRequested: "HELP REQUEST: {wearer} pressed the help button at {time}. Please check on them now. Location: {location}. Incident {incident}.",
+        .recoveredFall: "{wearer} fell and got up again by themselves {after} later ({time}). No alarm was raised, but please check on them soon: a fall is a warning sign. Location: {location}. Incident {incident}.",
         .resolvedByWearer: "All clear: {wearer} pressed \"I'm OK\" at {time}: false alarm. Incident {incident}.",
         .acknowledged: "{by} is handling incident {incident} for {wearer} (acknowledged at {time}).",
         .deviceProblem: "FallGuard for {wearer} cannot detect falls since {time}: {fault}. Please check the device. Incident {incident}.",
@@ -30,7 +32,7 @@ public struct MessageTemplates: Sendable, Equatable {
 
     /// The built-in subject (one line) for each kind.
     public static let subjects: [AlertKind: String] = [
-        .fall: "Fall alert: {wearer}", .helpRequested: "Help request: {wearer}",
+        .fall: "Fall alert: {wearer}", .helpRequested: "Help request: {wearer}", .recoveredFall: "Fell and got up again: {wearer}",
         .resolvedByWearer: "All clear: {wearer}", .acknowledged: "Alert taken by {by}: {wearer}",
         .deviceProblem: "Device problem: {wearer}'s fall detector", .deviceRecovered: "Device working again: {wearer}",
         .heartbeat: "Monitoring is on: {wearer}",

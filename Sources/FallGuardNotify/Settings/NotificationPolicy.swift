@@ -24,7 +24,7 @@ public struct AlertRoute: Sendable, Equatable {
     /// As in the iOS thesis: the primary contact gets an SMS and a voice call, the others an SMS;
     /// escalation on; tried for an hour.
     public static let alarm = AlertRoute(primary: ["sms", "call"], others: ["sms"], escalate: true)
-    /// Follow-ups (resolved by the wearer, acknowledged): an SMS to every contact.
+    /// Follow-ups (resolved by the wearer, acknowledged) and a recovered fall: an SMS to every contact.
     public static let followUp = AlertRoute(primary: ["sms"], others: ["sms"])
     /// Device problems and the heartbeat: an SMS to the primary contact.
     public static let primaryOnly = AlertRoute(primary: ["sms"])
@@ -60,6 +60,8 @@ extension Double {
 public struct NotificationPolicy: Sendable, Equatable {
     public var fall: AlertRoute
     public var helpRequested: AlertRoute
+    /// A fall the wearer got up from within the countdown (information: no call).
+    public var recoveredFall: AlertRoute
     /// The follow-ups: resolved by the wearer (false alarm) and acknowledged.
     public var resolved: AlertRoute
     /// A device problem, and its recovery.
@@ -72,11 +74,13 @@ public struct NotificationPolicy: Sendable, Equatable {
     public var heartbeatAt: String
     public var retry: RetrySettings
 
-    public init(fall: AlertRoute = .alarm, helpRequested: AlertRoute = .alarm, resolved: AlertRoute = .followUp,
+    public init(fall: AlertRoute = .alarm, helpRequested: AlertRoute = .alarm, recoveredFall: AlertRoute = .followUp,
+                resolved: AlertRoute = .followUp,
                 deviceProblem: AlertRoute = .primaryOnly, heartbeat: AlertRoute = .primaryOnly,
                 acknowledgeWithin: Double = 300, heartbeatAt: String = "09:00", retry: RetrySettings = RetrySettings()) {
         self.fall = fall
         self.helpRequested = helpRequested
+        self.recoveredFall = recoveredFall
         self.resolved = resolved
         self.deviceProblem = deviceProblem
         self.heartbeat = heartbeat
@@ -90,6 +94,7 @@ public struct NotificationPolicy: Sendable, Equatable {
         switch kind {
         case .fall: fall
         case .helpRequested: helpRequested
+        case .recoveredFall: recoveredFall
         case .resolvedByWearer, .acknowledged: resolved
         case .deviceProblem, .deviceRecovered: deviceProblem
         case .heartbeat: heartbeat

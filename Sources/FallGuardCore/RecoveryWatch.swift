@@ -1,0 +1,51 @@
+/// After a suspected fall: is the wearer up again? A fall the wearer gets up from is still a
+/// fall (the strongest predictor of the next one), but not an emergency: the alarm's countdown
+/// ends as a *recovered fall* when this says so (issue 35).
+///
+/// Up again: the 250 ms mean of the acceleration back within `upright-tilt` (35°) of the
+/// gravity measured before the impact (``FallSuspected/gravityBefore``) for a whole second.
+/// Someone lying on the floor, whatever they do there, is 60–90° from how they stood; someone
+/// who stood up again is back within 10–30° (FallAllD's falls with recovery: median 9° over the
+/// last second). Pure and streaming: one sum per sample, one angle per 250 ms, no allocation.
+public struct RecoveryWatch: Sendable {
+    /// The alarm's default countdown (`alarm.countdown`), the time offline runs watch for.
+    public static let countdown = 30.0
+    /// Degrees from the pre-fall posture that count as up again.
+    public static let uprightTilt = 35.0
+    /// Samples (at 40 Hz) per mean: 250 ms.
+    public static let block = 10
+    /// Consecutive upright means that make the wearer up again: one second.
+    public static let holdBlocks = 4
+
+    private let before: (x: Double, y: Double, z: Double)
+    private let impactTime: Double
+    private var sum = (x: 0.0, y: 0.0, z: 0.0)
+    private var count = 0
+    private var run = 0
+    /// Seconds after the impact at which the wearer was up again; nil until then.
+    public private(set) var upAfter: Double?
+
+    /// Nil when the detection carries no pre-impact gravity (a detector that does not measure
+    /// posture): nothing can tell that its wearer is up again.
+    public init?(after detection: FallSuspected) {
+        guard let g = detection.gravityBefore, g.count == 3, g.contains(where: { $0 != 0 }) else { return nil }
+        before = (g[0], g[1], g[2])
+        impactTime = detection.impactTime
+    }
+
+    /// One 40 Hz sample after the detection; true once, with the sample that completes the
+    /// upright second (``upAfter`` is set from then on).
+    public mutating func process(_ sample: AccelerationSample) -> Bool {
+        guard upAfter == nil else { return false }
+        sum.x += sample.x; sum.y += sample.y; sum.z += sample.z
+        count += 1
+        guard count == Self.block else { return false }
+        let upright = (sum.x != 0 || sum.y != 0 || sum.z != 0) && angleDegrees(before, sum) <= Self.uprightTilt
+        sum = (0, 0, 0)
+        count = 0
+        run = upright ? run + 1 : 0
+        guard run >= Self.holdBlocks else { return false }
+        upAfter = max(0, sample.time - impactTime)
+        return true
+    }
+}

@@ -1,0 +1,73 @@
+import FallGuardCore
+import FallGuardFieldTest
+import Foundation
+import Testing
+import FallGuardTestSupport
+
+/// Issue 35: a fall the wearer gets up from, and a slow fall from sitting, on real trials
+/// (`Fixtures/recovered/README.md`, FallAllD, Saleh et al., IEEE Sensors J. 21(2), 2021; and
+/// SisFall's SA01 F15 R01 in `Fixtures/sixaxis/`, Sucerquia et al., Sensors 17(1):198, 2017).
+let recoveredFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/recovered").path
+
+@Suite struct RecoveredFallTests {
+    /// The detector before issue 35's rules: no moving rule, no slow turn.
+    static let before = ["moving-impact=16", "slow-rotation=180"]
+
+    func detections(_ path: String, _ settings: [String] = []) throws -> [FallSuspected] {
+        DetectorRunner.detections(in: try RecordingFile.read(path: path).samples,
+                                  configuration: try DetectorConfiguration(assignments: settings))
+    }
+
+    /// FallAllD AD07 F08 R02: a backward slip while walking, 2.5 s down, then up again. The
+    /// wearer moved on the floor, so no long look; the moving rule finds it, and the wearer was
+    /// up again within the countdown: a recovered fall, no alarm.
+    @Test(arguments: ["F08_AD07_R02", "F20_AD08_R02"])
+    func aFallTheWearerGetsUpFromIsStillAFall(name: String) throws {
+        let path = recoveredFixtures + "/\(name).csv.gz"
+        #expect(try detections(path, Self.before).isEmpty, "missed before issue 35")
+        let found = try detections(path)
+        let d = try #require(found.first, "\(name)")
+        #expect(found.count == 1 && d.phases.suffix(3) == ["rotation", "down", "moving"], "\(d.reason)")
+        let down = try #require(d.features.first { $0.name == "down" }).value
+        #expect(down >= 1.0, "\(d.reason)")
+        let up = try #require(d.recoveredAfter, "the wearer got up: \(d.reason)")
+        #expect(up > d.decisionTime - d.impactTime && up < 15, "up again \(up) s after the impact")
+        // Without the countdown's watch (cross-validation) the same detection, not recovered.
+        var plain = DetectorConfiguration.defaultDetector()
+        let unwatched = DetectorRunner.detections(in: try RecordingFile.read(path: path).samples, by: &plain, countdown: nil)
+        #expect(unwatched.first?.recoveredAfter == nil && unwatched.first?.impactTime == d.impactTime)
+    }
+
+    /// FallAllD AD02 F07 R02: a backward slip that turned only 40° in its fastest half second
+    /// (54° in a second) and ended lying, still: the slow turn opens the long look. The wearer
+    /// stayed down: an alarm.
+    @Test func aSlowFallThatEndsLyingOpensTheLook() throws {
+        let path = recoveredFixtures + "/F07_AD02_R02.csv.gz"
+        #expect(try detections(path, Self.before).isEmpty)
+        let d = try #require(try detections(path).first)
+        #expect(d.phases.contains("slow-rotation") && d.phases.contains("long-look"), "\(d.reason)")
+        #expect(try #require(d.features.first { $0.name == "rotation" }).value < 55)
+        #expect(try #require(d.features.first { $0.name == "slow-rotation" }).value >= 50)
+        #expect(d.recoveredAfter == nil, "stayed down: the alarm goes out")
+    }
+
+    /// SisFall SA01 F15 R01: a lateral fall out of a chair that turned 49° in half a second
+    /// (75° in a second) and ended 73° from sitting: the fall the 55° turn lost in issue 26.
+    @Test func aSlowFallFromAChairIsFoundAgain() throws {
+        let path = sixAxisFixtures + "/F15_SA01_R01.csv"
+        #expect(try detections(path, Self.before).isEmpty)
+        let d = try #require(try detections(path).first)
+        #expect(d.phases.contains("slow-rotation") && abs(d.impactTime - 6.9) < 0.2, "\(d.reason)")
+    }
+
+    /// Sitting down and lying down on purpose, on purpose slow or quick: none of the new rules
+    /// fires (an older person sitting down, SisFall SE01 D07; lying down quickly, SA11 D13;
+    /// collapsing into a chair, SA10 D11; HAPT's sitting down and lying down from standing).
+    @Test(arguments: [fixtureFolder + "/D07_SE01_R01.csv", fixtureFolder + "/D13_SA11_R01.csv",
+                      fixtureFolder + "/D11_SA10_R02.csv", dailyFixtures + "/U10-exp2-8-56s.csv",
+                      dailyFixtures + "/U11-exp2-55-100s.csv"])
+    func sittingAndLyingDownOnPurposeStayQuiet(path: String) throws {
+        let found = try detections(path)
+        #expect(found.isEmpty, "\(found.map(\.reason))")
+    }
+}
