@@ -72,7 +72,7 @@ import FallGuardTestSupport
         let expected: [AlertKind: AlertSeverity] = [
             .fall: .alarm, .helpRequested: .alarm, .deviceProblem: .warning,
             .resolvedByWearer: .information, .acknowledged: .information, .deviceRecovered: .information,
-            .heartbeat: .information,
+            .heartbeat: .information, .recoveredFall: .information,
         ]
         for kind in AlertKind.allCases {
             #expect(kind.severity == expected[kind], "\(kind)")

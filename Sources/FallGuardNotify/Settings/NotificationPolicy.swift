@@ -60,8 +60,9 @@ extension Double {
 public struct NotificationPolicy: Sendable, Equatable {
     public var fall: AlertRoute
     public var helpRequested: AlertRoute
-    /// A fall the wearer got up from within the countdown (information: no call).
-    public var recoveredFall: AlertRoute
+    /// A fall the wearer got up from within the countdown (information: no call); nil (the
+    /// file names none, as every file before it existed): the `resolved` route's channels.
+    public var recoveredFall: AlertRoute?
     /// The follow-ups: resolved by the wearer (false alarm) and acknowledged.
     public var resolved: AlertRoute
     /// A device problem, and its recovery.
@@ -74,7 +75,7 @@ public struct NotificationPolicy: Sendable, Equatable {
     public var heartbeatAt: String
     public var retry: RetrySettings
 
-    public init(fall: AlertRoute = .alarm, helpRequested: AlertRoute = .alarm, recoveredFall: AlertRoute = .followUp,
+    public init(fall: AlertRoute = .alarm, helpRequested: AlertRoute = .alarm, recoveredFall: AlertRoute? = nil,
                 resolved: AlertRoute = .followUp,
                 deviceProblem: AlertRoute = .primaryOnly, heartbeat: AlertRoute = .primaryOnly,
                 acknowledgeWithin: Double = 300, heartbeatAt: String = "09:00", retry: RetrySettings = RetrySettings()) {
@@ -94,7 +95,7 @@ public struct NotificationPolicy: Sendable, Equatable {
         switch kind {
         case .fall: fall
         case .helpRequested: helpRequested
-        case .recoveredFall: recoveredFall
+        case .recoveredFall: recoveredFall ?? resolved
         case .resolvedByWearer, .acknowledged: resolved
         case .deviceProblem, .deviceRecovered: deviceProblem
         case .heartbeat: heartbeat
