@@ -9,7 +9,7 @@ import Synchronization
 /// the countdown with `alarm.auto-cancel-when-walking`; after a detection, the wearer up again
 /// within the countdown (``RecoveryWatch``) ends it as a recovered fall; not worn is shown in the status, on
 /// the page and on MQTT, and told to the helpers after `alarm.not-worn-alert`.
-final class WearWatch: Sendable {
+public final class WearWatch: Sendable {
     private let alarm: AlarmController
     /// How long after a detection the wearer is watched for getting up: the countdown.
     private let countdown: Double
@@ -24,7 +24,7 @@ final class WearWatch: Sendable {
         return s
     }
 
-    init(alarm: AlarmController, notWornAlert: Double?) {
+    public init(alarm: AlarmController, notWornAlert: Double?) {
         self.alarm = alarm
         state = Mutex((WalkingDetector(), NotWornDetector(settings: Self.settings(notWornAlert: notWornAlert)), nil, 0))
         countdown = alarm.alertConfiguration.countdown
@@ -32,13 +32,13 @@ final class WearWatch: Sendable {
 
     /// A detection (sensor thread): from the next sample on, the wearer is watched for getting
     /// up again (``RecoveryWatch``) until the countdown is over; a later detection starts afresh.
-    func fallDetected(_ fall: FallSuspected) {
+    public func fallDetected(_ fall: FallSuspected) {
         let watch = RecoveryWatch(after: fall)
         state.withLock { s in (s.recovery, s.until) = (watch, fall.decisionTime + countdown) }
     }
 
     /// One 40 Hz sample (sensor thread only; the lock is never contended).
-    func process(_ sample: AccelerationSample) {
+    public func process(_ sample: AccelerationSample) {
         let (walkingChanged, walking, wornChanged, notWorn, after, upAfter) = state.withLock { s in
             let (wasWalking, wasNotWorn) = (s.walking.isWalking, s.notWorn.isNotWorn)
             let walking = s.walking.process(sample)

@@ -41,6 +41,8 @@ public struct Evaluation: Sendable {
     public var detector: String
     public var outcomes: [TrialOutcome]
     public var skipped: [RecordingFileError]
+    /// What the dataset's codes mean (``Dataset/codeNames``).
+    public var codeNames: [String: String] = [:]
 
     public init(detector: String, outcomes: [TrialOutcome], skipped: [RecordingFileError]) {
         (self.detector, self.outcomes, self.skipped) = (detector, outcomes, skipped)
@@ -226,7 +228,9 @@ public enum Evaluator {
             }
         }
         let (outcomes, skipped) = try gather(results, skipBad: skipBad)
-        return Evaluation(detector: configuration.label, outcomes: outcomes, skipped: skipped)
+        var e = Evaluation(detector: configuration.label, outcomes: outcomes, skipped: skipped)
+        e.codeNames = dataset.codeNames
+        return e
     }
 
     /// Runs a fresh detector over one recording (``DetectorRunner``).

@@ -153,7 +153,7 @@ public struct EvaluationSummary: Codable, Sendable {
             let trials = isFall ? cs.falls : cs.adls
             let alarms = isFall ? cs.detectedFalls : cs.alarmedADLs
             return CodeRow(code: code, kind: isFall ? "fall" : "adl",
-                           description: ActivityCodes.descriptions[code] ?? "",
+                           description: e.codeNames[code] ?? "",
                            trials: trials, alarms: alarms, recovered: isFall ? cs.recoveredFalls : cs.recoveredADLs,
                            rate: trials == 0 ? 0 : 100 * Double(alarms) / Double(trials),
                            too_short: cs.tooShort)

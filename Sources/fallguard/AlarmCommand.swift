@@ -101,8 +101,10 @@ struct AlarmCommand: ParsableCommand {
         if let source {
             let loop = SensorLoop(source: source, detector: detector)
             var name = device ?? (recording ?? "accelerometer")
+            // As the daemon (`WearWatch`): walking, not worn and the wearer up again reach the alarm.
+            let wear = WearWatch(alarm: controller, notWornAlert: controller.alertConfiguration.notWornAlert)
             source.start()
-            loop.run(while: keepGoing) { output in
+            loop.run(while: keepGoing, prepare: { $0.onDetectorSample = wear.process }) { output in
                 switch output {
                 case let .opened(info): name = "\(info.id) (\(info.name))"
                 case let .health(change):
@@ -112,6 +114,7 @@ struct AlarmCommand: ParsableCommand {
                 case let .detection(fall):
                     struct Suspected: Encodable { var tNs = MonotonicClock.nanoseconds(); var impact: Double; var peak: Double; var reason: String }
                     emit("fall-suspected", Suspected(impact: fall.impactTime, peak: fall.peak, reason: fall.reason))
+                    wear.fallDetected(fall)
                     controller.fallSuspected(fall)
                 }
             }

@@ -21,6 +21,10 @@ struct EvaluateCommand: ParsableCommand {
             soft impact) is too short to judge: it is listed and counted apart (too_short in the JSON), \
             neither detected nor missed.
 
+            A detection whose wearer was up again within the 30 s countdown is a recovered fall:             on a fall trial it counts as detected (recovered_falls), on an ADL trial it is no alarm             and is reported apart (recovered_adls, recovered_reports).
+
+            Activity names: a codes.csv in DIR (CODE,ACTIVITY per line) names the codes; without             one, SisFall's names are given only when every subject is named as SisFall's (SA01, SE06).
+
             Populations: results are also given per population, by default the subject id without its \
             trailing digits (SA01 -> SA, SE03 -> SE); --population older=SE* or --subjects FILE name \
             them. --focus F10,F13 adds rows for those codes alone in every population.
@@ -92,8 +96,9 @@ struct EvaluateCommand: ParsableCommand {
             printError("\(directory): none of the \(dataset.trials.count + dataset.recordings.count) recordings could be read")
             throw ExitStatus.dataError
         }
-        var summary = EvaluationSummary(Evaluation(detector: evaluation.detector, outcomes: evaluation.outcomes,
-                                                   skipped: evaluation.skipped + events.skipped),
+        var scored = evaluation
+        scored.skipped += events.skipped
+        var summary = EvaluationSummary(scored,
                                         configuration: configuration, dataset: directory, includeTrials: trials,
                                         populations: populations, focusCodes: populationOptions.focusCodes)
         if !dataset.recordings.isEmpty { summary.events = EventSummary(events.outcomes, tolerance: tolerance) }
@@ -140,12 +145,14 @@ struct PopulationOptions: ParsableArguments {
     }
 }
 
-/// The labelled trials under `directory`, or exit 66 saying why there are none.
+/// The labelled trials under `directory`, or exit 66 saying why there are none (65 for a
+/// malformed `codes.csv`, naming its line).
 func scanDataset(_ directory: String) throws -> Dataset {
     do {
         return try Dataset.scan(directory)
     } catch {
         printError(error.description)
+        if case .badCodes = error { throw ExitStatus.dataError }
         throw ExitStatus.noInput
     }
 }

@@ -54,7 +54,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         #expect(s.policy.fall.primary == ["sms", "call"] && s.policy.fall.others == ["sms"] && s.policy.fall.escalate)
         #expect(s.policy.helpRequested == s.policy.fall)
         #expect(s.policy.resolved.escalate == false && s.policy.heartbeat.primary == ["sms"])
-        #expect(s.policy.acknowledgeWithin == 300 && s.policy.heartbeatMinute == 9 * 60)
+        #expect(s.policy.acknowledgeWithin == 300 && s.policy.heartbeatTime?.minuteOfDay == 9 * 60)
         let call = try #require(s.channels["call"] as? TwilioCallOptions)
         #expect(call.repeat == 2 && call.account.baseURL == "https://api.twilio.com" && call.language == "en-GB")
     }

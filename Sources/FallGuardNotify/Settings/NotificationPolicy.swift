@@ -102,9 +102,6 @@ public struct NotificationPolicy: Sendable, Equatable {
         }
     }
 
-    /// ``heartbeatAt`` as minutes after midnight, nil when malformed.
-    public var heartbeatMinute: Int? { heartbeatTime?.minuteOfDay }
-
     /// ``heartbeatAt`` as a time of day, nil when malformed.
     public var heartbeatTime: LocalTime? { LocalTime(parsing: heartbeatAt) }
 
