@@ -16,7 +16,12 @@ leave them. Checks, with PASS/FAIL lines and 'N passed, N failed':
   - issue 37: an acknowledgement that does not land is shown so and can be sent again; a second
     fall of the resident the page answered is a new alarm (banner, sound); not worn is a fault call;
     the broker killed is a fault banner and tone within 5 s, and after its return the page and the
-    real bridge are back within 5 s; the station killed is a fault banner on the page.
+    real bridge are back within 5 s; the station killed is a fault banner on the page;
+  - issue 37 item 2: a display (a second chromium started as a kiosk is, with
+    --autoplay-policy=no-user-gesture-required, opened once at /display?key=…) and the member's
+    page, both with sound on; the station killed and started again with an alarm raised while it
+    was down: both show it and sound within 10 s of the start, nobody typing; the display
+    acknowledges with a member's PIN (a wrong PIN refused), in that member's name.
 """
 import json, os, shutil, sqlite3, subprocess, sys, time
 
@@ -29,6 +34,8 @@ from cdp import Browser, BrowserError   # noqa: E402
 BRIDGES = int(os.environ.get("BRIDGES", "200"))
 OUT = os.environ.get("OUT") or os.path.join(ch.ROOT, "bench/out/station")
 QUIET = 25.0
+DISPLAY_KEY = "display-key-for-the-wall-0123"
+KIOSK = ("--autoplay-policy=no-user-gesture-required",)
 results = []
 
 
@@ -165,6 +172,61 @@ def faults_and_second_falls(browser, port, broker):
           f"{fmt(bridge)} s later (bar 5 s each, reconnect-delay-max 4 s)")
 
 
+def restart_and_shown(pages, port, conf, restarted):
+    """The station started again after an alarm was raised while it was down: seconds until each
+    page shows it and sounds (sound running, beeps counting), per page name."""
+    d = "room-007"
+    pub(port, f"fallguard/{d}/state", "alert-out")
+    pub(port, f"fallguard/{d}/incident", incident("FG-7", "fall"))
+    beeps = {name: b.evaluate("window.station.beeps") for name, b in pages.items()}
+    started = time.time()
+    restarted.append(subprocess.Popen([ch.BIN, "station", "--config", conf], stdout=subprocess.DEVNULL,
+                                      stderr=open(OUT + "/station-restarted.log", "w")))
+    shown = {}
+    deadline = started + 20
+    while time.time() < deadline and len(shown) < len(pages):
+        for name, b in pages.items():
+            if name in shown:
+                continue
+            ok = b.evaluate(f"!!document.querySelector('#alarms button[data-ack=\"{d}\"]') && "
+                            f"document.getElementById('banner').dataset.sounding === '1' && window.station.beeps > {beeps[name]} && "
+                            "window.station.sound === 'running' && !/\\b(station|link|session)\\b/.test(document.getElementById('fault').dataset.faults)")
+            if ok:
+                shown[name] = time.time() - started
+            b.pump(0.05)
+    return d, shown
+
+
+def restart_with_display(browser, wall, port, conf, restarted):
+    """Issue 37 item 2: nobody types after a restart; the display acknowledges by PIN."""
+    d, shown = restart_and_shown({"page": browser, "display": wall}, port, conf, restarted)
+    typed = browser.evaluate("location.pathname") == "/" and wall.evaluate("location.pathname") == "/"
+    check(len(shown) == 2 and max(shown.values()) <= 10 and typed,
+          f"the station restarted with an alarm raised while it was down: the member's page shows it and sounds "
+          f"{fmt(shown.get('page'))} s after the start, the display {fmt(shown.get('display'))} s (bar 10 s), nobody typing")
+    wall.screenshot(OUT + "/station-display-after-restart.png")
+    acks = ch.Subscriber(port, OUT + "/acks.tsv", topics=(f"fallguard/{d}/ack",))
+    time.sleep(0.5)
+    button = f"document.querySelector('#alarms button[data-ack=\"{d}\"]')"
+    wall.evaluate(f"{button}.click(); document.getElementById('pin').value = '0000'; document.getElementById('pin-ok').click(); true")
+    wrong = wait_js(wall, "document.getElementById('pin-error').textContent.includes('wrong PIN')", 5)
+    wall.evaluate("document.getElementById('pin').value = '4711'; document.getElementById('pin-ok').click(); true")
+    clicked = time.time()
+
+    def by():
+        for ts, t, r, p in acks.messages():
+            if ts >= clicked and p:
+                return json.loads(p).get("by")
+        return None
+    name = ch.wait_for(by, 10, 0.1)
+    acks.stop()
+    hidden = wall.evaluate("document.getElementById('pin-dialog').style.display")
+    check(wrong is not None and name and "Bob Jones" in name and hidden == "none",
+          f"on the display, a wrong PIN refused ('wrong PIN' shown), the right one acknowledges in its member's name: {name!r}")
+    pub(port, f"fallguard/{d}/incident", incident("FG-7", "acknowledged", by=name or "someone"))
+    pub(port, f"fallguard/{d}/state", "monitoring")
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT + "/broker")
@@ -199,14 +261,16 @@ def main():
   acknowledge-secret: {ch.SECRET}
   staff:
     - {{user: anna, name: Anna Smith, password: anna-station-pw}}
-    - {{user: bob, name: Bob Jones, password: bob-station-pw}}
+    - {{user: bob, name: Bob Jones, password: bob-station-pw, pin: "4711"}}
   residents:
     room-000: {{wearer: Margaret, location: "Room 0, ground floor"}}
   state-directory: {OUT}/station-state
+  display-key: {DISPLAY_KEY}
 """)
     os.chmod(conf, 0o600)
     station = subprocess.Popen([ch.BIN, "station", "--config", conf], stdout=subprocess.DEVNULL,
                                stderr=open(OUT + "/station.log", "w"))
+    restarted = []
     bridge = ch.Bridge(0, OUT + "/b000", rec, port)
     base = f"http://127.0.0.1:{web}"
     browser = None
@@ -225,6 +289,8 @@ def main():
         browser.evaluate("document.getElementById('user').value = 'anna'; document.getElementById('password').value = 'anna-station-pw';"
                          " document.querySelector('form').submit(); true")
         browser.wait_event("Page.loadEventFired", 15)
+        # Sound on, as a nurse's click does once.
+        browser.evaluate("document.getElementById('sound').click(); true", user_gesture=True)
         bridge.start()   # the fall comes QUIET s from now
         shown = browser.wait_for(f"window.station && document.querySelectorAll('#bridges tr').length >= {BRIDGES} && "
                                  "document.getElementById('me').textContent", 30)
@@ -297,6 +363,12 @@ def main():
         errors = [e for e in browser.console_errors if not ("status of 401" in e and e.endswith(base + "/"))]
         check(not errors, f"no errors in the browser's console: {errors[:3]}")
         faults_and_second_falls(browser, port, broker)
+        wall = Browser(extra_args=KIOSK)
+        wall.navigate(f"{base}/display?key={DISPLAY_KEY}")
+        opened = wait_js(wall, "window.station && window.station.renders > 0 && document.body.dataset.display === '1' && "
+                               "window.station.sound === 'running'", 15)
+        check(opened is not None and curl(base + "/display?key=wrong-key-0123456789") == 401,
+              f"a display opened once from its address (kiosk chromium): sound {wall.evaluate('window.station.sound')}; a wrong key 401")
         # The station's process gone: the page says so (its own watchdog), with the fault tone.
         tones = browser.evaluate("window.station.faultBeeps")
         station.kill()
@@ -306,6 +378,8 @@ def main():
         check(said is not None and said <= 5, f"the station killed: the page's fault banner 'does not answer' and the fault tone "
                                               f"{fmt(said)} s later (bar 5 s)")
         browser.screenshot(OUT + "/station-gone.png")
+        restart_with_display(browser, wall, port, conf, restarted)
+        wall.close()
     except BrowserError as e:
         check(False, f"browser: {e}")
     finally:
@@ -314,8 +388,9 @@ def main():
         if bridge.proc:
             bridge.proc.terminate()
             bridge.proc.wait(20)
-        station.terminate()
-        station.wait(20)
+        for p in [station] + restarted:
+            p.terminate()
+            p.wait(20)
         sub.stop()
         broker.stop()
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")

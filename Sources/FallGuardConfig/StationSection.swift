@@ -62,13 +62,19 @@ public struct StationSection: KeyedSection, Codable, Equatable {
         public var user = ""
         public var name = ""
         public var password = ""
+        /// Key `pin`: 4 to 8 digits, to acknowledge on a display (``StationSection/displayKey``)
+        /// in this member's name; none: they cannot acknowledge there.
+        public var pin: String?
 
         public init() {}
-        public init(user: String, name: String, password: String) { (self.user, self.name, self.password) = (user, name, password) }
+        public init(user: String, name: String, password: String, pin: String? = nil) {
+            (self.user, self.name, self.password, self.pin) = (user, name, password, pin)
+        }
 
         public static var keys: [ConfigKey<Self>] {
             [.value("user", \.user, required: true), .value("name", \.name, required: true),
-             .value("password", \.password, secret: true, required: true)]
+             .value("password", \.password, secret: true, required: true),
+             .optional("pin", \.pin, secret: true, nullWhenUnset: false)]
         }
     }
 
@@ -93,6 +99,9 @@ public struct StationSection: KeyedSection, Codable, Equatable {
     public var acknowledgeSecrets: [String: String] = [:]
     public var staff: [Staff] = []
     public var residents: [String: Resident] = [:]
+    /// Key `display-key`: the secret a wall or kiosk display opens its session with
+    /// (`/display?key=…`); nil: no display mode.
+    public var displayKey: String?
     /// The directory systemd creates for the station's unit (`StateDirectory=fallguard-station`).
     public static let defaultStateDirectory = "/var/lib/fallguard-station"
     /// Key `state-directory`: where the past incidents are kept (`station.sqlite`).
@@ -109,6 +118,7 @@ public struct StationSection: KeyedSection, Codable, Equatable {
          .optional("acknowledge-secret", \.acknowledgeSecret, secret: true, nullWhenUnset: false),
          .value("acknowledge-secrets", \.acknowledgeSecrets, secret: true),
          .sections("staff", \.staff), .sections("residents", \.residents),
+         .optional("display-key", \.displayKey, secret: true, nullWhenUnset: false),
          .value("state-directory", \.stateDirectory), .value("history-days", \.historyDays, in: 1...366, unit: " days")]
     }
 
@@ -184,6 +194,22 @@ public struct StationSection: KeyedSection, Codable, Equatable {
             }
             if member.password.count < 8 { problem(["staff", String(i), "password"], "at least 8 characters, found \(member.password.count)") }
         }
+        var pins: [String: Int] = [:]
+        for (i, member) in staff.enumerated() {
+            guard let pin = member.pin else { continue }
+            if !(4...8).contains(pin.count) || !pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                problem(["staff", String(i), "pin"], "4 to 8 digits, found \(pin.count) characters")
+            } else if let other = pins[pin] {
+                problem(["staff", String(i), "pin"], "the same PIN as staff \(other) ('\(staff[other].user)'): a display could not tell who acknowledged")
+            }
+            pins[pin] = pins[pin] ?? i
+        }
+        if let key = displayKey, key.count < 16 {
+            problem(["display-key"], "must be at least 16 characters (e.g. openssl rand -hex 16): it opens a display that sees every alarm")
+        }
+        if displayKey != nil, !staff.contains(where: { $0.pin != nil }) {
+            problem(["display-key"], "no member of staff has a pin: a display could show alarms but nobody could acknowledge there", .warning)
+        }
         if acknowledgeSecret == nil && acknowledgeSecrets.isEmpty {
             problem(["acknowledge-secret"], "without the bridges' acknowledge-secret the page cannot acknowledge (the bridges take only proven acknowledgements)")
         }
@@ -217,7 +243,7 @@ public struct StationConfiguration: Sendable {
         if let s = doc.section(StationSection.self, at: "station") { c.station = s }
         let diagnostics = doc.finish()
         c.redactor = doc.redactor
-        c.redactor.add(contentsOf: c.station.staff.map(\.password) + [c.station.acknowledgeSecret, c.station.broker.password].compactMap { $0 }
+        c.redactor.add(contentsOf: c.station.staff.map(\.password) + [c.station.acknowledgeSecret, c.station.broker.password, c.station.displayKey].compactMap { $0 }
             + Array(c.station.acknowledgeSecrets.values))
         return (c, diagnostics)
     }

@@ -1,6 +1,7 @@
 import FallGuardFieldTest
 import FallGuardNotify
 import FallGuardStation
+import FallGuardWeb
 import Foundation
 import GRDB
 import Logging
@@ -94,6 +95,42 @@ final class StationHistory: Sendable {
         }
     }
 
+    /// The page's sessions as last kept (``keep(sessions:)``): a restart of the station signs
+    /// nobody out. Empty when the file cannot be read.
+    func keptSessions() -> [(user: String?, session: WebAccess.SavedSession)] {
+        do {
+            try store.openNow()
+            return try store.pool().read { db in
+                try Row.fetchAll(db, sql: "SELECT user, id, csrf, expires FROM session").map {
+                    ($0["user"], WebAccess.SavedSession(id: $0["id"], csrf: $0["csrf"], expires: $0["expires"]))
+                }
+            }
+        } catch {
+            logger.error("station: the page's sessions cannot be read from \(store.path): every page signs in again: \(error)")
+            return []
+        }
+    }
+
+    /// Keeps every session valid now in the file (0600, in the state directory), in place of
+    /// those kept before; false when it cannot (the sessions then end with the process).
+    @discardableResult
+    func keep(sessions: [(user: String?, session: WebAccess.SavedSession)]) -> Bool {
+        do {
+            try store.openNow()
+            try store.pool().write { db in
+                try db.execute(sql: "DELETE FROM session")
+                for (user, s) in sessions {
+                    try db.execute(sql: "INSERT INTO session (id, user, csrf, expires) VALUES (?, ?, ?, ?)",
+                                   arguments: [s.id, user, s.csrf, s.expires])
+                }
+            }
+            return true
+        } catch {
+            logger.error("station: the page's sessions are not kept in \(store.path) (a restart signs them out): \(error)")
+            return false
+        }
+    }
+
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1: past incidents") { db in
@@ -116,6 +153,10 @@ final class StationHistory: Sendable {
                 );
                 CREATE INDEX past_incident_raised ON past_incident(raised_at);
                 """)
+        }
+        // Issue 37: sessions survive a restart (user NULL: a display's).
+        m.registerMigration("v2: sessions") { db in
+            try db.execute(sql: "CREATE TABLE session (id TEXT PRIMARY KEY, user TEXT, csrf TEXT NOT NULL, expires REAL NOT NULL)")
         }
         return m
     }

@@ -32,12 +32,17 @@ public final class StationServer: Sendable {
     public init(section: StationSection, logger: Logger) throws {
         self.section = section
         self.logger = logger
-        access = StaffAccess(staff: section.staff.map { ($0.user, $0.name, $0.password) }, sessionHours: section.sessionHours)
+        access = StaffAccess(staff: section.staff.map { ($0.user, $0.name, $0.password) }, sessionHours: section.sessionHours,
+                             pins: Dictionary(section.staff.compactMap { m in m.pin.map { (m.user, $0) } }, uniquingKeysWith: { a, _ in a }),
+                             displayKey: section.displayKey)
         let model = SiteBox(SiteModel(prefix: section.broker.topicPrefix,
                                       roster: section.residents.mapValues { ($0.wearer, $0.location) }))
         self.model = model
         let history = StationHistory(directory: section.stateDirectory, days: section.historyDays, logger: logger)
         self.history = history
+        // Every page open before a restart goes on without anyone typing (issue 37).
+        let restored = access.restore(history.keptSessions(), now: Date().timeIntervalSince1970)
+        if restored > 0 { logger.notice("station: \(restored) sessions kept from before the restart") }
         let prefix = section.broker.topicPrefix
         let roster = section.residents
         loopbackOnly = section.onLoopback
@@ -78,16 +83,39 @@ public final class StationServer: Sendable {
 
     func session(_ request: Request) -> String? { WebAccess.session(inCookieHeader: request.headers[.cookie]) }
 
-    /// The member signed in, or the answer: 421 for a foreign Host on a loopback station, 401
-    /// with the login form without a valid session.
-    func member(_ request: Request) -> Result<StaffAccess.Member, RefusalResponse> {
+    /// The member signed in or the display, or the answer: 421 for a foreign Host on a loopback
+    /// station, 401 with the login form without a valid session.
+    func viewer(_ request: Request) -> Result<StaffAccess.Viewer, RefusalResponse> {
         guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
             return .failure(.init(WebSite.refused(.misdirectedRequest, "this page answers only to a loopback address")))
         }
-        guard let m = access.member(session: session(request), now: WebSite.now()) else {
+        guard let v = access.viewer(session: session(request), now: WebSite.now()) else {
             return .failure(.init(Self.html(StationPage.login(message: nil), status: .unauthorized, close: true)))
         }
-        return .success(m)
+        return .success(v)
+    }
+
+    /// Keeps the sessions in the state directory after each sign-in and sign-out.
+    func keepSessions() { history.keep(sessions: access.savedSessions(now: WebSite.now())) }
+
+    /// A display's session from its key (`GET /display?key=…` as a kiosk starts, or the form).
+    func openDisplay(key: String, client: String) -> Response {
+        switch access.checkDisplay(key: key, client: client, now: WebSite.now()) {
+        case .right:
+            guard let id = access.startDisplaySession(now: WebSite.now()) else { break }
+            keepSessions()
+            logger.notice("station: a display opened from \(client)")
+            var r = Response.redirect(to: "/", type: .normal)
+            r.headers[.setCookie] = access.cookie(session: id, secure: section.tls != nil, display: true)
+            return r
+        case let .throttled(seconds, _):
+            return Self.html(StationPage.login(message: "Too many wrong keys: try again in \(seconds) s."), status: .tooManyRequests, close: true)
+        case .wrong:
+            break
+        }
+        logger.warning("station: a wrong display key from \(client)")
+        return Self.html(StationPage.login(message: access.hasDisplays ? "Wrong display key." : "This station has no display mode (display-key)."),
+                         status: .unauthorized, close: true)
     }
 
     public struct RefusalResponse: Error { let response: Response; init(_ r: Response) { response = r } }
@@ -100,28 +128,38 @@ public final class StationServer: Sendable {
 
     func addRoutes(to router: Router<BridgeRequestContext>) {
         router.get("/") { [self] request, _ -> Response in
-            switch member(request) {
+            switch viewer(request) {
             case let .failure(r): return r.response
-            case let .success(m):
-                return Self.html(StationPage.main(member: m.name, formToken: access.formToken(session: session(request), now: WebSite.now()) ?? ""))
+            case let .success(v):
+                let token = access.formToken(session: session(request), now: WebSite.now()) ?? ""
+                if case let .member(m) = v { return Self.html(StationPage.main(member: m.name, formToken: token)) }
+                return Self.html(StationPage.main(member: nil, formToken: token))
             }
         }
+        router.get("display") { [self] request, context -> Response in
+            guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
+                return WebSite.refused(.misdirectedRequest, "this page answers only to a loopback address")
+            }
+            return openDisplay(key: request.uri.queryParameters["key"].map(String.init) ?? "", client: context.client)
+        }
         router.get("station.js") { [self] request, _ -> Response in
-            if case let .failure(r) = member(request) { return r.response }
+            if case let .failure(r) = viewer(request) { return r.response }
             return Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(string: StationPage.script)))
         }
         router.get("site.json") { [self] request, _ -> Response in
-            switch member(request) {
+            switch viewer(request) {
             case let .failure(r): return r.response
-            case let .success(m):
-                let json = StationPage.json(snapshot, me: m.name, link: link, now: WebSite.now())
+            case let .success(v):
+                var me: String?
+                if case let .member(m) = v { me = m.name }
+                let json = StationPage.json(snapshot, me: me, link: link, now: WebSite.now())
                 return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(string: json)))
             }
         }
         router.get("incidents.json") { [self] request, _ -> Response in
-            if case let .failure(r) = member(request) { return r.response }
+            if case let .failure(r) = viewer(request) { return r.response }
             let now = WebSite.now()
             let json = StationPage.incidentsJSON(history.newestFirst(now: now), days: history.days, now: now, problem: history.problem)
             return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
@@ -141,6 +179,7 @@ public final class StationServer: Sendable {
                 logger.notice("station: \(m.user) signed in from \(context.client)")
                 var r = Response.redirect(to: "/", type: .normal)
                 r.headers[.setCookie] = access.cookie(session: access.startSession(for: m, now: WebSite.now()), secure: section.tls != nil)
+                keepSessions()
                 return r
             case .wrong:
                 logger.warning("station: a wrong user or password from \(context.client)")
@@ -149,21 +188,35 @@ public final class StationServer: Sendable {
                 return Self.html(StationPage.login(message: "Too many wrong passwords: try again in \(seconds) s."), status: .tooManyRequests, close: true)
             }
         }
-        router.post("logout") { [access] request, _ -> Response in
+        router.post("logout") { [self] request, _ -> Response in
             await WebSite.logout(request, accepts: { access.acceptsForm(token: $0, session: $1, now: WebSite.now()) },
-                                 end: { access.logout(session: $0) })
+                                 end: { access.logout(session: $0); keepSessions() })
         }
         router.post("ack") { [self] request, context -> Response in
             var request = request
-            let m: StaffAccess.Member
-            switch member(request) {
+            let v: StaffAccess.Viewer
+            switch viewer(request) {
             case let .failure(r): return r.response
-            case let .success(found): m = found
+            case let .success(found): v = found
             }
             let fields = await WebSite.form(&request)
             guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
                 logger.warning("station: an acknowledgement without the page's form token was refused (from \(context.client))")
                 return WebSite.refused(.forbidden, "missing or wrong form token")
+            }
+            // On a display, the member's PIN says who acknowledges.
+            let m: StaffAccess.Member
+            switch v {
+            case let .member(found): m = found
+            case .display:
+                switch access.member(pin: fields["pin"] ?? "", client: context.client, now: WebSite.now()) {
+                case let (.right, found?): m = found
+                case let (.throttled(seconds, _), _):
+                    return WebSite.refused(.tooManyRequests, "too many wrong PINs: try again in \(seconds) s")
+                default:
+                    logger.warning("station: a wrong PIN on a display (from \(context.client))")
+                    return WebSite.refused(.forbidden, "wrong PIN")
+                }
             }
             guard let device = fields["device"], let incident = fields["incident"],
                   MQTTTopics.levelProblem(device) == nil, !incident.isEmpty, incident.count <= 64,

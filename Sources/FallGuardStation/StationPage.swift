@@ -26,6 +26,8 @@ public enum StationPage {
         #fault{padding:.5rem;margin:.5rem 0;background:#ffc400;color:#000;border:3px solid #000;font-size:1.2rem;font-weight:700;display:none}
         .fault{background:#fff1c2}.fault td{font-weight:600}.stale td.online{font-style:italic;color:#a40}
         button.ack.late{background:#000;color:#ffc400}
+        #pin-dialog{padding:.5rem;margin:.5rem 0;border:3px solid #c00;font-size:1.2rem}#pin{font-size:1.3rem}
+        #sound[data-state=off]{background:#ffc400;font-weight:700}
         .muted{color:#777}header{display:flex;gap:1rem;align-items:center;justify-content:space-between}
         """
 
@@ -43,14 +45,21 @@ public enum StationPage {
         """
     }
 
-    public static func main(member: String, formToken: String) -> String {
-        """
+    /// The page for a member of staff, or (`member` nil) for a display: no personal session,
+    /// every acknowledgement asks for a member's PIN.
+    public static func main(member: String?, formToken: String) -> String {
+        let who = member.map { "Signed in as <b id=\"me\">\(escaped($0))</b>" }
+            ?? "<b id=\"me\" data-display=\"1\">Display</b> (acknowledge with your PIN)"
+        return """
         <!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-        <link rel="icon" href="data:,"><title>FallGuard station</title><style>\(style)</style></head><body data-csrf="\(escaped(formToken))">
-        <header><h1>FallGuard station</h1><div>Signed in as <b id="me">\(escaped(member))</b>
-        <button id="sound-on" type="button">Sound on</button>
-        <form method="post" action="/logout" style="display:inline"><input type="hidden" name="csrf" value="\(escaped(formToken))"><button>Sign out</button></form></div></header>
+        <link rel="icon" href="data:,"><title>FallGuard station</title><style>\(style)</style></head><body data-csrf="\(escaped(formToken))" data-display="\(member == nil ? "1" : "0")">
+        <header><h1>FallGuard station</h1><div>\(who)
+        <button id="sound" type="button" data-state="off">Sound: not yet known</button>
+        <form method="post" action="/logout" style="display:inline"><input type="hidden" name="csrf" value="\(escaped(formToken))"><button>\(member == nil ? "Close display" : "Sign out")</button></form></div></header>
         <p id="link" class="warn" data-connected="0">Not yet known whether the station sees the broker.</p>
+        <div id="pin-dialog" style="display:none"><label>PIN to acknowledge <b id="pin-for"></b> in your name
+        <input id="pin" type="password" inputmode="numeric" autocomplete="off" maxlength="8" size="8"></label>
+        <button id="pin-ok" type="button" class="ack">Acknowledge</button> <button id="pin-cancel" type="button">Cancel</button> <span id="pin-error" class="warn"></span></div>
         <div id="fault" data-sounding="0" data-faults="" role="alert"></div>
         <div id="banner" data-sounding="0" role="alert"></div>
         <h2>Open alarms</h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Alarm</th><th>Raised</th><th>Told</th><th>Answered</th><th></th></tr></thead>
@@ -69,10 +78,10 @@ public enum StationPage {
     /// faults) with a banner and a tone of their own.
     public static let script = #"""
         "use strict";
-        const csrf = document.body.dataset.csrf;
-        let audio = null, sent = {}, failed = {}, lastSite = null, lastOk = Date.now(), lastError = null;
-        let heard = new Set(), lastFaultTone = 0;
-        window.station = {beeps: 0, faultBeeps: 0, renders: 0};
+        const csrf = document.body.dataset.csrf, display = document.body.dataset.display === "1";
+        let audio = null, sent = {}, failed = {}, lastSite = null, lastOk = Date.now(), lastError = null, signedOut = false;
+        let heard = new Set(), lastFaultTone = 0, silenced = new Map(), pinFor = null;
+        window.station = {beeps: 0, faultBeeps: 0, renders: 0, sound: "none"};
         function ago(now, t) {
           if (t == null) return "–";
           const s = Math.max(0, Math.round(now - t));
@@ -81,9 +90,23 @@ public enum StationPage {
         function clock(t) { return t == null ? "–" : new Date(t * 1000).toLocaleTimeString(); }
         function cell(row, text, cls) { const td = row.insertCell(); td.textContent = text == null ? "–" : text; if (cls) td.className = cls; return td; }
         function told(i) { if (!i) return "–"; const parts = []; if (i.delivered) parts.push("message delivered"); if (i.reachedBy) parts.push(i.reachedBy + " answered the call"); return parts.length ? parts.join("; ") : "not yet"; }
+        // Sound: one audio context for the page's life (a station restart does not reload the
+        // page, so sound stays on); a browser without a click on the page yet keeps it
+        // suspended, which the page says (a kiosk runs chromium with
+        // --autoplay-policy=no-user-gesture-required and has sound at once).
+        function soundOn() {
+          try { audio = audio || new (window.AudioContext || window.webkitAudioContext)(); if (audio.state !== "running") audio.resume(); } catch (e) {}
+          showSound();
+        }
+        function showSound() {
+          const state = audio ? audio.state : "none", on = state === "running", b = document.getElementById("sound");
+          window.station.sound = state;
+          b.dataset.state = on ? "on" : "off";
+          b.textContent = on ? "Sound on: test" : "SOUND OFF: turn on";
+        }
         function tone(freqs, type, gain, length) {
           try {
-            audio = audio || new (window.AudioContext || window.webkitAudioContext)();
+            if (!audio) soundOn();
             let t = audio.currentTime;
             for (const f of freqs) {
               const o = audio.createOscillator(), g = audio.createGain();
@@ -96,20 +119,45 @@ public enum StationPage {
         // fault, then every 10 s while any lasts.
         function beep() { window.station.beeps++; tone([880], "sine", 0.2, 0.35); }
         function faultTone() { window.station.faultBeeps++; lastFaultTone = Date.now(); tone([520, 390], "square", 0.08, 0.25); }
+        // Each fault rings at once, then every 10 s until it is silenced on this page (the
+        // banner's button); a silenced one stays in the banner and rings again every 10 min, and
+        // one that clears and comes back is new.
+        const faultRepeat = 10000, silencedRepeat = 600000;
         // An alarm is its bridge, its incident and when it opened: a second fall is a new one.
         function alarmKey(b) { return b.device + "/" + (b.incident ? b.incident.id : "") + "/" + b.alarmSince; }
         function notLanded(b, timeout) { const at = sent[alarmKey(b)]; return at != null && Date.now() - at > timeout; }
-        async function acknowledge(b, button) {
+        async function acknowledge(b, button, pin) {
           const key = alarmKey(b);
           button.disabled = true; button.textContent = "Sending…";
           try {
-            const body = new URLSearchParams({csrf, device: b.device, incident: b.incident.id});
-            const r = await fetch("/ack", {method: "POST", body, credentials: "same-origin"});
-            if (r.ok) { sent[key] = Date.now(); delete failed[key]; button.textContent = "Sent, waiting for the bridge"; return; }
-            failed[key] = "Failed (" + r.status + "): send again";
+            const fields = {csrf, device: b.device, incident: b.incident.id};
+            if (pin != null) fields.pin = pin;
+            const r = await fetch("/ack", {method: "POST", body: new URLSearchParams(fields), credentials: "same-origin"});
+            if (r.ok) { sent[key] = Date.now(); delete failed[key]; button.textContent = "Sent, waiting for the bridge"; return true; }
+            failed[key] = "Failed (" + r.status + (r.status === 403 && pin != null ? ": wrong PIN" : "") + "): send again";
           } catch (e) { failed[key] = "Failed (" + e + "): send again"; }
           button.textContent = failed[key]; button.disabled = false;
+          return false;
         }
+        // On a display: the PIN of whoever goes, in a box of its own (the table is redrawn every second).
+        function askPIN(b) {
+          pinFor = b;
+          document.getElementById("pin-for").textContent = b.device + (b.wearer ? " (" + b.wearer + ")" : "");
+          document.getElementById("pin-error").textContent = "";
+          document.getElementById("pin-dialog").style.display = "block";
+          const input = document.getElementById("pin"); input.value = ""; input.focus();
+        }
+        async function sendPIN() {
+          if (!pinFor) return;
+          const b = pinFor, ok = document.getElementById("pin-ok"), input = document.getElementById("pin");
+          const done = await acknowledge(b, ok, input.value);
+          ok.textContent = "Acknowledge"; ok.disabled = false;
+          if (done) { pinFor = null; input.value = ""; document.getElementById("pin-dialog").style.display = "none"; if (lastSite) render(lastSite); }
+          else document.getElementById("pin-error").textContent = failed[alarmKey(b)] || "Not sent";
+        }
+        document.getElementById("pin-ok").addEventListener("click", sendPIN);
+        document.getElementById("pin").addEventListener("keydown", e => { if (e.key === "Enter") sendPIN(); });
+        document.getElementById("pin-cancel").addEventListener("click", () => { pinFor = null; document.getElementById("pin-dialog").style.display = "none"; });
         function raised(site, b) {
           if (b.raisedAt == null) return ago(site.now, b.alarmSince) + (b.state === "countdown" ? " (countdown, seen here)" : " (seen here)");
           let text = ago(site.now, b.raisedAt) + " (" + clock(b.raisedAt) + " by the bridge";
@@ -126,7 +174,11 @@ public enum StationPage {
         function showFaults() {
           const lines = [], keys = [], site = lastSite;
           const silent = (Date.now() - lastOk) / 1000;
-          if (silent > 3) {
+          if (signedOut) {
+            lines.push(display ? "THIS DISPLAY IS SIGNED OUT: it no longer shows alarms. Open its address with the display key again."
+                               : "SIGNED OUT: this page no longer shows alarms. Sign in again (the link below).");
+            keys.push("session");
+          } else if (silent > 3) {
             lines.push("THE STATION DOES NOT ANSWER for " + Math.round(silent) + " s" + (lastError ? " (" + lastError + ")" : "") +
                        ": nothing on this page is current. Alarms may be missed.");
             keys.push("station");
@@ -143,14 +195,35 @@ public enum StationPage {
                        b.faults.join(", ") + (b.stale ? " (as last known)" : ""));
             for (const f of b.faults) keys.push(b.device + ":" + f.split(":")[0].replace(/ /g, "-"));
           }
-          const banner = document.getElementById("fault");
-          banner.replaceChildren(...lines.map(l => { const d = document.createElement("div"); d.textContent = l; return d; }));
-          banner.style.display = lines.length ? "block" : "none";
-          banner.dataset.sounding = lines.length ? "1" : "0";
+          const banner = document.getElementById("fault"), now = Date.now();
+          for (const k of [...silenced.keys()]) if (!keys.includes(k)) silenced.delete(k);
+          const loud = keys.filter(k => !silenced.has(k));
+          const nodes = lines.map(l => { const d = document.createElement("div"); d.textContent = l; return d; });
+          if (signedOut) { const a = document.createElement("a"); a.href = "/login"; a.id = "sign-in-again"; a.textContent = "Sign in again"; nodes.push(a); }
+          if (loud.length) {
+            const b = document.createElement("button"); b.type = "button"; b.id = "fault-silence"; b.textContent = "Silence the fault tone";
+            b.addEventListener("click", () => { for (const k of keys) silenced.set(k, Date.now()); showFaults(); });
+            nodes.push(b);
+          } else if (keys.length) {
+            const d = document.createElement("div"); d.className = "muted"; d.textContent = "Fault tone silenced on this page: it rings again every 10 min, and at once for a new fault.";
+            nodes.push(d);
+          }
+          if (audio && audio.state !== "running" || !audio) {
+            const d = document.createElement("div"); d.id = "sound-off";
+            d.textContent = "SOUND IS OFF on this screen: alarms are not heard. Click anywhere or press a key to turn it on.";
+            nodes.unshift(d);
+          }
+          banner.replaceChildren(...nodes);
+          banner.style.display = nodes.length ? "block" : "none";
+          banner.dataset.sounding = loud.length ? "1" : "0";
           banner.dataset.faults = keys.join(" ");
+          banner.dataset.silenced = keys.filter(k => silenced.has(k)).join(" ");
           const fresh = keys.some(k => !heard.has(k));
           heard = new Set(keys);
-          if (lines.length && (fresh || Date.now() - lastFaultTone >= 10000)) faultTone();
+          let remind = false;
+          for (const [k, at] of silenced) if (now - at >= silencedRepeat) { silenced.set(k, now); remind = true; }
+          if (fresh || remind || loud.length && now - lastFaultTone >= faultRepeat) faultTone();
+          showSound();
         }
         function render(site) {
           lastSite = site;
@@ -170,10 +243,10 @@ public enum StationPage {
               const button = document.createElement("button");
               button.className = "ack" + (late ? " late" : ""); button.dataset.ack = b.device;
               button.dataset.state = at == null ? "new" : late ? "not-landed" : "sent";
-              button.textContent = at == null ? failed[key] || "I'm going: acknowledge as " + site.me
+              button.textContent = at == null ? failed[key] || (display ? "I'm going: acknowledge with my PIN" : "I'm going: acknowledge as " + site.me)
                 : late ? "Not landed after " + Math.round((Date.now() - at) / 1000) + " s: send again" : "Sent, waiting for the bridge";
               button.disabled = at != null && !late;
-              button.addEventListener("click", () => acknowledge(b, button));
+              button.addEventListener("click", () => display ? askPIN(b) : acknowledge(b, button));
               td.appendChild(button);
             }
           }
@@ -212,7 +285,8 @@ public enum StationPage {
           const control = new AbortController(), timer = setTimeout(() => control.abort(), 3000);
           try {
             const r = await fetch("/site.json", {credentials: "same-origin", cache: "no-store", signal: control.signal});
-            if (r.status === 401) { location.href = "/login"; return; }
+            if (r.status === 401) { signedOut = true; lastError = "signed out"; showFaults(); setTimeout(poll, 5000); return; }
+            signedOut = false;
             if (!r.ok) throw new Error("HTTP " + r.status);
             const site = await r.json();
             lastOk = Date.now(); lastError = null;
@@ -251,7 +325,9 @@ public enum StationPage {
           } catch (e) {}
           setTimeout(pollPast, 5000);
         }
-        document.getElementById("sound-on").addEventListener("click", () => { beep(); });
+        document.getElementById("sound").addEventListener("click", () => { soundOn(); beep(); });
+        for (const e of ["pointerdown", "keydown"]) document.addEventListener(e, () => { if (!audio || audio.state !== "running") soundOn(); });
+        soundOn();
         poll();
         pollPast();
         """#
@@ -263,7 +339,9 @@ public enum StationPage {
     /// What `/site.json` sends.
     public struct Site: Encodable {
         public var now: Double
-        public var me: String
+        /// The member signed in (nil: a display).
+        public var me: String?
+        public var display: Bool
         public var broker: String
         /// The station's own link to the broker: when it is down, nothing below is current.
         public var link: SiteModel.Link
@@ -323,8 +401,8 @@ public enum StationPage {
         return (try? String(decoding: e.encode(history), as: UTF8.self)) ?? "{}"
     }
 
-    public static func json(_ model: SiteModel, me: String, link: SiteModel.Link, now: Double) -> String {
-        let site = Site(now: now, me: me, broker: "broker " + link.broker, link: link, acknowledgementTimeout: acknowledgementTimeout,
+    public static func json(_ model: SiteModel, me: String?, link: SiteModel.Link, now: Double) -> String {
+        let site = Site(now: now, me: me, display: me == nil, broker: "broker " + link.broker, link: link, acknowledgementTimeout: acknowledgementTimeout,
                         bridges: model.ordered.map { b in
             Bridge(device: b.device, wearer: b.wearer, location: b.location, online: b.online, state: b.state, lastSeen: b.lastSeen,
                    lastHeartbeat: b.lastHeartbeat, sensorProblem: b.sensorProblem, worn: b.worn, alarmOpen: b.alarmOpen, alarmSince: b.alarmSince,
