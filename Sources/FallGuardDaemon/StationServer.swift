@@ -26,6 +26,7 @@ public final class StationServer: Sendable {
     private let model: SiteBox
     let history: StationHistory
     private let mqtt: MQTTSiteClient
+    let escalation: StationEscalation
     private let logger: Logger
     private let loopbackOnly: Bool
 
@@ -40,6 +41,7 @@ public final class StationServer: Sendable {
         self.model = model
         let history = StationHistory(directory: section.stateDirectory, days: section.historyDays, logger: logger)
         self.history = history
+        escalation = StationEscalation(section: section, history: history, logger: logger)
         // Every page open before a restart goes on without anyone typing (issue 37).
         let restored = access.restore(history.keptSessions(), now: Date().timeIntervalSince1970)
         if restored > 0 { logger.notice("station: \(restored) sessions kept from before the restart") }
@@ -93,6 +95,22 @@ public final class StationServer: Sendable {
             return .failure(.init(Self.html(StationPage.login(message: nil), status: .unauthorized, close: true)))
         }
         return .success(v)
+    }
+
+    /// Who takes a step: the member signed in, or on a display the member whose PIN it is.
+    func who(_ v: StaffAccess.Viewer, pin: String?, client: String) -> Result<StaffAccess.Member, RefusalResponse> {
+        switch v {
+        case let .member(m): return .success(m)
+        case .display:
+            switch access.member(pin: pin ?? "", client: client, now: WebSite.now()) {
+            case let (.right, found?): return .success(found)
+            case let (.throttled(seconds, _), _):
+                return .failure(.init(WebSite.refused(.tooManyRequests, "too many wrong PINs: try again in \(seconds) s")))
+            default:
+                logger.warning("station: a wrong PIN on a display (from \(client))")
+                return .failure(.init(WebSite.refused(.forbidden, "wrong PIN")))
+            }
+        }
     }
 
     /// Keeps the sessions in the state directory after each sign-in and sign-out.
@@ -153,7 +171,9 @@ public final class StationServer: Sendable {
             case let .success(v):
                 var me: String?
                 if case let .member(m) = v { me = m.name }
-                let json = StationPage.json(snapshot, me: me, link: link, now: WebSite.now())
+                let now = WebSite.now()
+                let json = StationPage.json(snapshot, me: me, link: link, now: now, calls: history.newestFirst(now: now),
+                                            escalation: (section.escalation.acceptWithin, section.escalation.presenceWithin))
                 return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(string: json)))
             }
@@ -192,6 +212,40 @@ public final class StationServer: Sendable {
             await WebSite.logout(request, accepts: { access.acceptsForm(token: $0, session: $1, now: WebSite.now()) },
                                  end: { access.logout(session: $0); keepSessions() })
         }
+        // A step of an accepted call: presence ("I'm here"), then reset, named as /ack is.
+        router.post("step") { [self] request, context -> Response in
+            var request = request
+            let v: StaffAccess.Viewer
+            switch viewer(request) {
+            case let .failure(r): return r.response
+            case let .success(found): v = found
+            }
+            let fields = await WebSite.form(&request)
+            guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
+                return WebSite.refused(.forbidden, "missing or wrong form token")
+            }
+            guard let step = fields["step"].flatMap(PastIncidents.Step.init(rawValue:)), let key = fields["key"], key.count <= 200 else {
+                return WebSite.refused(.badRequest, "step (presence or reset) and key required")
+            }
+            let m: StaffAccess.Member
+            switch who(v, pin: fields["pin"], client: context.client) {
+            case let .failure(r): return r.response
+            case let .success(found): m = found
+            }
+            switch history.take(step, key: key, by: m.name, now: WebSite.now()) {
+            case let .failure(refused): return WebSite.refused(.conflict, refused.why)
+            case let .success(r):
+                logger.notice("station: \(m.user) took \(step.rawValue) on \(r.device) \(r.incident ?? r.key)")
+                return Response(status: .noContent)
+            }
+        }
+        router.get("incidents.csv") { [self] request, _ -> Response in
+            if case let .failure(r) = viewer(request) { return r.response }
+            let now = WebSite.now()
+            return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .cacheControl: "no-store",
+                                                   .contentDisposition: "attachment; filename=\"fallguard-incidents.csv\""],
+                            body: .init(byteBuffer: ByteBuffer(string: StationPage.incidentsCSV(history.newestFirst(now: now)))))
+        }
         router.post("ack") { [self] request, context -> Response in
             var request = request
             let v: StaffAccess.Viewer
@@ -204,19 +258,10 @@ public final class StationServer: Sendable {
                 logger.warning("station: an acknowledgement without the page's form token was refused (from \(context.client))")
                 return WebSite.refused(.forbidden, "missing or wrong form token")
             }
-            // On a display, the member's PIN says who acknowledges.
             let m: StaffAccess.Member
-            switch v {
-            case let .member(found): m = found
-            case .display:
-                switch access.member(pin: fields["pin"] ?? "", client: context.client, now: WebSite.now()) {
-                case let (.right, found?): m = found
-                case let (.throttled(seconds, _), _):
-                    return WebSite.refused(.tooManyRequests, "too many wrong PINs: try again in \(seconds) s")
-                default:
-                    logger.warning("station: a wrong PIN on a display (from \(context.client))")
-                    return WebSite.refused(.forbidden, "wrong PIN")
-                }
+            switch who(v, pin: fields["pin"], client: context.client) {
+            case let .failure(r): return r.response
+            case let .success(found): m = found
             }
             guard let device = fields["device"], let incident = fields["incident"],
                   MQTTTopics.levelProblem(device) == nil, !incident.isEmpty, incident.count <= 64,
@@ -249,6 +294,7 @@ public final class StationServer: Sendable {
                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? address.port) },
                              logger: logger)
         mqtt.start()
+        let escalating = Task { await escalation.run() }
         let group = ServiceGroup(configuration: .init(services: [.init(service: app)],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
@@ -266,10 +312,14 @@ public final class StationServer: Sendable {
                 try await group.run()
             }
         } catch {
-            // Cancelled (a test's stop) or failed: the MQTT connection goes too.
+            // Cancelled (a test's stop) or failed: the MQTT connection and the escalations go too.
+            escalating.cancel()
+            await escalating.value
             await mqtt.stop()
             throw error
         }
+        escalating.cancel()
+        await escalating.value
         await mqtt.stop()
     }
 }

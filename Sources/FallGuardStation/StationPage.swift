@@ -1,3 +1,4 @@
+import FallGuardCore
 import FallGuardFieldTest
 import Foundation
 
@@ -57,16 +58,19 @@ public enum StationPage {
         <button id="sound" type="button" data-state="off">Sound: not yet known</button>
         <form method="post" action="/logout" style="display:inline"><input type="hidden" name="csrf" value="\(escaped(formToken))"><button>\(member == nil ? "Close display" : "Sign out")</button></form></div></header>
         <p id="link" class="warn" data-connected="0">Not yet known whether the station sees the broker.</p>
-        <div id="pin-dialog" style="display:none"><label>PIN to acknowledge <b id="pin-for"></b> in your name
+        <div id="pin-dialog" style="display:none"><label>PIN: <span id="pin-what">acknowledge</span> <b id="pin-for"></b> in your name
         <input id="pin" type="password" inputmode="numeric" autocomplete="off" maxlength="8" size="8"></label>
-        <button id="pin-ok" type="button" class="ack">Acknowledge</button> <button id="pin-cancel" type="button">Cancel</button> <span id="pin-error" class="warn"></span></div>
+        <button id="pin-ok" type="button" class="ack">OK</button> <button id="pin-cancel" type="button">Cancel</button> <span id="pin-error" class="warn"></span></div>
         <div id="fault" data-sounding="0" data-faults="" role="alert"></div>
         <div id="banner" data-sounding="0" role="alert"></div>
         <h2>Open alarms</h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Alarm</th><th>Raised</th><th>Told</th><th>Answered</th><th></th></tr></thead>
         <tbody id="alarms"><tr><td colspan="8" class="muted">Loading…</td></tr></tbody></table>
+        <h2>Calls in progress</h2><p class="muted">Accepted → I'm here (at the bedside) → reset. Late steps escalate.</p>
+        <table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Alarm</th><th>Accepted</th><th>Present</th><th></th></tr></thead>
+        <tbody id="calls"></tbody></table>
         <h2>Every bridge <span id="count" class="muted"></span></h2><table><thead><tr><th>Bridge</th><th>Wearer</th><th>Location</th><th>Connection</th><th>State</th><th>Device (sensor, worn)</th><th>Last heartbeat</th><th>Last message</th><th>Last incident</th></tr></thead>
         <tbody id="bridges"></tbody></table>
-        <h2 id="past-title">Past incidents</h2><p id="past-problem" class="warn"></p><table><thead><tr><th>Raised</th><th>Bridge</th><th>Wearer</th><th>Location</th><th>Alarm</th><th>Told</th><th>Answered by</th><th>To answer</th><th>Outcome</th><th>Ended</th></tr></thead>
+        <h2><span id="past-title">Past incidents</span> <a href="/incidents.csv" id="csv" download>CSV</a></h2><p id="past-problem" class="warn"></p><table><thead><tr><th>Raised</th><th>Bridge</th><th>Wearer</th><th>Location</th><th>Alarm</th><th>Told</th><th>Answered by</th><th>To answer</th><th>Outcome</th><th>Ended</th></tr></thead>
         <tbody id="past"></tbody></table>
         <p id="connection" class="muted"></p>
         <script src="/station.js"></script></body></html>
@@ -80,8 +84,8 @@ public enum StationPage {
         "use strict";
         const csrf = document.body.dataset.csrf, display = document.body.dataset.display === "1";
         let audio = null, sent = {}, failed = {}, lastSite = null, lastOk = Date.now(), lastError = null, signedOut = false;
-        let heard = new Set(), lastFaultTone = 0, silenced = new Map(), pinFor = null;
-        window.station = {beeps: 0, faultBeeps: 0, renders: 0, sound: "none"};
+        let heard = new Set(), lastFaultTone = 0, silenced = new Map(), pinAction = null, pinLabel = null;
+        window.station = {beeps: 0, loudBeeps: 0, faultBeeps: 0, renders: 0, sound: "none"};
         function ago(now, t) {
           if (t == null) return "–";
           const s = Math.max(0, Math.round(now - t));
@@ -118,6 +122,8 @@ public enum StationPage {
         // A fall: one high beep every second. A fault call: a low falling pair, at once for a new
         // fault, then every 10 s while any lasts.
         function beep() { window.station.beeps++; tone([880], "sine", 0.2, 0.35); }
+        // Escalated (nobody accepted in time, or nobody at the bedside): louder, two high notes.
+        function loudBeep() { window.station.beeps++; window.station.loudBeeps++; tone([1047, 1397], "square", 0.5, 0.2); }
         function faultTone() { window.station.faultBeeps++; lastFaultTone = Date.now(); tone([520, 390], "square", 0.08, 0.25); }
         // Each fault rings at once, then every 10 s until it is silenced on this page (the
         // banner's button); a silenced one stays in the banner and rings again every 10 min, and
@@ -139,25 +145,64 @@ public enum StationPage {
           button.textContent = failed[key]; button.disabled = false;
           return false;
         }
-        // On a display: the PIN of whoever goes, in a box of its own (the table is redrawn every second).
-        function askPIN(b) {
-          pinFor = b;
+        // On a display: the PIN of whoever goes, in a box of its own (the tables are redrawn every
+        // second). `action(pin, button)` answers true when done, else the error to show.
+        function askPIN(what, b, action) {
+          pinAction = action;
+          document.getElementById("pin-what").textContent = what;
           document.getElementById("pin-for").textContent = b.device + (b.wearer ? " (" + b.wearer + ")" : "");
           document.getElementById("pin-error").textContent = "";
           document.getElementById("pin-dialog").style.display = "block";
           const input = document.getElementById("pin"); input.value = ""; input.focus();
         }
+        function closePIN() { pinAction = null; document.getElementById("pin").value = ""; document.getElementById("pin-dialog").style.display = "none"; }
         async function sendPIN() {
-          if (!pinFor) return;
-          const b = pinFor, ok = document.getElementById("pin-ok"), input = document.getElementById("pin");
-          const done = await acknowledge(b, ok, input.value);
-          ok.textContent = "Acknowledge"; ok.disabled = false;
-          if (done) { pinFor = null; input.value = ""; document.getElementById("pin-dialog").style.display = "none"; if (lastSite) render(lastSite); }
-          else document.getElementById("pin-error").textContent = failed[alarmKey(b)] || "Not sent";
+          if (!pinAction) return;
+          const ok = document.getElementById("pin-ok"), input = document.getElementById("pin");
+          const done = await pinAction(input.value, ok);
+          ok.textContent = "OK"; ok.disabled = false;
+          if (done === true) { closePIN(); if (lastSite) render(lastSite); }
+          else document.getElementById("pin-error").textContent = done || "Not sent";
         }
         document.getElementById("pin-ok").addEventListener("click", sendPIN);
         document.getElementById("pin").addEventListener("keydown", e => { if (e.key === "Enter") sendPIN(); });
-        document.getElementById("pin-cancel").addEventListener("click", () => { pinFor = null; document.getElementById("pin-dialog").style.display = "none"; });
+        document.getElementById("pin-cancel").addEventListener("click", closePIN);
+        // A step of an accepted call (presence, reset), in the member's name or by PIN on a display.
+        async function step(c, which, button, pin) {
+          button.disabled = true;
+          try {
+            const fields = {csrf, key: c.key, step: which};
+            if (pin != null) fields.pin = pin;
+            const r = await fetch("/step", {method: "POST", body: new URLSearchParams(fields), credentials: "same-origin"});
+            if (r.ok) { if (lastSite) poll(true); return true; }
+            const text = (await r.text()).trim();
+            button.disabled = false;
+            return "Failed (" + r.status + "): " + text;
+          } catch (e) { button.disabled = false; return "Failed: " + e; }
+        }
+        function renderCalls(site) {
+          const list = document.getElementById("calls");
+          list.replaceChildren();
+          for (const c of site.calls) {
+            const row = list.insertRow(); row.dataset.device = c.device; row.dataset.key = c.key;
+            row.className = c.late ? "alarm" : "";
+            cell(row, c.device); cell(row, c.wearer); cell(row, c.location);
+            cell(row, (c.kind || "alarm") + " " + (c.incident || ""));
+            cell(row, c.acceptedBy + ", " + ago(site.now, c.acceptedAt), "accepted");
+            cell(row, c.presentBy ? c.presentBy + ", " + ago(site.now, c.presentAt)
+                                  : (c.late ? "NOBODY THERE YET (due " + clock(c.presenceDue) + ")" + (c.escalated ? ": escalated" : "") : "due " + clock(c.presenceDue)), "present");
+            const td = row.insertCell(), which = c.presentBy ? "reset" : "presence";
+            const button = document.createElement("button");
+            button.className = "ack step"; button.dataset.step = which; button.dataset.key = c.key;
+            button.textContent = which === "presence" ? "I'm here" : "Reset (done)";
+            button.addEventListener("click", async () => {
+              if (display) askPIN(which === "presence" ? "I'm here at" : "reset", c, (pin, ok) => step(c, which, ok, pin));
+              else { const r = await step(c, which, button); if (r !== true) button.textContent = r; }
+            });
+            td.appendChild(button);
+          }
+          if (!site.calls.length) { const r = list.insertRow(); cell(r, "No call in progress.", "muted").colSpan = 7; }
+        }
         function raised(site, b) {
           if (b.raisedAt == null) return ago(site.now, b.alarmSince) + (b.state === "countdown" ? " (countdown, seen here)" : " (seen here)");
           let text = ago(site.now, b.raisedAt) + " (" + clock(b.raisedAt) + " by the bridge";
@@ -246,18 +291,26 @@ public enum StationPage {
               button.textContent = at == null ? failed[key] || (display ? "I'm going: acknowledge with my PIN" : "I'm going: acknowledge as " + site.me)
                 : late ? "Not landed after " + Math.round((Date.now() - at) / 1000) + " s: send again" : "Sent, waiting for the bridge";
               button.disabled = at != null && !late;
-              button.addEventListener("click", () => display ? askPIN(b) : acknowledge(b, button));
+              button.addEventListener("click", () => display
+                ? askPIN("acknowledge", b, async (pin, ok) => await acknowledge(b, ok, pin) ? true : failed[alarmKey(b)])
+                : acknowledge(b, button));
               td.appendChild(button);
             }
           }
           if (!open.length) { const r = alarms.insertRow(); cell(r, site.link.connected ? "No open alarm." : "No open alarm known: the station cannot see the bridges.", "muted").colSpan = 8; }
           const banner = document.getElementById("banner");
           const untaken = open.filter(b => sent[alarmKey(b)] == null || notLanded(b, timeout));
-          banner.style.display = untaken.length ? "block" : "none";
-          banner.dataset.sounding = untaken.length ? "1" : "0";
-          banner.textContent = untaken.length ? "ALARM: " + untaken.map(b => b.device + (b.wearer ? " (" + b.wearer + ")" : "") +
-                                                                      (notLanded(b, timeout) ? ": the acknowledgement did not land" : "")).join(", ") : "";
-          if (untaken.length) beep();
+          const lateCalls = site.calls.filter(c => c.late);
+          const escalated = untaken.some(b => b.escalated) || lateCalls.length > 0;
+          const texts = untaken.map(b => b.device + (b.wearer ? " (" + b.wearer + ")" : "") + (b.escalated ? ": NOBODY ACCEPTED IT, escalated" : "") +
+                                         (notLanded(b, timeout) ? ": the acknowledgement did not land" : ""))
+            .concat(lateCalls.map(c => c.device + (c.wearer ? " (" + c.wearer + ")" : "") + ": accepted by " + c.acceptedBy + ", NOBODY THERE YET" + (c.escalated ? ", escalated" : "")));
+          banner.style.display = texts.length ? "block" : "none";
+          banner.dataset.sounding = texts.length ? "1" : "0";
+          banner.dataset.escalated = escalated ? "1" : "0";
+          banner.textContent = texts.length ? (escalated ? "ESCALATED ALARM: " : "ALARM: ") + texts.join(", ") : "";
+          if (texts.length) escalated ? loudBeep() : beep();
+          renderCalls(site);
           const list = document.getElementById("bridges");
           list.replaceChildren();
           for (const b of site.bridges) {
@@ -281,7 +334,7 @@ public enum StationPage {
           link.dataset.connected = site.link.connected ? "1" : "0";
           showFaults();
         }
-        async function poll() {
+        async function poll(once) {
           const control = new AbortController(), timer = setTimeout(() => control.abort(), 3000);
           try {
             const r = await fetch("/site.json", {credentials: "same-origin", cache: "no-store", signal: control.signal});
@@ -296,7 +349,7 @@ public enum StationPage {
             lastError = String(e);
             document.getElementById("connection").textContent = "The station does not answer: " + e;
           } finally { clearTimeout(timer); }
-          setTimeout(poll, 1000);
+          if (once !== true) setTimeout(poll, 1000);
         }
         // The page's own watchdog: /site.json failing or late is a fault call too.
         setInterval(() => { if (Date.now() - lastOk > 3000) showFaults(); }, 500);
@@ -347,6 +400,20 @@ public enum StationPage {
         public var link: SiteModel.Link
         public var acknowledgementTimeout: Double
         public var bridges: [Bridge]
+        /// Accepted calls not yet reset (presence, then reset), newest first.
+        public var calls: [Call]
+    }
+
+    public struct Call: Encodable {
+        var key, device: String
+        var wearer, location, incident, kind: String?
+        var acceptedBy: String
+        var acceptedAt: Double
+        var presenceDue: Double
+        var presentBy: String?
+        var presentAt: Double?
+        /// Presence overdue now; escalated: told to the on-call contact.
+        var late, escalated: Bool
     }
 
     public struct Bridge: Encodable {
@@ -369,6 +436,8 @@ public enum StationPage {
         var faults: [String]
         /// Not confirmed since the station's link came back (or the link is down).
         var stale: Bool
+        /// Its open alarm went unaccepted past `escalation.accept-within`.
+        var escalated: Bool
     }
 
     /// What `/incidents.json` sends: the past incidents, newest first.
@@ -390,6 +459,31 @@ public enum StationPage {
         var outcome: String
     }
 
+    /// The past incidents as CSV, newest first: each step's time (ISO 8601, UTC) and who took
+    /// it, and the seconds each took (raised → accepted → present → reset). A cell that a
+    /// spreadsheet would take as a formula starts with an apostrophe.
+    public static func incidentsCSV(_ records: [PastIncidents.Record]) -> String {
+        func time(_ t: Double?) -> String { t.map { iso8601(secondsSince1970: $0) } ?? "" }
+        func seconds(_ s: Double?) -> String { s.map { String(format: "%.1f", $0) } ?? "" }
+        func field(_ s: String?) -> String {
+            var v = s ?? ""
+            if let first = v.first, "=+-@\t\r".contains(first) { v = "'" + v }
+            return v.contains(where: { ",\"\n\r".contains($0) }) ? "\"" + v.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : v
+        }
+        var lines = ["raised_at,device,wearer,location,incident,kind,alert_at,told,accepted_by,accepted_at,seconds_to_accept,"
+            + "present_by,present_at,seconds_to_presence,reset_by,reset_at,seconds_to_reset,escalated_unaccepted_at,"
+            + "escalated_no_presence_at,outcome,ended_at"]
+        for r in records {
+            let told = [r.delivered ? "delivered" : nil, r.reachedBy.map { "answered by " + $0 }].compactMap { $0 }.joined(separator: "; ")
+            lines.append([time(r.raisedAt), field(r.device), field(r.wearer), field(r.location), field(r.incident), field(r.kind),
+                          time(r.alertAt), field(told), field(r.acknowledgedBy), time(r.acknowledgedAt), seconds(r.secondsToAcknowledge),
+                          field(r.presentBy), time(r.presentAt), seconds(r.secondsToPresence), field(r.resetBy), time(r.resetAt),
+                          seconds(r.secondsToReset), time(r.unacceptedEscalatedAt), time(r.noPresenceEscalatedAt), r.outcome,
+                          time(r.endedAt)].joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
     public static func incidentsJSON(_ records: [PastIncidents.Record], days: Int, now: Double, problem: String?) -> String {
         let history = History(now: now, days: days, problem: problem, incidents: records.map { r in
             PastIncident(key: r.key, device: r.device, incident: r.incident, kind: r.kind, wearer: r.wearer, location: r.location,
@@ -401,14 +495,25 @@ public enum StationPage {
         return (try? String(decoding: e.encode(history), as: UTF8.self)) ?? "{}"
     }
 
-    public static func json(_ model: SiteModel, me: String?, link: SiteModel.Link, now: Double) -> String {
+    /// `calls`: the past incidents (the accepted ones not yet reset are listed; an open one
+    /// escalated marks its bridge); `escalation`: the steps' timers.
+    public static func json(_ model: SiteModel, me: String?, link: SiteModel.Link, now: Double,
+                            calls records: [PastIncidents.Record] = [], escalation: (acceptWithin: Double, presenceWithin: Double) = (60, 300)) -> String {
+        let escalatedDevices = Set(records.filter { $0.endedAt == nil && $0.acknowledgedBy == nil && $0.unacceptedEscalatedAt != nil }.map(\.device))
+        let calls = records.filter(\.inProgress).map { r in
+            let due = r.acknowledgedAt! + escalation.presenceWithin
+            return Call(key: r.key, device: r.device, wearer: r.wearer, location: r.location, incident: r.incident, kind: r.kind,
+                        acceptedBy: r.acknowledgedBy ?? "someone", acceptedAt: r.acknowledgedAt!, presenceDue: due,
+                        presentBy: r.presentBy, presentAt: r.presentAt, late: r.presentAt == nil && now >= due,
+                        escalated: r.noPresenceEscalatedAt != nil)
+        }
         let site = Site(now: now, me: me, display: me == nil, broker: "broker " + link.broker, link: link, acknowledgementTimeout: acknowledgementTimeout,
                         bridges: model.ordered.map { b in
             Bridge(device: b.device, wearer: b.wearer, location: b.location, online: b.online, state: b.state, lastSeen: b.lastSeen,
                    lastHeartbeat: b.lastHeartbeat, sensorProblem: b.sensorProblem, worn: b.worn, alarmOpen: b.alarmOpen, alarmSince: b.alarmSince,
                    raisedAt: b.raisedAt, raisedSeenAt: b.raisedSeenAt, incident: b.incident, previousIncident: b.previousIncident,
-                   faults: b.faults, stale: SiteModel.isStale(b, link: link))
-        })
+                   faults: b.faults, stale: SiteModel.isStale(b, link: link), escalated: b.alarmOpen && escalatedDevices.contains(b.device))
+        }, calls: calls)
         let e = JSONEncoder()
         e.outputFormatting = [.withoutEscapingSlashes]
         return (try? String(decoding: e.encode(site), as: UTF8.self)) ?? "{}"

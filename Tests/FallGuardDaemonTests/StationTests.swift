@@ -266,6 +266,49 @@ struct StationDidNotServe: Error { var why: String }
         #expect(fewer.checkDisplay(key: "the-wall-display-key-0123", client: "x", now: 7) == .wrong, "no display mode: no key opens one")
     }
 
+    /// Issue 37 item 4, pure: a call goes accepted → present → reset, each step once and in
+    /// order; an alert nobody accepts in time escalates once, an accepted call nobody is
+    /// present at escalates once; the CSV keeps every step with its time, name and duration.
+    @Test func aCallEscalatesOncePerLateStepAndKeepsEveryStep() throws {
+        var past = PastIncidents()
+        let t0 = 1_800_000_000.0
+        func fold(_ topic: String, _ payload: String, at t: Double) {
+            _ = past.apply(topic: "fallguard/room-4/" + topic, payload: Array(payload.utf8), now: t, roster: ("Margaret", "Room 4"))
+        }
+        fold("state", "countdown", at: t0)
+        fold("state", "alert-out", at: t0 + 30)
+        fold("incident", #"{"incident":"FG-9","kind":"fall","severity":"alarm","at":"2027-01-15T08:00:30Z"}"#, at: t0 + 30)
+        #expect(past.escalate(now: t0 + 89, acceptWithin: 60, presenceWithin: 300).isEmpty, "59 s after the alert: not yet")
+        let late = past.escalate(now: t0 + 90, acceptWithin: 60, presenceWithin: 300)
+        #expect(late.map(\.why) == [.unaccepted] && late.first?.record.device == "room-4")
+        #expect(past.escalate(now: t0 + 200, acceptWithin: 60, presenceWithin: 300).isEmpty, "once")
+        let key = try #require(past.records.first?.key)
+        if case .success = past.take(.presence, key: key, by: "Anna Smith", at: t0 + 100) { Issue.record("presence before anyone accepted") }
+        fold("incident", #"{"incident":"FG-9","kind":"acknowledged","severity":"information","at":"2027-01-15T08:01:40Z","acknowledged-by":"Anna Smith (station)"}"#, at: t0 + 100)
+        fold("state", "monitoring", at: t0 + 101)
+        #expect(past.records.first?.inProgress == true, "accepted, the call goes on after the bridge is quiet")
+        if case .success = past.take(.reset, key: key, by: "Anna Smith", at: t0 + 110) { Issue.record("reset before presence") }
+        #expect(past.escalate(now: t0 + 399, acceptWithin: 60, presenceWithin: 300).isEmpty)
+        #expect(past.escalate(now: t0 + 400, acceptWithin: 60, presenceWithin: 300).map(\.why) == [.noPresence])
+        #expect(past.escalate(now: t0 + 500, acceptWithin: 60, presenceWithin: 300).isEmpty, "once")
+        guard case .success = past.take(.presence, key: key, by: "Ben Okafor", at: t0 + 460) else { Issue.record("presence refused"); return }
+        if case .success = past.take(.presence, key: key, by: "Anna Smith", at: t0 + 461) { Issue.record("presence twice") }
+        guard case let .success(done) = past.take(.reset, key: key, by: "Ben Okafor", at: t0 + 700) else { Issue.record("reset refused"); return }
+        #expect(!done.inProgress && done.secondsToAcknowledge == 100 && done.secondsToPresence == 360 && done.secondsToReset == 240)
+        let csv = StationPage.incidentsCSV([done]).split(separator: "\r\n").map(String.init)
+        #expect(csv.count == 2 && csv[0].hasPrefix("raised_at,device,wearer,location,incident,kind,"), "\(csv)")
+        #expect(csv[1].contains(",room-4,Margaret,Room 4,FG-9,fall,") && csv[1].contains(",Anna Smith (station),") &&
+                csv[1].contains(",100.0,Ben Okafor,") && csv[1].contains(",360.0,Ben Okafor,") && csv[1].contains(",240.0,"), "\(csv[1])")
+        var formula = PastIncidents.Record(key: "k", device: "room-5", raisedAt: t0)
+        formula.wearer = "=HYPERLINK(\"x\")"
+        #expect(StationPage.incidentsCSV([formula]).contains(#","'=HYPERLINK(""x"")","#), "a formula is not taken as one")
+        // One accepted while the station was away, long past its presence time: shown, not sent.
+        var away = PastIncidents()
+        _ = away.apply(topic: "fallguard/room-6/state", payload: Array("alert-out".utf8), now: t0)
+        _ = away.apply(topic: "fallguard/room-6/incident", payload: Array(#"{"incident":"FG-1","kind":"acknowledged","severity":"information","at":"2027-01-15T08:00:00Z","acknowledged-by":"Ben"}"#.utf8), now: t0 + 5)
+        #expect(away.escalate(now: t0 + 5 + 300 + PastIncidents.missedLate + 1, acceptWithin: 60, presenceWithin: 300).isEmpty)
+    }
+
     /// Issue 40 item 10: unknown names got 429 after 5 wrong passwords while real names kept
     /// getting 401, so user names could be told apart. One throttle per client across names.
     @Test func userNamesCannotBeToldApartByTheThrottle() {
@@ -677,6 +720,85 @@ struct StationDidNotServe: Error { var why: String }
         #expect(try await Self.get(base + "/ack", ["-b", wall, "--data", form + "&pin=2468"]).status == 204)
         let got = await acks.lines()
         #expect(got.count == 1 && got[0].contains(#""by":"Ben Okafor"#), "\(got)")
+        running.cancel()
+        _ = await running.result
+    }
+
+    /// Issue 37 item 4 on a real broker, HTTP, SQLite and the Twilio-compatible test receiver:
+    /// an alarm nobody accepts reaches the on-call contact once, by SMS; accepted (from the
+    /// page) and nobody present, it escalates again, once; "I'm here" and reset close the
+    /// call, and the CSV export lists every step with its name.
+    @Test(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))
+    func anUnacceptedCallReachesTheOnCallContactOnceAndPresenceResetsIt() async throws {
+        let broker = try await MosquittoBroker()
+        let receiver = try Receiver()
+        defer { receiver.stop() }
+        let folder = temporaryFolder("station-escalation")
+        var section = Self.station(on: broker, clientID: "station-escalation-under-test")
+        section.stateDirectory = folder + "/state"
+        section.escalation.acceptWithin = 2
+        section.escalation.presenceWithin = 3
+        var onCall = StationSection.OnCall()
+        (onCall.name, onCall.phone, onCall.channels) = ("On-call nurse", "+447700900123", ["sms"])
+        section.escalation.onCall = onCall
+        section.channels = ["sms": TwilioSMSOptions(account: TwilioAccount(accountSID: twilioSID, authToken: twilioToken, from: "+15005550006",
+                                                                          baseURL: receiver.base, timeout: 5))]
+        let base = "http://" + section.listen
+        let jar = folder + "/cookies"
+        let (_, running) = try await Self.start(section, broker: broker, jar: jar)
+        defer { running.cancel() }
+        func texts() -> [String] { receiver.requests.filter { $0.path.hasSuffix("/Messages.json") && $0.method == "POST" }.compactMap { $0.form?["Body"] } }
+        func site() async throws -> [String: Any] {
+            let body = try await Self.get(base + "/site.json", ["-b", jar]).body
+            return try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] ?? [:]
+        }
+        try mosquittoPublish(broker, topic: "fallguard/room-008/state", "alert-out", retain: true)
+        let raised = Date()
+        try mosquittoPublish(broker, topic: "fallguard/room-008/incident",
+                             #"{"incident":"FG-8","kind":"fall","severity":"alarm","at":"2026-11-26T10:00:40Z"}"#, retain: true)
+        var first: Double?
+        for _ in 0..<100 where first == nil {
+            if !texts().isEmpty { first = Date().timeIntervalSince(raised) } else { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let told = try #require(first, "the on-call contact was not told")
+        #expect(told >= 1.9 && told < 5, "told \(told) s after the alert (accept-within 2 s)")
+        #expect(texts().first?.contains("room-008") == true && texts().first?.contains("not been accepted") == true, "\(texts())")
+        #expect(receiver.requests.first { $0.path.hasSuffix("/Messages.json") }?.form?["To"] == "+447700900123")
+        let bridges = try await site()["bridges"] as? [[String: Any]] ?? []
+        #expect(bridges.first { $0["device"] as? String == "room-008" }?["escalated"] as? Bool == true, "every page: the louder tone")
+        try await Task.sleep(for: .seconds(3))
+        #expect(texts().count == 1, "once: \(texts())")
+
+        // Accepted from the page (the bridge takes it), then nobody there: escalated again, once.
+        let csrf = try await Self.get(base + "/", ["-b", jar]).body.components(separatedBy: "data-csrf=\"").dropFirst().first?
+            .components(separatedBy: "\"").first ?? ""
+        #expect(try await Self.get(base + "/ack", ["-b", jar, "--data", "csrf=\(csrf)&device=room-008&incident=FG-8"]).status == 204)
+        try mosquittoPublish(broker, topic: "fallguard/room-008/incident",
+                             #"{"incident":"FG-8","kind":"acknowledged","severity":"information","at":"2026-11-26T10:01:10Z","acknowledged-by":"Anna Smith (station)"}"#, retain: true)
+        try mosquittoPublish(broker, topic: "fallguard/room-008/state", "monitoring", retain: true)
+        let accepted = Date()
+        var calls: [[String: Any]] = []
+        for _ in 0..<100 {
+            calls = try await site()["calls"] as? [[String: Any]] ?? []
+            if texts().count >= 2 && calls.first?["escalated"] as? Bool == true { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let again = Date().timeIntervalSince(accepted)
+        #expect(texts().count == 2 && texts().last?.contains("nobody has confirmed being there") == true, "\(again) s: \(texts())")
+        #expect(calls.first?["late"] as? Bool == true && calls.first?["acceptedBy"] as? String == "Anna Smith (station)")
+        let key = try #require(calls.first?["key"] as? String)
+        #expect(try await Self.get(base + "/step", ["-b", jar, "--data", "csrf=\(csrf)&key=\(key)&step=reset"]).status == 409, "reset before presence")
+        #expect(try await Self.get(base + "/step", ["-b", jar, "--data", "csrf=\(csrf)&key=\(key)&step=presence"]).status == 204)
+        #expect(try await Self.get(base + "/step", ["-b", jar, "--data", "csrf=\(csrf)&key=\(key)&step=reset"]).status == 204)
+        #expect((try await site()["calls"] as? [[String: Any]] ?? []).isEmpty, "reset: no call in progress")
+        let csv = try await Self.get(base + "/incidents.csv", ["-b", jar])
+        #expect(csv.status == 200 && csv.header("content-type")?.hasPrefix("text/csv") == true)
+        let row = csv.body.split(separator: "\r\n").first { $0.contains("room-008") }.map(String.init) ?? ""
+        #expect(row.contains(",Anna Smith (station),") && row.components(separatedBy: ",Anna Smith,").count == 3, "\(row)")
+        try await Task.sleep(for: .seconds(2))
+        #expect(texts().count == 2, "nothing more once reset: \(texts())")
+        print("station escalation: on-call told \(String(format: "%.2f", told)) s after the alert (accept-within 2 s); "
+              + "no presence escalated \(String(format: "%.2f", again)) s after the acceptance (presence-within 3 s)")
         running.cancel()
         _ = await running.result
     }
