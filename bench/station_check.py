@@ -21,9 +21,14 @@ leave them. Checks, with PASS/FAIL lines and 'N passed, N failed':
     --autoplay-policy=no-user-gesture-required, opened once at /display?key=…) and the member's
     page, both with sound on; the station killed and started again with an alarm raised while it
     was down: both show it and sound within 10 s of the start, nobody typing; the display
-    acknowledges with a member's PIN (a wrong PIN refused), in that member's name.
+    acknowledges with a member's PIN (a wrong PIN refused), in that member's name;
+  - issue 37 item 4: the accepted call on the display: "I'm here" and "Reset (done)" by PIN, the
+    call closed, every step with its name in /incidents.csv; an alarm nobody accepts within
+    escalation.accept-within (10 s) escalates: every page's louder tone and "ESCALATED" banner;
+  - issue 37 item 5: a phone (390 x 844, then 360 x 740, mobile emulation): no sideways scroll,
+    the acknowledge button inside the screen.
 """
-import json, os, shutil, sqlite3, subprocess, sys, time
+import base64, json, os, shutil, sqlite3, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -225,6 +230,70 @@ def restart_with_display(browser, wall, port, conf, restarted):
           f"on the display, a wrong PIN refused ('wrong PIN' shown), the right one acknowledges in its member's name: {name!r}")
     pub(port, f"fallguard/{d}/incident", incident("FG-7", "acknowledged", by=name or "someone"))
     pub(port, f"fallguard/{d}/state", "monitoring")
+    # The call goes on at the bedside: I'm here, then reset, each by PIN on the display.
+    call = f"document.querySelector('#calls tr[data-device=\"{d}\"]')"
+    steps = []
+    for which in ("presence", "reset"):
+        b = f"document.querySelector('#calls button[data-step=\"{which}\"]')"
+        shown = wait_js(wall, f"!!({call} && {b})", 10)
+        if shown is not None:
+            wall.evaluate(f"{b}.click(); document.getElementById('pin').value = '4711'; document.getElementById('pin-ok').click(); true")
+        steps.append(shown)
+    closed = wait_js(wall, f"!{call}", 10)
+    csv = wall.evaluate("fetch('/incidents.csv').then(r => r.text())")
+    row = next((line for line in csv.split("\r\n") if f",{d}," in line and "FG-7" in line), "")
+    error = wall.evaluate("document.getElementById('pin-error').textContent")
+    check(None not in steps and closed is not None and row.count(",Bob Jones,") == 3,
+          f"the call on the display: I'm here and reset by PIN, closed; /incidents.csv keeps each step with its name: {row!r}"
+          + (f" (steps shown after {steps}, closed {closed}, the PIN box said {error!r}; calls: "
+             f"{wall.evaluate('document.getElementById(' + chr(39) + 'calls' + chr(39) + ').textContent')!r}, "
+             f"{wall.evaluate('JSON.stringify(window.station)')}, {wall.console_errors[-3:]})" if closed is None else ""))
+    wall.screenshot(OUT + "/station-display-call.png")
+
+
+def escalation_and_phone(browser, wall, port, base):
+    """An alarm nobody accepts escalates on every page (louder tone); the page on a phone."""
+    d = "room-009"
+    loud = {n: b.evaluate("window.station.loudBeeps") for n, b in (("page", browser), ("display", wall))}
+    pub(port, f"fallguard/{d}/state", "alert-out")
+    pub(port, f"fallguard/{d}/incident", incident("FG-9", "fall"))
+    t = time.time()
+    late = {}
+    for n, b in (("page", browser), ("display", wall)):
+        w = wait_js(b, f"document.getElementById('banner').dataset.escalated === '1' && "
+                       f"document.getElementById('banner').textContent.includes('{d}: NOBODY ACCEPTED IT') && "
+                       f"window.station.loudBeeps > {loud[n]}", 30)
+        late[n] = w and time.time() - t
+    check(all(v is not None and 9.5 <= v <= 14 for v in late.values()),
+          f"an alarm nobody accepted in 10 s escalated: the louder tone and 'ESCALATED' on the member's page "
+          f"{fmt(late['page'])} s and the display {fmt(late['display'])} s after it was raised (accept-within 10 s)")
+    browser.screenshot(OUT + "/station-escalated.png")
+    phone = Browser(width=390, height=844)
+    try:
+        phone.navigate(base + "/login")
+        phone.events = [e for e in phone.events if e.get("method") != "Page.loadEventFired"]
+        phone.evaluate("document.getElementById('user').value = 'bob'; document.getElementById('password').value = 'bob-station-pw';"
+                       " document.querySelector('form').submit(); true")
+        phone.wait_event("Page.loadEventFired", 15)
+        fits = {}
+        for w, h in ((390, 844), (360, 740)):
+            phone.call("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": True}, session=True)
+            ok = wait_js(phone, f"(() => {{ const b = document.querySelector('#alarms button[data-ack=\"{d}\"]'); if (!b) return false;"
+                                " const r = b.getBoundingClientRect();"
+                                " return document.documentElement.scrollWidth <= window.innerWidth && r.left >= 0 && r.right <= window.innerWidth })()", 10)
+            fits[w] = (phone.evaluate(f"(() => {{ const b = document.querySelector('#alarms button[data-ack=\"{d}\"]'); const r = b && b.getBoundingClientRect();"
+                                      " return [document.documentElement.scrollWidth, window.innerWidth, r && Math.round(r.left), r && Math.round(r.right)] })()"),
+                       ok is not None)
+            shot = phone.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]   # the screen only
+            with open(OUT + f"/station-phone-{w}.png", "wb") as f:
+                f.write(base64.b64decode(shot))
+        check(all(ok for _, ok in fits.values()),
+              f"on a phone: [page width, screen width, the button's left and right] {', '.join(f'{w} px: {v[0]}' for w, v in fits.items())}; "
+              f"no sideways scroll and the acknowledge button inside the screen")
+    finally:
+        phone.close()
+    pub(port, f"fallguard/{d}/incident", incident("FG-9", "acknowledged", by="Anna Smith (station)"))
+    pub(port, f"fallguard/{d}/state", "monitoring")
 
 
 def main():
@@ -266,6 +335,7 @@ def main():
     room-000: {{wearer: Margaret, location: "Room 0, ground floor"}}
   state-directory: {OUT}/station-state
   display-key: {DISPLAY_KEY}
+  escalation: {{accept-within: 10, presence-within: 1800}}
 """)
     os.chmod(conf, 0o600)
     station = subprocess.Popen([ch.BIN, "station", "--config", conf], stdout=subprocess.DEVNULL,
@@ -379,6 +449,7 @@ def main():
                                               f"{fmt(said)} s later (bar 5 s)")
         browser.screenshot(OUT + "/station-gone.png")
         restart_with_display(browser, wall, port, conf, restarted)
+        escalation_and_phone(browser, wall, port, base)
         wall.close()
     except BrowserError as e:
         check(False, f"browser: {e}")

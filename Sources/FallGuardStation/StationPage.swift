@@ -28,7 +28,10 @@ public enum StationPage {
         .fault{background:#fff1c2}.fault td{font-weight:600}.stale td.online{font-style:italic;color:#a40}
         button.ack.late{background:#000;color:#ffc400}
         #pin-dialog{padding:.5rem;margin:.5rem 0;border:3px solid #c00;font-size:1.2rem}#pin{font-size:1.3rem}
-        #sound[data-state=off]{background:#ffc400;font-weight:700}
+        #sound[data-state=off]{background:#ffc400;font-weight:700}td{overflow-wrap:anywhere}
+        @media (max-width:640px){body{margin:.4rem}header{flex-wrap:wrap;gap:.3rem}h1{font-size:1.3rem}
+        table,tbody,tr,td{display:block;width:auto}thead{display:none}tr{border-bottom:2px solid #bbb;padding:.3rem 0}
+        td{border:0;padding:.1rem .3rem}td:empty{display:none}button.ack{width:100%;font-size:1.2rem;padding:.6rem}}
         .muted{color:#777}header{display:flex;gap:1rem;align-items:center;justify-content:space-between}
         """
 
