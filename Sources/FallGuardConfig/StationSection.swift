@@ -250,7 +250,8 @@ public struct StationSection: KeyedSection, Equatable {
         for (i, member) in staff.enumerated() {
             guard let pin = member.pin else { continue }
             if !(4...8).contains(pin.count) || !pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
-                problem(["staff", String(i), "pin"], "4 to 8 digits, found \(pin.count) characters")
+                let digits = pin.allSatisfy { $0.isASCII && $0.isNumber }
+                problem(["staff", String(i), "pin"], "4 to 8 digits, found \(pin.count) characters\(digits ? "" : ", not all digits")")
             } else if let other = pins[pin] {
                 problem(["staff", String(i), "pin"], "the same PIN as staff \(other) ('\(staff[other].user)'): a display could not tell who acknowledged")
             }
@@ -275,8 +276,6 @@ public struct StationSection: KeyedSection, Equatable {
                 if addressing == .phone, onCall.phone == nil { problem(["escalation", "on-call", "phone"], "channel '\(name)' sends to a phone number: set phone") }
                 if addressing == .email, onCall.email == nil { problem(["escalation", "on-call", "email"], "channel '\(name)' sends to an address: set email") }
             }
-        } else {
-            problem(["escalation", "on-call"], "nobody on call: a call nobody accepts, or nobody reaches, escalates to the pages only", .warning)
         }
         if acknowledgeSecret == nil && acknowledgeSecrets.isEmpty {
             problem(["acknowledge-secret"], "without the bridges' acknowledge-secret the page cannot acknowledge (the bridges take only proven acknowledgements)")

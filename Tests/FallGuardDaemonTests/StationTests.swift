@@ -383,6 +383,33 @@ struct StationDidNotServe: Error { var why: String }
         #expect(remote.contains { !$0.isError && $0.description.contains("station.broker.tls") && $0.description.contains("no TLS (tls: true) or a login") },
                 "\(remote)")
         #expect(good.station.address?.port == 8470 && good.station.secret(for: "room-1") == "one-secret-for-the-home-0123")
+        // Issue 37: PINs, the display key, the escalation's timers and its on-call contact.
+        try """
+            station:
+              broker: {host: 127.0.0.1}
+              acknowledge-secret: one-secret-for-the-home-0123
+              staff:
+                - {user: anna, name: Anna Smith, password: anna-password, pin: "12a4"}
+                - {user: ben, name: Ben Okafor, password: ben-password, pin: "2468"}
+                - {user: cat, name: Cat Diaz, password: cat-password, pin: "2468"}
+              display-key: short
+              escalation:
+                accept-within: 5
+                presence-within: 600
+                on-call: {name: On call, channels: [sms, pager]}
+              channels:
+                sms: {type: twilio-sms, account-sid: AC0123456789abcdef0123456789abcdef, auth-token: token-for-the-test-123, from: "+15005550006"}
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let (steps, problems) = StationConfiguration.load(path: path)
+        let errors = problems.filter(\.isError).map(\.description)
+        for expected in ["station.yaml:5: station.staff.0.pin", "station.yaml:7: station.staff.2.pin", "station.yaml:8: station.display-key",
+                         "station.yaml:10: station.escalation.accept-within", "station.escalation.on-call.channels.1",
+                         "station.escalation.on-call.phone"] {
+            #expect(errors.contains { $0.contains(expected) }, "\(expected) in \(errors)")
+        }
+        #expect(errors.contains { $0.contains("same PIN as staff 1 ('ben')") } && errors.contains { $0.contains("unknown channel 'pager'") })
+        #expect(steps.station.escalation.presenceWithin == 600 && steps.station.channels["sms"] is TwilioSMSOptions)
+        #expect(!steps.redactor.redact("token token-for-the-test-123").contains("token-for-the-test-123"), "the station's channel secrets are redacted")
     }
 
     /// Issue 40 item 7: docs/care-home.md advises the staff's passwords in the credentials
