@@ -113,6 +113,23 @@ public final class StationServer: Sendable {
         }
     }
 
+    /// A form that acts in a member's name (`/ack`, `/step`): a session, the session's form
+    /// token, and who (the member signed in, or by PIN on a display); its fields and the member.
+    func staffForm(_ request: Request, client: String) async -> Result<([String: String], StaffAccess.Member), RefusalResponse> {
+        var request = request
+        let v: StaffAccess.Viewer
+        switch viewer(request) {
+        case let .failure(r): return .failure(r)
+        case let .success(found): v = found
+        }
+        let fields = await WebSite.form(&request)
+        guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
+            logger.warning("station: a form without the page's form token was refused (from \(client))")
+            return .failure(.init(WebSite.refused(.forbidden, "missing or wrong form token")))
+        }
+        return who(v, pin: fields["pin"], client: client).map { (fields, $0) }
+    }
+
     /// Keeps the sessions in the state directory after each sign-in and sign-out.
     func keepSessions() { history.keep(sessions: access.savedSessions(now: WebSite.now())) }
 
@@ -214,23 +231,13 @@ public final class StationServer: Sendable {
         }
         // A step of an accepted call: presence ("I'm here"), then reset, named as /ack is.
         router.post("step") { [self] request, context -> Response in
-            var request = request
-            let v: StaffAccess.Viewer
-            switch viewer(request) {
+            let (fields, m): ([String: String], StaffAccess.Member)
+            switch await staffForm(request, client: context.client) {
             case let .failure(r): return r.response
-            case let .success(found): v = found
-            }
-            let fields = await WebSite.form(&request)
-            guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
-                return WebSite.refused(.forbidden, "missing or wrong form token")
+            case let .success(found): (fields, m) = found
             }
             guard let step = fields["step"].flatMap(PastIncidents.Step.init(rawValue:)), let key = fields["key"], key.count <= 200 else {
                 return WebSite.refused(.badRequest, "step (presence or reset) and key required")
-            }
-            let m: StaffAccess.Member
-            switch who(v, pin: fields["pin"], client: context.client) {
-            case let .failure(r): return r.response
-            case let .success(found): m = found
             }
             switch history.take(step, key: key, by: m.name, now: WebSite.now()) {
             case let .failure(refused): return WebSite.refused(.conflict, refused.why)
@@ -247,21 +254,10 @@ public final class StationServer: Sendable {
                             body: .init(byteBuffer: ByteBuffer(string: StationPage.incidentsCSV(history.newestFirst(now: now)))))
         }
         router.post("ack") { [self] request, context -> Response in
-            var request = request
-            let v: StaffAccess.Viewer
-            switch viewer(request) {
+            let (fields, m): ([String: String], StaffAccess.Member)
+            switch await staffForm(request, client: context.client) {
             case let .failure(r): return r.response
-            case let .success(found): v = found
-            }
-            let fields = await WebSite.form(&request)
-            guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
-                logger.warning("station: an acknowledgement without the page's form token was refused (from \(context.client))")
-                return WebSite.refused(.forbidden, "missing or wrong form token")
-            }
-            let m: StaffAccess.Member
-            switch who(v, pin: fields["pin"], client: context.client) {
-            case let .failure(r): return r.response
-            case let .success(found): m = found
+            case let .success(found): (fields, m) = found
             }
             guard let device = fields["device"], let incident = fields["incident"],
                   MQTTTopics.levelProblem(device) == nil, !incident.isEmpty, incident.count <= 64,
