@@ -177,7 +177,8 @@ final class StationHistory: Sendable {
         // taken as reset then (it does not wait for a presence nobody could give).
         m.registerMigration("v2: call steps") { db in
             for column in ["alert_at REAL", "present_by TEXT", "present_at REAL", "reset_by TEXT", "reset_at REAL",
-                           "unaccepted_escalated_at REAL", "no_presence_escalated_at REAL"] {
+                           "unaccepted_escalated_at REAL", "no_presence_escalated_at REAL",
+                           "bridge_raised_at REAL", "bridge_acknowledged_at REAL"] {
                 try db.execute(sql: "ALTER TABLE past_incident ADD COLUMN \(column)")
             }
             try db.execute(sql: "UPDATE past_incident SET reset_at = acknowledged_at WHERE acknowledged_at IS NOT NULL")
@@ -193,18 +194,20 @@ final class StationHistory: Sendable {
         try db.execute(sql: """
             INSERT INTO past_incident (key, device, incident, kind, wearer, location, raised_at, alert_out, delivered, reached_by,
                                        acknowledged_by, acknowledged_at, resolved_by_wearer, ended_at, alert_at, present_by, present_at,
-                                       reset_by, reset_at, unaccepted_escalated_at, no_presence_escalated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                       reset_by, reset_at, unaccepted_escalated_at, no_presence_escalated_at, bridge_raised_at,
+                                       bridge_acknowledged_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET incident = excluded.incident, kind = excluded.kind, wearer = excluded.wearer,
                 location = excluded.location, alert_out = excluded.alert_out, delivered = excluded.delivered,
                 reached_by = excluded.reached_by, acknowledged_by = excluded.acknowledged_by,
                 acknowledged_at = excluded.acknowledged_at, resolved_by_wearer = excluded.resolved_by_wearer, ended_at = excluded.ended_at,
                 alert_at = excluded.alert_at, present_by = excluded.present_by, present_at = excluded.present_at,
                 reset_by = excluded.reset_by, reset_at = excluded.reset_at, unaccepted_escalated_at = excluded.unaccepted_escalated_at,
-                no_presence_escalated_at = excluded.no_presence_escalated_at
+                no_presence_escalated_at = excluded.no_presence_escalated_at, bridge_raised_at = excluded.bridge_raised_at,
+                bridge_acknowledged_at = excluded.bridge_acknowledged_at
             """, arguments: [r.key, r.device, r.incident, r.kind, r.wearer, r.location, r.raisedAt, r.alertOut, r.delivered, r.reachedBy,
                              r.acknowledgedBy, r.acknowledgedAt, r.resolvedByWearer, r.endedAt, r.alertAt, r.presentBy, r.presentAt,
-                             r.resetBy, r.resetAt, r.unacceptedEscalatedAt, r.noPresenceEscalatedAt])
+                             r.resetBy, r.resetAt, r.unacceptedEscalatedAt, r.noPresenceEscalatedAt, r.bridgeRaisedAt, r.bridgeAcknowledgedAt])
     }
 
     static func record(_ row: Row) -> PastIncidents.Record {
@@ -223,6 +226,7 @@ final class StationHistory: Sendable {
         r.alertAt = row["alert_at"]
         (r.presentBy, r.presentAt, r.resetBy, r.resetAt) = (row["present_by"], row["present_at"], row["reset_by"], row["reset_at"])
         (r.unacceptedEscalatedAt, r.noPresenceEscalatedAt) = (row["unaccepted_escalated_at"], row["no_presence_escalated_at"])
+        (r.bridgeRaisedAt, r.bridgeAcknowledgedAt) = (row["bridge_raised_at"], row["bridge_acknowledged_at"])
         return r
     }
 }

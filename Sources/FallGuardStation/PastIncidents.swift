@@ -45,6 +45,11 @@ public struct PastIncidents: Sendable, Equatable {
         /// The call reset (done), by whom and when.
         public var resetBy: String?
         public var resetAt: Double?
+        /// The bridge's own times (issue 37 item 8): its alert (the alarm incident's `at`, the
+        /// alert's `sentAt`, the earlier) and its acknowledgement (the `acknowledged` incident's
+        /// `at`). The station's receive times are compressed after an outage; these are not.
+        public var bridgeRaisedAt: Double?
+        public var bridgeAcknowledgedAt: Double?
         /// When the call escalated because nobody accepted it, and because nobody was present.
         public var unacceptedEscalatedAt: Double?
         public var noPresenceEscalatedAt: Double?
@@ -62,8 +67,15 @@ public struct PastIncidents: Sendable, Equatable {
             return alertOut || incident != nil ? "ended" : "aborted"
         }
 
-        /// Seconds from raised to acknowledged (nil: not acknowledged, or not seen live).
-        public var secondsToAcknowledge: Double? { acknowledgedAt.map { max(0, $0 - raisedAt) } }
+        /// Seconds to acknowledge: from the alert to the acknowledgement by the bridge's clock
+        /// when its messages said both, else from raised to acknowledged as the station saw them
+        /// (nil: not acknowledged, or not seen live).
+        public var secondsToAcknowledge: Double? {
+            if let a = bridgeAcknowledgedAt, let r = bridgeRaisedAt { return max(0, a - r) }
+            return acknowledgedAt.map { max(0, $0 - raisedAt) }
+        }
+        /// Whether ``secondsToAcknowledge`` is by the bridge's clock.
+        public var timedByBridge: Bool { bridgeAcknowledgedAt != nil && bridgeRaisedAt != nil }
         /// Seconds from accepted to present, and from present to reset.
         public var secondsToPresence: Double? { acknowledgedAt.flatMap { a in presentAt.map { max(0, $0 - a) } } }
         public var secondsToReset: Double? { presentAt.flatMap { p in resetAt.map { max(0, $0 - p) } } }
@@ -228,7 +240,13 @@ public struct PastIncidents: Sendable, Equatable {
             guard let p = try? JSONDecoder().decode(SiteModel.IncidentPayload.self, from: Data(payload)),
                   let i = record(of: p.incident, kind: p.kind, at: p.at) else { break }
             update(i) { r in
-                if Self.alarmKinds.contains(p.kind) { r.kind = r.kind ?? p.kind; r.alertOut = true; r.alertAt = r.alertAt ?? now }
+                if Self.alarmKinds.contains(p.kind) {
+                    r.kind = r.kind ?? p.kind; r.alertOut = true; r.alertAt = r.alertAt ?? now
+                    if let t = p.at.flatMap(Self.parseTime), r.bridgeRaisedAt.map({ t < $0 }) ?? true { r.bridgeRaisedAt = t }
+                }
+                if p.kind == "acknowledged", r.bridgeAcknowledgedAt == nil, !made.contains(r.key) {
+                    r.bridgeAcknowledgedAt = p.at.flatMap(Self.parseTime)
+                }
                 if p.delivered == true { r.delivered = true }
                 if let who = p.reachedBy { r.reachedBy = who }
                 if p.kind == "acknowledged" || p.acknowledgedBy != nil, r.acknowledgedBy == nil {
@@ -246,7 +264,10 @@ public struct PastIncidents: Sendable, Equatable {
                   let i = record(of: a.alert.incident, kind: kind, at: nil) else { break }
             update(i) { r in
                 if r.wearer == nil, !a.wearer.name.isEmpty { r.wearer = a.wearer.name }
-                if Self.alarmKinds.contains(kind) { r.kind = r.kind ?? kind; r.alertOut = true; r.alertAt = r.alertAt ?? now }
+                if Self.alarmKinds.contains(kind) {
+                    r.kind = r.kind ?? kind; r.alertOut = true; r.alertAt = r.alertAt ?? now
+                    if let t = a.sentAt.flatMap(Self.parseTime), r.bridgeRaisedAt.map({ t < $0 }) ?? true { r.bridgeRaisedAt = t }
+                }
                 if kind == "acknowledged", r.acknowledgedBy == nil {
                     r.acknowledgedBy = a.alert.acknowledgedBy ?? "someone"
                     if !made.contains(r.key) { r.acknowledgedAt = now }

@@ -368,7 +368,7 @@ public enum StationPage {
             if (i.outcome === "open") row.className = "alarm";
             cell(row, when(i.raisedAt)); cell(row, i.device); cell(row, i.wearer); cell(row, i.location);
             cell(row, (i.kind || (i.incident ? "alarm" : "countdown")) + (i.incident ? " " + i.incident : ""));
-            cell(row, told(i)); cell(row, i.acknowledgedBy, "answered"); cell(row, span(i.secondsToAcknowledge), "to-answer");
+            cell(row, told(i)); cell(row, i.acknowledgedBy, "answered"); cell(row, span(i.secondsToAcknowledge) + (i.secondsToAcknowledge != null && !i.timedByBridge ? " (as seen here)" : ""), "to-answer");
             cell(row, i.outcome, "outcome"); cell(row, when(i.endedAt));
           }
           if (!h.incidents.length) { const r = list.insertRow(); cell(r, "No incident in these days.", "muted").colSpan = 10; }
@@ -459,6 +459,8 @@ public enum StationPage {
         var delivered: Bool
         var reachedBy, acknowledgedBy: String?
         var acknowledgedAt, secondsToAcknowledge, endedAt: Double?
+        /// ``secondsToAcknowledge`` from the bridge's own times (else the station's).
+        var timedByBridge: Bool
         var outcome: String
     }
 
@@ -473,13 +475,14 @@ public enum StationPage {
             if let first = v.first, "=+-@\t\r".contains(first) { v = "'" + v }
             return v.contains(where: { ",\"\n\r".contains($0) }) ? "\"" + v.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : v
         }
-        var lines = ["raised_at,device,wearer,location,incident,kind,alert_at,told,accepted_by,accepted_at,seconds_to_accept,"
+        var lines = ["raised_at,device,wearer,location,incident,kind,alert_at,told,accepted_by,accepted_at,seconds_to_accept,accept_timed_by,"
             + "present_by,present_at,seconds_to_presence,reset_by,reset_at,seconds_to_reset,escalated_unaccepted_at,"
             + "escalated_no_presence_at,outcome,ended_at"]
         for r in records {
             let told = [r.delivered ? "delivered" : nil, r.reachedBy.map { "answered by " + $0 }].compactMap { $0 }.joined(separator: "; ")
             lines.append([time(r.raisedAt), field(r.device), field(r.wearer), field(r.location), field(r.incident), field(r.kind),
                           time(r.alertAt), field(told), field(r.acknowledgedBy), time(r.acknowledgedAt), seconds(r.secondsToAcknowledge),
+                          r.secondsToAcknowledge == nil ? "" : r.timedByBridge ? "bridge" : "station",
                           field(r.presentBy), time(r.presentAt), seconds(r.secondsToPresence), field(r.resetBy), time(r.resetAt),
                           seconds(r.secondsToReset), time(r.unacceptedEscalatedAt), time(r.noPresenceEscalatedAt), r.outcome,
                           time(r.endedAt)].joined(separator: ","))
@@ -491,7 +494,8 @@ public enum StationPage {
         let history = History(now: now, days: days, problem: problem, incidents: records.map { r in
             PastIncident(key: r.key, device: r.device, incident: r.incident, kind: r.kind, wearer: r.wearer, location: r.location,
                          raisedAt: r.raisedAt, delivered: r.delivered, reachedBy: r.reachedBy, acknowledgedBy: r.acknowledgedBy,
-                         acknowledgedAt: r.acknowledgedAt, secondsToAcknowledge: r.secondsToAcknowledge, endedAt: r.endedAt, outcome: r.outcome)
+                         acknowledgedAt: r.acknowledgedAt, secondsToAcknowledge: r.secondsToAcknowledge, endedAt: r.endedAt,
+                         timedByBridge: r.timedByBridge, outcome: r.outcome)
         })
         let e = JSONEncoder()
         e.outputFormatting = [.withoutEscapingSlashes]

@@ -294,11 +294,13 @@ struct StationDidNotServe: Error { var why: String }
         guard case .success = past.take(.presence, key: key, by: "Ben Okafor", at: t0 + 460) else { Issue.record("presence refused"); return }
         if case .success = past.take(.presence, key: key, by: "Anna Smith", at: t0 + 461) { Issue.record("presence twice") }
         guard case let .success(done) = past.take(.reset, key: key, by: "Ben Okafor", at: t0 + 700) else { Issue.record("reset refused"); return }
-        #expect(!done.inProgress && done.secondsToAcknowledge == 100 && done.secondsToPresence == 360 && done.secondsToReset == 240)
+        // To acknowledge: 70 s by the bridge's clock (its alert at 08:00:30, its acknowledgement at
+        // 08:01:40), not the station's 100 s from the countdown it saw.
+        #expect(!done.inProgress && done.secondsToAcknowledge == 70 && done.timedByBridge && done.secondsToPresence == 360 && done.secondsToReset == 240)
         let csv = StationPage.incidentsCSV([done]).split(separator: "\r\n").map(String.init)
         #expect(csv.count == 2 && csv[0].hasPrefix("raised_at,device,wearer,location,incident,kind,"), "\(csv)")
         #expect(csv[1].contains(",room-4,Margaret,Room 4,FG-9,fall,") && csv[1].contains(",Anna Smith (station),") &&
-                csv[1].contains(",100.0,Ben Okafor,") && csv[1].contains(",360.0,Ben Okafor,") && csv[1].contains(",240.0,"), "\(csv[1])")
+                csv[1].contains(",70.0,bridge,Ben Okafor,") && csv[1].contains(",360.0,Ben Okafor,") && csv[1].contains(",240.0,"), "\(csv[1])")
         var formula = PastIncidents.Record(key: "k", device: "room-5", raisedAt: t0)
         formula.wearer = "=HYPERLINK(\"x\")"
         #expect(StationPage.incidentsCSV([formula]).contains(#","'=HYPERLINK(""x"")","#), "a formula is not taken as one")
@@ -459,7 +461,10 @@ struct StationDidNotServe: Error { var why: String }
         fold("room-002/state", "monitoring", at: 70.5)
         let r = try #require(h.records.first)
         #expect(h.records.count == 1 && r.incident == "FG-4" && r.kind == "fall" && r.wearer == "Margaret" && r.location == "Room 2")
-        #expect(r.raisedAt == t0 + 10 && r.delivered && r.reachedBy == "Ben" && r.secondsToAcknowledge == 60 && r.endedAt == t0 + 70.5)
+        #expect(r.raisedAt == t0 + 10 && r.delivered && r.reachedBy == "Ben" && r.endedAt == t0 + 70.5)
+        // To answer by the bridge's clock (its alert 10:00:40, its acknowledgement 10:01:10), not
+        // the station's 60 s from the countdown it saw (issue 37 item 8).
+        #expect(r.secondsToAcknowledge == 30 && r.timedByBridge && r.acknowledgedAt == t0 + 70)
         #expect(r.outcome == "acknowledged")
         // The same messages again (retained, after a reconnect) change nothing.
         #expect(fold("room-002/incident", acknowledged, at: 200, retained: true).isEmpty)
@@ -495,7 +500,7 @@ struct StationDidNotServe: Error { var why: String }
         // Kept for the last days only.
         #expect(again.drop(before: t0 - 5 * 86_400) == 1 && !again.records.contains { $0.device == "room-005" })
         let json = StationPage.incidentsJSON(again.newestFirst(since: 0), days: 7, now: t0 + 2000, problem: nil)
-        #expect(json.contains(#""secondsToAcknowledge":60"#) && json.contains(#""outcome":"resolved-by-wearer""#) && json.contains(#""days":7"#))
+        #expect(json.contains(#""secondsToAcknowledge":30"#) && json.contains(#""outcome":"resolved-by-wearer""#) && json.contains(#""days":7"#))
     }
 
     /// Many bridges' retained incidents, then one live alarm: each record keeps its own bridge's facts.
@@ -612,7 +617,7 @@ struct StationDidNotServe: Error { var why: String }
         #expect(first["wearer"] as? String == "Margaret" && first["location"] as? String == "Room 2, first floor")
         #expect(first["acknowledgedBy"] as? String == "Anna Smith (station)" && first["delivered"] as? Bool == true)
         let toAnswer = try #require(first["secondsToAcknowledge"] as? Double)
-        #expect(toAnswer >= 0.9 && toAnswer < 10, "\(toAnswer) s to answer")
+        #expect(toAnswer == 30 && first["timedByBridge"] as? Bool == true, "\(toAnswer) s to answer, by the bridge's clock (10:00:40 to 10:01:10)")
         #expect(try rows() == 1, "in the station's SQLite file")
         let page = try await Self.get(base + "/", ["-b", jar]).body
         let script = try await Self.get(base + "/station.js", ["-b", jar]).body
