@@ -11,6 +11,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// `fallguard station`: the site's broker folded into a ``SiteModel`` (``MQTTSiteClient``) and
 /// into the past incidents (``StationHistory``, a SQLite file in `station.state-directory`), and
@@ -22,7 +23,11 @@ import Synchronization
 /// connections.
 public final class StationServer: Sendable {
     public let section: StationSection
-    public let access: StaffAccess
+    /// The staff's logins and the displays; replaced by a reload (``reload(_:)``), sessions kept.
+    public var access: StaffAccess { staff.mutex.withLock { $0 } }
+    private let staff: Box<StaffAccess>
+    /// Who lives where; replaced by a reload.
+    private let roster: Box<[String: StationSection.Resident]>
     private let model: SiteBox
     let history: StationHistory
     private let mqtt: MQTTSiteClient
@@ -33,9 +38,9 @@ public final class StationServer: Sendable {
     public init(section: StationSection, logger: Logger) throws {
         self.section = section
         self.logger = logger
-        access = StaffAccess(staff: section.staff.map { ($0.user, $0.name, $0.password) }, sessionHours: section.sessionHours,
-                             pins: Dictionary(section.staff.compactMap { m in m.pin.map { (m.user, $0) } }, uniquingKeysWith: { a, _ in a }),
-                             displayKey: section.displayKey)
+        staff = Box(Self.staffAccess(section))
+        let roster = Box(section.residents)
+        self.roster = roster
         let model = SiteBox(SiteModel(prefix: section.broker.topicPrefix,
                                       roster: section.residents.mapValues { ($0.wearer, $0.location) }))
         self.model = model
@@ -43,10 +48,9 @@ public final class StationServer: Sendable {
         self.history = history
         escalation = StationEscalation(section: section, history: history, logger: logger)
         // Every page open before a restart goes on without anyone typing (issue 37).
-        let restored = access.restore(history.keptSessions(), now: Date().timeIntervalSince1970)
+        let restored = staff.mutex.withLock { $0 }.restore(history.keptSessions(), now: Date().timeIntervalSince1970)
         if restored > 0 { logger.notice("station: \(restored) sessions kept from before the restart") }
         let prefix = section.broker.topicPrefix
-        let roster = section.residents
         loopbackOnly = section.onLoopback
         let clientID = section.broker.clientID ?? "fallguard-station-\(ProcessInfo.processInfo.processIdentifier)"
         do {
@@ -54,7 +58,7 @@ public final class StationServer: Sendable {
                 let now = Date().timeIntervalSince1970
                 model.mutex.withLock { $0.apply(topic: topic, payload: payload, now: now) }
                 history.apply(topic: topic, payload: payload, retained: retained, now: now, prefix: prefix,
-                              roster: Self.device(of: topic, prefix: prefix).flatMap { roster[$0] }.map { ($0.wearer, $0.location) })
+                              roster: Self.device(of: topic, prefix: prefix).flatMap { d in roster.mutex.withLock { $0[d] } }.map { ($0.wearer, $0.location) })
             }
         } catch {
             throw DaemonStartError(description: "station: \(error)", status: 69)
@@ -62,6 +66,42 @@ public final class StationServer: Sendable {
     }
 
     public var snapshot: SiteModel { model.mutex.withLock { $0 } }
+
+    static func staffAccess(_ section: StationSection, throttle: PasswordThrottle = PasswordThrottle()) -> StaffAccess {
+        StaffAccess(staff: section.staff.map { ($0.user, $0.name, $0.password) }, sessionHours: section.sessionHours,
+                    pins: Dictionary(section.staff.compactMap { m in m.pin.map { (m.user, $0) } }, uniquingKeysWith: { a, _ in a }),
+                    displayKey: section.displayKey, throttle: throttle)
+    }
+
+    /// Takes the staff (logins, PINs, the display key) and the residents of a new file at once;
+    /// every session goes on (a member no longer listed loses theirs). Returns the other keys
+    /// that changed: they take effect after a restart.
+    @discardableResult
+    public func reload(_ new: StationSection) -> [String] {
+        staff.mutex.withLock { current in
+            let next = Self.staffAccess(new, throttle: current.throttle)
+            next.restore(current.savedSessions(now: WebSite.now()), now: WebSite.now())
+            current = next
+        }
+        keepSessions()
+        roster.mutex.withLock { $0 = new.residents }
+        model.mutex.withLock { $0.roster = new.residents.mapValues { ($0.wearer, $0.location) } }
+        var old = section, applied = new
+        (old.staff, old.residents, old.displayKey, old.sessionHours) = ([], [:], nil, 0)
+        (applied.staff, applied.residents, applied.displayKey, applied.sessionHours) = ([], [:], nil, 0)
+        return old == applied ? [] : ["the rest of station:"]
+    }
+
+    /// SIGHUP: reads `path` again and takes what ``reload(_:)`` can; a file with errors changes nothing.
+    func reload(path: String) {
+        let (c, diagnostics) = StationConfiguration.load(path: path)
+        guard !diagnostics.contains(where: \.isError) else {
+            logger.error("SIGHUP: \(path) has errors; still running with the staff and residents loaded before")
+            return
+        }
+        let later = reload(c.station)
+        logger.notice("SIGHUP: reloaded \(path): \(c.station.staff.count) members of staff, \(c.station.residents.count) residents\(later.isEmpty ? "" : "; other changes take effect after a restart")")
+    }
 
     /// The station's own link to the broker, as the page shows it.
     public var link: SiteModel.Link {
@@ -159,6 +199,12 @@ public final class StationServer: Sendable {
     final class SiteBox: Sendable {
         let mutex: Mutex<SiteModel>
         init(_ model: SiteModel) { mutex = Mutex(model) }
+    }
+
+    /// A value shared by the MQTT thread, the routes and a reload.
+    final class Box<Value: Sendable>: Sendable {
+        let mutex: Mutex<Value>
+        init(_ value: Value) { mutex = Mutex(value) }
     }
 
     func addRoutes(to router: Router<BridgeRequestContext>) {
@@ -275,7 +321,8 @@ public final class StationServer: Sendable {
     }
 
     /// The HTTP server and the MQTT connection, until `duration` seconds (nil: until SIGTERM/SIGINT).
-    public func run(duration: Double? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    /// `configPath`: the file a SIGHUP reads again (``reload(path:)``).
+    public func run(duration: Double? = nil, configPath: String? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         guard let address = section.address else { throw DaemonStartError(description: "station.listen: malformed", status: 78) }
         let router = Router(context: BridgeRequestContext.self)
         addRoutes(to: router)
@@ -291,6 +338,11 @@ public final class StationServer: Sendable {
                              logger: logger)
         mqtt.start()
         let escalating = Task { await escalation.run() }
+        let reloading = Task { [self] in
+            guard let configPath else { return }
+            for await _ in await UnixSignalsSequence(trapping: .sighup) { reload(path: configPath) }
+        }
+        defer { reloading.cancel() }
         let group = ServiceGroup(configuration: .init(services: [.init(service: app)],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {

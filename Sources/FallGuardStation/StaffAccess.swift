@@ -34,10 +34,11 @@ public final class StaffAccess: Sendable {
     public let throttle: PasswordThrottle
 
     /// `pins`: user → PIN; `displayKey`: the secret a display opens its session with (nil: no
-    /// display mode), `displayHours` how long that session lasts.
+    /// display mode), `displayHours` how long that session lasts; `throttle`: the one before a
+    /// reload (the wrong guesses so far still count).
     public init(staff: [(user: String, name: String, password: String)], sessionHours: Double,
-                pins: [String: String] = [:], displayKey: String? = nil, displayHours: Double = 24 * 366) {
-        let throttle = PasswordThrottle()
+                pins: [String: String] = [:], displayKey: String? = nil, displayHours: Double = 24 * 366,
+                throttle: PasswordThrottle = PasswordThrottle()) {
         self.throttle = throttle
         var m: [String: (member: Member, access: WebAccess)] = [:]
         for s in staff {

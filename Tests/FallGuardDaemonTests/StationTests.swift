@@ -835,6 +835,43 @@ struct StationDidNotServe: Error { var why: String }
         _ = await running.result
     }
 
+    /// Issue 37 item 5: residents and staff change without a restart (SIGHUP's reload): a new
+    /// member signs in, a new resident's name is on the page, the sessions open go on, and a
+    /// member taken out of the file is signed out.
+    @Test(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))
+    func residentsAndStaffChangeWithoutARestart() async throws {
+        let broker = try await MosquittoBroker()
+        let folder = temporaryFolder("station-reload")
+        var section = Self.station(on: broker, clientID: "station-reload-under-test")
+        section.stateDirectory = folder + "/state"
+        let base = "http://" + section.listen
+        let jar = folder + "/cookies"
+        let (server, running) = try await Self.start(section, broker: broker, jar: jar)
+        defer { running.cancel() }
+        try mosquittoPublish(broker, topic: "fallguard/room-004/state", "monitoring", retain: true)
+        var next = section
+        next.staff.append(.init(user: "cleo", name: "Cleo Park", password: "cleo-password"))
+        var resident = StationSection.Resident()
+        (resident.wearer, resident.location) = ("Walter", "Room 4")
+        next.residents = ["room-004": resident]
+        #expect(server.reload(next).isEmpty, "staff and residents only: nothing waits for a restart")
+        #expect(try await Self.get(base + "/site.json", ["-b", jar]).status == 200, "anna's session goes on")
+        #expect(try await Self.get(base + "/login", ["-c", folder + "/cleo", "--data", "user=cleo&password=cleo-password"]).status / 100 == 3)
+        var body = ""
+        for _ in 0..<50 where !body.contains(#""wearer":"Walter""#) {
+            body = try await Self.get(base + "/site.json", ["-b", folder + "/cleo"]).body
+            if !body.contains(#""wearer":"Walter""#) { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(body.contains(#""me":"Cleo Park""#) && body.contains(#""location":"Room 4""#), "\(body.prefix(300))")
+        next.staff.removeFirst()
+        next.broker.keepalive = 30
+        #expect(server.reload(next) == ["the rest of station:"], "another change is for a restart")
+        #expect(try await Self.get(base + "/site.json", ["-b", jar]).status == 401, "anna is no longer on the staff")
+        #expect(try await Self.get(base + "/site.json", ["-b", folder + "/cleo"]).status == 200)
+        running.cancel()
+        _ = await running.result
+    }
+
     /// bench/station.sh's check, at 50 bridges, on the built `fallguard`: 401 without a login,
     /// the alarm on screen within 2 s, acknowledged in one click, the name on the bridge.
     @Test(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))
