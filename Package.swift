@@ -91,7 +91,7 @@ let package = Package(
         // staff's logins, the page. The daemon module serves it (StationServer).
         .target(
             name: "FallGuardStation",
-            dependencies: ["FallGuardWeb", "FallGuardFieldTest"]
+            dependencies: ["FallGuardCore", "FallGuardWeb", "FallGuardFieldTest"]
         ),
         // The edge: IIO accelerometers, GPIO buzzer / button / LED, replay sensor.
         .target(

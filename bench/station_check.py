@@ -16,9 +16,19 @@ leave them. Checks, with PASS/FAIL lines and 'N passed, N failed':
   - issue 37: an acknowledgement that does not land is shown so and can be sent again; a second
     fall of the resident the page answered is a new alarm (banner, sound); not worn is a fault call;
     the broker killed is a fault banner and tone within 5 s, and after its return the page and the
-    real bridge are back within 5 s; the station killed is a fault banner on the page.
+    real bridge are back within 5 s; the station killed is a fault banner on the page;
+  - issue 37 item 2: a display (a second chromium started as a kiosk is, with
+    --autoplay-policy=no-user-gesture-required, opened once at /display?key=…) and the member's
+    page, both with sound on; the station killed and started again with an alarm raised while it
+    was down: both show it and sound within 10 s of the start, nobody typing; the display
+    acknowledges with a member's PIN (a wrong PIN refused), in that member's name;
+  - issue 37 item 4: the accepted call on the display: "I'm here" and "Reset (done)" by PIN, the
+    call closed, every step with its name in /incidents.csv; an alarm nobody accepts within
+    escalation.accept-within (10 s) escalates: every page's louder tone and "ESCALATED" banner;
+  - issue 37 item 5: a phone (390 x 844, then 360 x 740, mobile emulation): no sideways scroll,
+    the acknowledge button inside the screen.
 """
-import json, os, shutil, sqlite3, subprocess, sys, time
+import base64, json, os, shutil, sqlite3, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -29,6 +39,8 @@ from cdp import Browser, BrowserError   # noqa: E402
 BRIDGES = int(os.environ.get("BRIDGES", "200"))
 OUT = os.environ.get("OUT") or os.path.join(ch.ROOT, "bench/out/station")
 QUIET = 25.0
+DISPLAY_KEY = "display-key-for-the-wall-0123"
+KIOSK = ("--autoplay-policy=no-user-gesture-required",)
 results = []
 
 
@@ -165,6 +177,125 @@ def faults_and_second_falls(browser, port, broker):
           f"{fmt(bridge)} s later (bar 5 s each, reconnect-delay-max 4 s)")
 
 
+def restart_and_shown(pages, port, conf, restarted):
+    """The station started again after an alarm was raised while it was down: seconds until each
+    page shows it and sounds (sound running, beeps counting), per page name."""
+    d = "room-007"
+    pub(port, f"fallguard/{d}/state", "alert-out")
+    pub(port, f"fallguard/{d}/incident", incident("FG-7", "fall"))
+    beeps = {name: b.evaluate("window.station.beeps") for name, b in pages.items()}
+    started = time.time()
+    restarted.append(subprocess.Popen([ch.BIN, "station", "--config", conf], stdout=subprocess.DEVNULL,
+                                      stderr=open(OUT + "/station-restarted.log", "w")))
+    shown = {}
+    deadline = started + 20
+    while time.time() < deadline and len(shown) < len(pages):
+        for name, b in pages.items():
+            if name in shown:
+                continue
+            ok = b.evaluate(f"!!document.querySelector('#alarms button[data-ack=\"{d}\"]') && "
+                            f"document.getElementById('banner').dataset.sounding === '1' && window.station.beeps > {beeps[name]} && "
+                            "window.station.sound === 'running' && !/\\b(station|link|session)\\b/.test(document.getElementById('fault').dataset.faults)")
+            if ok:
+                shown[name] = time.time() - started
+            b.pump(0.05)
+    return d, shown
+
+
+def restart_with_display(browser, wall, port, conf, restarted):
+    """Issue 37 item 2: nobody types after a restart; the display acknowledges by PIN."""
+    # Subscribed long before the display acknowledges (a subscription made just before can miss it).
+    acks = ch.Subscriber(port, OUT + "/acks.tsv", topics=("fallguard/room-007/ack",))
+    d, shown = restart_and_shown({"page": browser, "display": wall}, port, conf, restarted)
+    typed = browser.evaluate("location.pathname") == "/" and wall.evaluate("location.pathname") == "/"
+    check(len(shown) == 2 and max(shown.values()) <= 10 and typed,
+          f"the station restarted with an alarm raised while it was down: the member's page shows it and sounds "
+          f"{fmt(shown.get('page'))} s after the start, the display {fmt(shown.get('display'))} s (bar 10 s), nobody typing")
+    wall.screenshot(OUT + "/station-display-after-restart.png")
+    button = f"document.querySelector('#alarms button[data-ack=\"{d}\"]')"
+    wall.evaluate(f"{button}.click(); document.getElementById('pin').value = '0000'; document.getElementById('pin-ok').click(); true")
+    wrong = wait_js(wall, "document.getElementById('pin-error').textContent.includes('wrong PIN')", 5)
+    wall.evaluate("document.getElementById('pin').value = '4711'; document.getElementById('pin-ok').click(); true")
+    clicked = time.time()
+
+    def by():
+        for ts, t, r, p in acks.messages():
+            if ts >= clicked and p:
+                return json.loads(p).get("by")
+        return None
+    name = ch.wait_for(by, 10, 0.1)
+    acks.stop()
+    hidden = wall.evaluate("document.getElementById('pin-dialog').style.display")
+    check(wrong is not None and name and "Bob Jones" in name and hidden == "none",
+          f"on the display, a wrong PIN refused ('wrong PIN' shown), the right one acknowledges in its member's name: {name!r}")
+    pub(port, f"fallguard/{d}/incident", incident("FG-7", "acknowledged", by=name or "someone"))
+    pub(port, f"fallguard/{d}/state", "monitoring")
+    # The call goes on at the bedside: I'm here, then reset, each by PIN on the display.
+    call = f"document.querySelector('#calls tr[data-device=\"{d}\"]')"
+    steps = []
+    for which in ("presence", "reset"):
+        b = f"document.querySelector('#calls button[data-step=\"{which}\"]')"
+        shown = wait_js(wall, f"!!({call} && {b})", 10)
+        if shown is not None:
+            wall.evaluate(f"{b}.click(); document.getElementById('pin').value = '4711'; document.getElementById('pin-ok').click(); true")
+        steps.append(shown)
+    closed = wait_js(wall, f"!{call}", 10)
+    csv = wall.evaluate("fetch('/incidents.csv').then(r => r.text())")
+    row = next((line for line in csv.split("\r\n") if f",{d}," in line and "FG-7" in line), "")
+    error = wall.evaluate("document.getElementById('pin-error').textContent")
+    check(None not in steps and closed is not None and row.count(",Bob Jones,") == 3,
+          f"the call on the display: I'm here and reset by PIN, closed; /incidents.csv keeps each step with its name: {row!r}"
+          + (f" (steps shown after {steps}, closed {closed}, the PIN box said {error!r}; calls: "
+             f"{wall.evaluate('document.getElementById(' + chr(39) + 'calls' + chr(39) + ').textContent')!r}, "
+             f"{wall.evaluate('JSON.stringify(window.station)')}, {wall.console_errors[-3:]})" if closed is None else ""))
+    wall.screenshot(OUT + "/station-display-call.png")
+
+
+def escalation_and_phone(browser, wall, port, base):
+    """An alarm nobody accepts escalates on every page (louder tone); the page on a phone."""
+    d = "room-009"
+    loud = {n: b.evaluate("window.station.loudBeeps") for n, b in (("page", browser), ("display", wall))}
+    pub(port, f"fallguard/{d}/state", "alert-out")
+    pub(port, f"fallguard/{d}/incident", incident("FG-9", "fall"))
+    t = time.time()
+    late = {}
+    for n, b in (("page", browser), ("display", wall)):
+        w = wait_js(b, f"document.getElementById('banner').dataset.escalated === '1' && "
+                       f"document.getElementById('banner').textContent.includes('{d}: NOBODY ACCEPTED IT') && "
+                       f"window.station.loudBeeps > {loud[n]}", 30)
+        late[n] = w and time.time() - t
+    check(all(v is not None and 9.5 <= v <= 14 for v in late.values()),
+          f"an alarm nobody accepted in 10 s escalated: the louder tone and 'ESCALATED' on the member's page "
+          f"{fmt(late['page'])} s and the display {fmt(late['display'])} s after it was raised (accept-within 10 s)")
+    browser.screenshot(OUT + "/station-escalated.png")
+    phone = Browser(width=390, height=844)
+    try:
+        phone.navigate(base + "/login")
+        phone.events = [e for e in phone.events if e.get("method") != "Page.loadEventFired"]
+        phone.evaluate("document.getElementById('user').value = 'bob'; document.getElementById('password').value = 'bob-station-pw';"
+                       " document.querySelector('form').submit(); true")
+        phone.wait_event("Page.loadEventFired", 15)
+        fits = {}
+        for w, h in ((390, 844), (360, 740)):
+            phone.call("Emulation.setDeviceMetricsOverride", {"width": w, "height": h, "deviceScaleFactor": 1, "mobile": True}, session=True)
+            ok = wait_js(phone, f"(() => {{ const b = document.querySelector('#alarms button[data-ack=\"{d}\"]'); if (!b) return false;"
+                                " const r = b.getBoundingClientRect();"
+                                " return document.documentElement.scrollWidth <= window.innerWidth && r.left >= 0 && r.right <= window.innerWidth })()", 10)
+            fits[w] = (phone.evaluate(f"(() => {{ const b = document.querySelector('#alarms button[data-ack=\"{d}\"]'); const r = b && b.getBoundingClientRect();"
+                                      " return [document.documentElement.scrollWidth, window.innerWidth, r && Math.round(r.left), r && Math.round(r.right)] })()"),
+                       ok is not None)
+            shot = phone.call("Page.captureScreenshot", {"format": "png"}, session=True)["data"]   # the screen only
+            with open(OUT + f"/station-phone-{w}.png", "wb") as f:
+                f.write(base64.b64decode(shot))
+        check(all(ok for _, ok in fits.values()),
+              f"on a phone: [page width, screen width, the button's left and right] {', '.join(f'{w} px: {v[0]}' for w, v in fits.items())}; "
+              f"no sideways scroll and the acknowledge button inside the screen")
+    finally:
+        phone.close()
+    pub(port, f"fallguard/{d}/incident", incident("FG-9", "acknowledged", by="Anna Smith (station)"))
+    pub(port, f"fallguard/{d}/state", "monitoring")
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT + "/broker")
@@ -199,14 +330,17 @@ def main():
   acknowledge-secret: {ch.SECRET}
   staff:
     - {{user: anna, name: Anna Smith, password: anna-station-pw}}
-    - {{user: bob, name: Bob Jones, password: bob-station-pw}}
+    - {{user: bob, name: Bob Jones, password: bob-station-pw, pin: "4711"}}
   residents:
     room-000: {{wearer: Margaret, location: "Room 0, ground floor"}}
   state-directory: {OUT}/station-state
+  display-key: {DISPLAY_KEY}
+  escalation: {{accept-within: 10, presence-within: 1800}}
 """)
     os.chmod(conf, 0o600)
     station = subprocess.Popen([ch.BIN, "station", "--config", conf], stdout=subprocess.DEVNULL,
                                stderr=open(OUT + "/station.log", "w"))
+    restarted = []
     bridge = ch.Bridge(0, OUT + "/b000", rec, port)
     base = f"http://127.0.0.1:{web}"
     browser = None
@@ -225,6 +359,8 @@ def main():
         browser.evaluate("document.getElementById('user').value = 'anna'; document.getElementById('password').value = 'anna-station-pw';"
                          " document.querySelector('form').submit(); true")
         browser.wait_event("Page.loadEventFired", 15)
+        # Sound on, as a nurse's click does once.
+        browser.evaluate("document.getElementById('sound').click(); true", user_gesture=True)
         bridge.start()   # the fall comes QUIET s from now
         shown = browser.wait_for(f"window.station && document.querySelectorAll('#bridges tr').length >= {BRIDGES} && "
                                  "document.getElementById('me').textContent", 30)
@@ -297,6 +433,12 @@ def main():
         errors = [e for e in browser.console_errors if not ("status of 401" in e and e.endswith(base + "/"))]
         check(not errors, f"no errors in the browser's console: {errors[:3]}")
         faults_and_second_falls(browser, port, broker)
+        wall = Browser(extra_args=KIOSK)
+        wall.navigate(f"{base}/display?key={DISPLAY_KEY}")
+        opened = wait_js(wall, "window.station && window.station.renders > 0 && document.body.dataset.display === '1' && "
+                               "window.station.sound === 'running'", 15)
+        check(opened is not None and curl(base + "/display?key=wrong-key-0123456789") == 401,
+              f"a display opened once from its address (kiosk chromium): sound {wall.evaluate('window.station.sound')}; a wrong key 401")
         # The station's process gone: the page says so (its own watchdog), with the fault tone.
         tones = browser.evaluate("window.station.faultBeeps")
         station.kill()
@@ -306,6 +448,9 @@ def main():
         check(said is not None and said <= 5, f"the station killed: the page's fault banner 'does not answer' and the fault tone "
                                               f"{fmt(said)} s later (bar 5 s)")
         browser.screenshot(OUT + "/station-gone.png")
+        restart_with_display(browser, wall, port, conf, restarted)
+        escalation_and_phone(browser, wall, port, base)
+        wall.close()
     except BrowserError as e:
         check(False, f"browser: {e}")
     finally:
@@ -314,8 +459,9 @@ def main():
         if bridge.proc:
             bridge.proc.terminate()
             bridge.proc.wait(20)
-        station.terminate()
-        station.wait(20)
+        for p in [station] + restarted:
+            p.terminate()
+            p.wait(20)
         sub.stop()
         broker.stop()
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")

@@ -23,7 +23,7 @@ import Foundation
 ///   state-directory: /var/lib/fallguard-station   # the past incidents (station.sqlite)
 ///   history-days: 7                          # how long the past incidents are kept
 /// ```
-public struct StationSection: KeyedSection, Codable, Equatable {
+public struct StationSection: KeyedSection, Equatable {
     public struct Broker: KeyedSection, Codable, Equatable, Sendable {
         public var host = "localhost"
         public var port: Int?
@@ -62,13 +62,19 @@ public struct StationSection: KeyedSection, Codable, Equatable {
         public var user = ""
         public var name = ""
         public var password = ""
+        /// Key `pin`: 4 to 8 digits, to acknowledge on a display (``StationSection/displayKey``)
+        /// in this member's name; none: they cannot acknowledge there.
+        public var pin: String?
 
         public init() {}
-        public init(user: String, name: String, password: String) { (self.user, self.name, self.password) = (user, name, password) }
+        public init(user: String, name: String, password: String, pin: String? = nil) {
+            (self.user, self.name, self.password, self.pin) = (user, name, password, pin)
+        }
 
         public static var keys: [ConfigKey<Self>] {
             [.value("user", \.user, required: true), .value("name", \.name, required: true),
-             .value("password", \.password, secret: true, required: true)]
+             .value("password", \.password, secret: true, required: true),
+             .optional("pin", \.pin, secret: true, nullWhenUnset: false)]
         }
     }
 
@@ -83,7 +89,43 @@ public struct StationSection: KeyedSection, Codable, Equatable {
         }
     }
 
+    /// `escalation:` — the steps of a call (issue 37 item 4): accepted ("I'm going", the
+    /// acknowledgement) within `accept-within` seconds of the alarm, presence at the bedside
+    /// ("I'm here") within `presence-within` seconds of the acceptance, else it escalates: every
+    /// page's louder tone, and the `on-call` contact through the station's own `channels`.
+    public struct Escalation: KeyedSection, Equatable, Sendable {
+        public var acceptWithin = 60.0
+        public var presenceWithin = 300.0
+        public var onCall: OnCall?
+
+        public init() {}
+
+        public static var keys: [ConfigKey<Self>] {
+            [.value("accept-within", \.acceptWithin, in: 10...3_600, unit: " s"),
+             .value("presence-within", \.presenceWithin, in: 30...7_200, unit: " s"), .section("on-call", \.onCall)]
+        }
+    }
+
+    /// Who is told when a call escalates, and through which of the station's `channels`.
+    public struct OnCall: KeyedSection, Equatable, Sendable {
+        public var name = ""
+        public var phone: String?
+        public var email: String?
+        public var channels: [String] = []
+
+        public init() {}
+
+        public static var keys: [ConfigKey<Self>] {
+            [.value("name", \.name, required: true), .optional("phone", \.phone, nullWhenUnset: false),
+             .optional("email", \.email, nullWhenUnset: false), .value("channels", \.channels, required: true)]
+        }
+    }
+
     public var broker = Broker()
+    public var escalation = Escalation()
+    /// Key `channels`: the station's own notifiers, as a bridge's `channels:` (twilio-sms,
+    /// twilio-call, webhook, ntfy, …), for the on-call contact.
+    public var channels: [String: any ChannelOptions] = [:]
     public var listen = "127.0.0.1:8470"
     public var tlsCertificate: String?
     public var tlsKey: String?
@@ -93,6 +135,9 @@ public struct StationSection: KeyedSection, Codable, Equatable {
     public var acknowledgeSecrets: [String: String] = [:]
     public var staff: [Staff] = []
     public var residents: [String: Resident] = [:]
+    /// Key `display-key`: the secret a wall or kiosk display opens its session with
+    /// (`/display?key=…`); nil: no display mode.
+    public var displayKey: String?
     /// The directory systemd creates for the station's unit (`StateDirectory=fallguard-station`).
     public static let defaultStateDirectory = "/var/lib/fallguard-station"
     /// Key `state-directory`: where the past incidents are kept (`station.sqlite`).
@@ -109,7 +154,24 @@ public struct StationSection: KeyedSection, Codable, Equatable {
          .optional("acknowledge-secret", \.acknowledgeSecret, secret: true, nullWhenUnset: false),
          .value("acknowledge-secrets", \.acknowledgeSecrets, secret: true),
          .sections("staff", \.staff), .sections("residents", \.residents),
+         .optional("display-key", \.displayKey, secret: true, nullWhenUnset: false),
+         .section("escalation", \.escalation),
+         .custom("channels", \.channels, read: { c, k in try c.sections([String: ChannelEntry].self, forKey: k)?.mapValues(\.options) },
+                 write: { v, c, k in try c.encode(sections: v.mapValues(ChannelEntry.init), forKey: k) }),
          .value("state-directory", \.stateDirectory), .value("history-days", \.historyDays, in: 1...366, unit: " days")]
+    }
+
+    public static func == (a: StationSection, b: StationSection) -> Bool {
+        var (x, y) = (a, b)
+        (x.channels, y.channels) = ([:], [:])
+        return a.channels.isSame(as: b.channels) && x.withoutChannelsEqual(y)
+    }
+
+    private func withoutChannelsEqual(_ o: StationSection) -> Bool {
+        broker == o.broker && escalation == o.escalation && listen == o.listen && tlsCertificate == o.tlsCertificate
+            && tlsKey == o.tlsKey && allowPlainHTTP == o.allowPlainHTTP && sessionHours == o.sessionHours
+            && acknowledgeSecret == o.acknowledgeSecret && acknowledgeSecrets == o.acknowledgeSecrets && staff == o.staff
+            && residents == o.residents && displayKey == o.displayKey && stateDirectory == o.stateDirectory && historyDays == o.historyDays
     }
 
     /// The secret that proves an acknowledgement to `device`.
@@ -184,6 +246,37 @@ public struct StationSection: KeyedSection, Codable, Equatable {
             }
             if member.password.count < 8 { problem(["staff", String(i), "password"], "at least 8 characters, found \(member.password.count)") }
         }
+        var pins: [String: Int] = [:]
+        for (i, member) in staff.enumerated() {
+            guard let pin = member.pin else { continue }
+            if !(4...8).contains(pin.count) || !pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                let digits = pin.allSatisfy { $0.isASCII && $0.isNumber }
+                problem(["staff", String(i), "pin"], "4 to 8 digits, found \(pin.count) characters\(digits ? "" : ", not all digits")")
+            } else if let other = pins[pin] {
+                problem(["staff", String(i), "pin"], "the same PIN as staff \(other) ('\(staff[other].user)'): a display could not tell who acknowledged")
+            }
+            pins[pin] = pins[pin] ?? i
+        }
+        if let key = displayKey, key.count < 16 {
+            problem(["display-key"], "must be at least 16 characters (e.g. openssl rand -hex 16): it opens a display that sees every alarm")
+        }
+        if displayKey != nil, !staff.contains(where: { $0.pin != nil }) {
+            problem(["display-key"], "no member of staff has a pin: a display could show alarms but nobody could acknowledge there", .warning)
+        }
+        for name in channels.keys.sorted() {
+            out += ChannelEntry(channels[name]!).problems(at: path + ["channels", name])
+        }
+        if let onCall = escalation.onCall {
+            for (i, name) in onCall.channels.enumerated() where channels[name] == nil {
+                let known = channels.keys.sorted().joined(separator: ", ")
+                problem(["escalation", "on-call", "channels", String(i)], "unknown channel '\(name)' (station channels: \(known.isEmpty ? "none" : known))")
+            }
+            for name in onCall.channels {
+                guard let addressing = channels[name]?.addressing else { continue }
+                if addressing == .phone, onCall.phone == nil { problem(["escalation", "on-call", "phone"], "channel '\(name)' sends to a phone number: set phone") }
+                if addressing == .email, onCall.email == nil { problem(["escalation", "on-call", "email"], "channel '\(name)' sends to an address: set email") }
+            }
+        }
         if acknowledgeSecret == nil && acknowledgeSecrets.isEmpty {
             problem(["acknowledge-secret"], "without the bridges' acknowledge-secret the page cannot acknowledge (the bridges take only proven acknowledgements)")
         }
@@ -217,7 +310,8 @@ public struct StationConfiguration: Sendable {
         if let s = doc.section(StationSection.self, at: "station") { c.station = s }
         let diagnostics = doc.finish()
         c.redactor = doc.redactor
-        c.redactor.add(contentsOf: c.station.staff.map(\.password) + [c.station.acknowledgeSecret, c.station.broker.password].compactMap { $0 }
+        c.redactor.add(contentsOf: c.station.staff.map(\.password) + [c.station.acknowledgeSecret, c.station.broker.password, c.station.displayKey].compactMap { $0 }
+            + c.station.channels.values.flatMap(\.secrets)
             + Array(c.station.acknowledgeSecrets.values))
         return (c, diagnostics)
     }

@@ -1,6 +1,7 @@
 import FallGuardFieldTest
 import FallGuardNotify
 import FallGuardStation
+import FallGuardWeb
 import Foundation
 import GRDB
 import Logging
@@ -61,6 +62,25 @@ final class StationHistory: Sendable {
         return state.withLock { $0.incidents.newestFirst(since: now - cutoffSeconds) }
     }
 
+    /// Records a step of a call (presence, reset) and writes it.
+    func take(_ step: PastIncidents.Step, key: String, by: String, now: Double) -> Result<PastIncidents.Record, PastIncidents.StepRefused> {
+        state.withLock { s in
+            let result = s.incidents.take(step, key: key, by: by, at: now)
+            if case let .success(r) = result { save([r], &s) }
+            return result
+        }
+    }
+
+    /// The calls late now (``PastIncidents/escalate(now:acceptWithin:presenceWithin:)``), marked
+    /// and written before anyone is told, so that each escalates once.
+    func escalate(now: Double, acceptWithin: Double, presenceWithin: Double) -> [(record: PastIncidents.Record, why: PastIncidents.Escalation)] {
+        state.withLock { s in
+            let due = s.incidents.escalate(now: now, acceptWithin: acceptWithin, presenceWithin: presenceWithin)
+            if !due.isEmpty { save(due.map(\.record), &s) }
+            return due
+        }
+    }
+
     /// Drops what is older than the retention, from memory and from the file.
     func prune(now: Double) {
         let cutoff = now - cutoffSeconds
@@ -94,6 +114,42 @@ final class StationHistory: Sendable {
         }
     }
 
+    /// The page's sessions as last kept (``keep(sessions:)``): a restart of the station signs
+    /// nobody out. Empty when the file cannot be read.
+    func keptSessions() -> [(user: String?, session: WebAccess.SavedSession)] {
+        do {
+            try store.openNow()
+            return try store.pool().read { db in
+                try Row.fetchAll(db, sql: "SELECT user, id, csrf, expires FROM session").map {
+                    ($0["user"], WebAccess.SavedSession(id: $0["id"], csrf: $0["csrf"], expires: $0["expires"]))
+                }
+            }
+        } catch {
+            logger.error("station: the page's sessions cannot be read from \(store.path): every page signs in again: \(error)")
+            return []
+        }
+    }
+
+    /// Keeps every session valid now in the file (0600, in the state directory), in place of
+    /// those kept before; false when it cannot (the sessions then end with the process).
+    @discardableResult
+    func keep(sessions: [(user: String?, session: WebAccess.SavedSession)]) -> Bool {
+        do {
+            try store.openNow()
+            try store.pool().write { db in
+                try db.execute(sql: "DELETE FROM session")
+                for (user, s) in sessions {
+                    try db.execute(sql: "INSERT INTO session (id, user, csrf, expires) VALUES (?, ?, ?, ?)",
+                                   arguments: [s.id, user, s.csrf, s.expires])
+                }
+            }
+            return true
+        } catch {
+            logger.error("station: the page's sessions are not kept in \(store.path) (a restart signs them out): \(error)")
+            return false
+        }
+    }
+
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1: past incidents") { db in
@@ -117,20 +173,41 @@ final class StationHistory: Sendable {
                 CREATE INDEX past_incident_raised ON past_incident(raised_at);
                 """)
         }
+        // Issue 37 item 4: the steps of a call. A call acknowledged before they were recorded is
+        // taken as reset then (it does not wait for a presence nobody could give).
+        m.registerMigration("v2: call steps") { db in
+            for column in ["alert_at REAL", "present_by TEXT", "present_at REAL", "reset_by TEXT", "reset_at REAL",
+                           "unaccepted_escalated_at REAL", "no_presence_escalated_at REAL",
+                           "bridge_raised_at REAL", "bridge_acknowledged_at REAL"] {
+                try db.execute(sql: "ALTER TABLE past_incident ADD COLUMN \(column)")
+            }
+            try db.execute(sql: "UPDATE past_incident SET reset_at = acknowledged_at WHERE acknowledged_at IS NOT NULL")
+        }
+        // Issue 37: sessions survive a restart (user NULL: a display's).
+        m.registerMigration("v3: sessions") { db in
+            try db.execute(sql: "CREATE TABLE session (id TEXT PRIMARY KEY, user TEXT, csrf TEXT NOT NULL, expires REAL NOT NULL)")
+        }
         return m
     }
 
     static func upsert(_ r: PastIncidents.Record, _ db: Database) throws {
         try db.execute(sql: """
             INSERT INTO past_incident (key, device, incident, kind, wearer, location, raised_at, alert_out, delivered, reached_by,
-                                       acknowledged_by, acknowledged_at, resolved_by_wearer, ended_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                       acknowledged_by, acknowledged_at, resolved_by_wearer, ended_at, alert_at, present_by, present_at,
+                                       reset_by, reset_at, unaccepted_escalated_at, no_presence_escalated_at, bridge_raised_at,
+                                       bridge_acknowledged_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET incident = excluded.incident, kind = excluded.kind, wearer = excluded.wearer,
                 location = excluded.location, alert_out = excluded.alert_out, delivered = excluded.delivered,
                 reached_by = excluded.reached_by, acknowledged_by = excluded.acknowledged_by,
-                acknowledged_at = excluded.acknowledged_at, resolved_by_wearer = excluded.resolved_by_wearer, ended_at = excluded.ended_at
+                acknowledged_at = excluded.acknowledged_at, resolved_by_wearer = excluded.resolved_by_wearer, ended_at = excluded.ended_at,
+                alert_at = excluded.alert_at, present_by = excluded.present_by, present_at = excluded.present_at,
+                reset_by = excluded.reset_by, reset_at = excluded.reset_at, unaccepted_escalated_at = excluded.unaccepted_escalated_at,
+                no_presence_escalated_at = excluded.no_presence_escalated_at, bridge_raised_at = excluded.bridge_raised_at,
+                bridge_acknowledged_at = excluded.bridge_acknowledged_at
             """, arguments: [r.key, r.device, r.incident, r.kind, r.wearer, r.location, r.raisedAt, r.alertOut, r.delivered, r.reachedBy,
-                             r.acknowledgedBy, r.acknowledgedAt, r.resolvedByWearer, r.endedAt])
+                             r.acknowledgedBy, r.acknowledgedAt, r.resolvedByWearer, r.endedAt, r.alertAt, r.presentBy, r.presentAt,
+                             r.resetBy, r.resetAt, r.unacceptedEscalatedAt, r.noPresenceEscalatedAt, r.bridgeRaisedAt, r.bridgeAcknowledgedAt])
     }
 
     static func record(_ row: Row) -> PastIncidents.Record {
@@ -146,6 +223,10 @@ final class StationHistory: Sendable {
         r.acknowledgedAt = row["acknowledged_at"]
         r.resolvedByWearer = row["resolved_by_wearer"]
         r.endedAt = row["ended_at"]
+        r.alertAt = row["alert_at"]
+        (r.presentBy, r.presentAt, r.resetBy, r.resetAt) = (row["present_by"], row["present_at"], row["reset_by"], row["reset_at"])
+        (r.unacceptedEscalatedAt, r.noPresenceEscalatedAt) = (row["unaccepted_escalated_at"], row["no_presence_escalated_at"])
+        (r.bridgeRaisedAt, r.bridgeAcknowledgedAt) = (row["bridge_raised_at"], row["bridge_acknowledged_at"])
         return r
     }
 }

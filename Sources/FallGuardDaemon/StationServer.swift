@@ -11,6 +11,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// `fallguard station`: the site's broker folded into a ``SiteModel`` (``MQTTSiteClient``) and
 /// into the past incidents (``StationHistory``, a SQLite file in `station.state-directory`), and
@@ -22,24 +23,34 @@ import Synchronization
 /// connections.
 public final class StationServer: Sendable {
     public let section: StationSection
-    public let access: StaffAccess
+    /// The staff's logins and the displays; replaced by a reload (``reload(_:)``), sessions kept.
+    public var access: StaffAccess { staff.mutex.withLock { $0 } }
+    private let staff: Box<StaffAccess>
+    /// Who lives where; replaced by a reload.
+    private let roster: Box<[String: StationSection.Resident]>
     private let model: SiteBox
     let history: StationHistory
     private let mqtt: MQTTSiteClient
+    let escalation: StationEscalation
     private let logger: Logger
     private let loopbackOnly: Bool
 
     public init(section: StationSection, logger: Logger) throws {
         self.section = section
         self.logger = logger
-        access = StaffAccess(staff: section.staff.map { ($0.user, $0.name, $0.password) }, sessionHours: section.sessionHours)
+        staff = Box(Self.staffAccess(section))
+        let roster = Box(section.residents)
+        self.roster = roster
         let model = SiteBox(SiteModel(prefix: section.broker.topicPrefix,
                                       roster: section.residents.mapValues { ($0.wearer, $0.location) }))
         self.model = model
         let history = StationHistory(directory: section.stateDirectory, days: section.historyDays, logger: logger)
         self.history = history
+        escalation = StationEscalation(section: section, history: history, logger: logger)
+        // Every page open before a restart goes on without anyone typing (issue 37).
+        let restored = staff.mutex.withLock { $0 }.restore(history.keptSessions(), now: Date().timeIntervalSince1970)
+        if restored > 0 { logger.notice("station: \(restored) sessions kept from before the restart") }
         let prefix = section.broker.topicPrefix
-        let roster = section.residents
         loopbackOnly = section.onLoopback
         let clientID = section.broker.clientID ?? "fallguard-station-\(ProcessInfo.processInfo.processIdentifier)"
         do {
@@ -47,7 +58,7 @@ public final class StationServer: Sendable {
                 let now = Date().timeIntervalSince1970
                 model.mutex.withLock { $0.apply(topic: topic, payload: payload, now: now) }
                 history.apply(topic: topic, payload: payload, retained: retained, now: now, prefix: prefix,
-                              roster: Self.device(of: topic, prefix: prefix).flatMap { roster[$0] }.map { ($0.wearer, $0.location) })
+                              roster: Self.device(of: topic, prefix: prefix).flatMap { d in roster.mutex.withLock { $0[d] } }.map { ($0.wearer, $0.location) })
             }
         } catch {
             throw DaemonStartError(description: "station: \(error)", status: 69)
@@ -55,6 +66,42 @@ public final class StationServer: Sendable {
     }
 
     public var snapshot: SiteModel { model.mutex.withLock { $0 } }
+
+    static func staffAccess(_ section: StationSection, throttle: PasswordThrottle = PasswordThrottle()) -> StaffAccess {
+        StaffAccess(staff: section.staff.map { ($0.user, $0.name, $0.password) }, sessionHours: section.sessionHours,
+                    pins: Dictionary(section.staff.compactMap { m in m.pin.map { (m.user, $0) } }, uniquingKeysWith: { a, _ in a }),
+                    displayKey: section.displayKey, throttle: throttle)
+    }
+
+    /// Takes the staff (logins, PINs, the display key) and the residents of a new file at once;
+    /// every session goes on (a member no longer listed loses theirs). Returns the other keys
+    /// that changed: they take effect after a restart.
+    @discardableResult
+    public func reload(_ new: StationSection) -> [String] {
+        staff.mutex.withLock { current in
+            let next = Self.staffAccess(new, throttle: current.throttle)
+            next.restore(current.savedSessions(now: WebSite.now()), now: WebSite.now())
+            current = next
+        }
+        keepSessions()
+        roster.mutex.withLock { $0 = new.residents }
+        model.mutex.withLock { $0.roster = new.residents.mapValues { ($0.wearer, $0.location) } }
+        var old = section, applied = new
+        (old.staff, old.residents, old.displayKey, old.sessionHours) = ([], [:], nil, 0)
+        (applied.staff, applied.residents, applied.displayKey, applied.sessionHours) = ([], [:], nil, 0)
+        return old == applied ? [] : ["the rest of station:"]
+    }
+
+    /// SIGHUP: reads `path` again and takes what ``reload(_:)`` can; a file with errors changes nothing.
+    func reload(path: String) {
+        let (c, diagnostics) = StationConfiguration.load(path: path)
+        guard !diagnostics.contains(where: \.isError) else {
+            logger.error("SIGHUP: \(path) has errors; still running with the staff and residents loaded before")
+            return
+        }
+        let later = reload(c.station)
+        logger.notice("SIGHUP: reloaded \(path): \(c.station.staff.count) members of staff, \(c.station.residents.count) residents\(later.isEmpty ? "" : "; other changes take effect after a restart")")
+    }
 
     /// The station's own link to the broker, as the page shows it.
     public var link: SiteModel.Link {
@@ -78,16 +125,72 @@ public final class StationServer: Sendable {
 
     func session(_ request: Request) -> String? { WebAccess.session(inCookieHeader: request.headers[.cookie]) }
 
-    /// The member signed in, or the answer: 421 for a foreign Host on a loopback station, 401
-    /// with the login form without a valid session.
-    func member(_ request: Request) -> Result<StaffAccess.Member, RefusalResponse> {
+    /// The member signed in or the display, or the answer: 421 for a foreign Host on a loopback
+    /// station, 401 with the login form without a valid session.
+    func viewer(_ request: Request) -> Result<StaffAccess.Viewer, RefusalResponse> {
         guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
             return .failure(.init(WebSite.refused(.misdirectedRequest, "this page answers only to a loopback address")))
         }
-        guard let m = access.member(session: session(request), now: WebSite.now()) else {
+        guard let v = access.viewer(session: session(request), now: WebSite.now()) else {
             return .failure(.init(Self.html(StationPage.login(message: nil), status: .unauthorized, close: true)))
         }
-        return .success(m)
+        return .success(v)
+    }
+
+    /// Who takes a step: the member signed in, or on a display the member whose PIN it is.
+    func who(_ v: StaffAccess.Viewer, pin: String?, client: String) -> Result<StaffAccess.Member, RefusalResponse> {
+        switch v {
+        case let .member(m): return .success(m)
+        case .display:
+            switch access.member(pin: pin ?? "", client: client, now: WebSite.now()) {
+            case let (.right, found?): return .success(found)
+            case let (.throttled(seconds, _), _):
+                return .failure(.init(WebSite.refused(.tooManyRequests, "too many wrong PINs: try again in \(seconds) s")))
+            default:
+                logger.warning("station: a wrong PIN on a display (from \(client))")
+                return .failure(.init(WebSite.refused(.forbidden, "wrong PIN")))
+            }
+        }
+    }
+
+    /// A form that acts in a member's name (`/ack`, `/step`): a session, the session's form
+    /// token, and who (the member signed in, or by PIN on a display); its fields and the member.
+    func staffForm(_ request: Request, client: String) async -> Result<([String: String], StaffAccess.Member), RefusalResponse> {
+        var request = request
+        let v: StaffAccess.Viewer
+        switch viewer(request) {
+        case let .failure(r): return .failure(r)
+        case let .success(found): v = found
+        }
+        let fields = await WebSite.form(&request)
+        guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
+            logger.warning("station: a form without the page's form token was refused (from \(client))")
+            return .failure(.init(WebSite.refused(.forbidden, "missing or wrong form token")))
+        }
+        return who(v, pin: fields["pin"], client: client).map { (fields, $0) }
+    }
+
+    /// Keeps the sessions in the state directory after each sign-in and sign-out.
+    func keepSessions() { history.keep(sessions: access.savedSessions(now: WebSite.now())) }
+
+    /// A display's session from its key (`GET /display?key=…` as a kiosk starts, or the form).
+    func openDisplay(key: String, client: String) -> Response {
+        switch access.checkDisplay(key: key, client: client, now: WebSite.now()) {
+        case .right:
+            guard let id = access.startDisplaySession(now: WebSite.now()) else { break }
+            keepSessions()
+            logger.notice("station: a display opened from \(client)")
+            var r = Response.redirect(to: "/", type: .normal)
+            r.headers[.setCookie] = access.cookie(session: id, secure: section.tls != nil, display: true)
+            return r
+        case let .throttled(seconds, _):
+            return Self.html(StationPage.login(message: "Too many wrong keys: try again in \(seconds) s."), status: .tooManyRequests, close: true)
+        case .wrong:
+            break
+        }
+        logger.warning("station: a wrong display key from \(client)")
+        return Self.html(StationPage.login(message: access.hasDisplays ? "Wrong display key." : "This station has no display mode (display-key)."),
+                         status: .unauthorized, close: true)
     }
 
     public struct RefusalResponse: Error { let response: Response; init(_ r: Response) { response = r } }
@@ -98,30 +201,48 @@ public final class StationServer: Sendable {
         init(_ model: SiteModel) { mutex = Mutex(model) }
     }
 
+    /// A value shared by the MQTT thread, the routes and a reload.
+    final class Box<Value: Sendable>: Sendable {
+        let mutex: Mutex<Value>
+        init(_ value: Value) { mutex = Mutex(value) }
+    }
+
     func addRoutes(to router: Router<BridgeRequestContext>) {
         router.get("/") { [self] request, _ -> Response in
-            switch member(request) {
+            switch viewer(request) {
             case let .failure(r): return r.response
-            case let .success(m):
-                return Self.html(StationPage.main(member: m.name, formToken: access.formToken(session: session(request), now: WebSite.now()) ?? ""))
+            case let .success(v):
+                let token = access.formToken(session: session(request), now: WebSite.now()) ?? ""
+                if case let .member(m) = v { return Self.html(StationPage.main(member: m.name, formToken: token)) }
+                return Self.html(StationPage.main(member: nil, formToken: token))
             }
         }
+        router.get("display") { [self] request, context -> Response in
+            guard access.acceptsHost(request.head.authority, loopbackOnly: loopbackOnly) else {
+                return WebSite.refused(.misdirectedRequest, "this page answers only to a loopback address")
+            }
+            return openDisplay(key: request.uri.queryParameters["key"].map(String.init) ?? "", client: context.client)
+        }
         router.get("station.js") { [self] request, _ -> Response in
-            if case let .failure(r) = member(request) { return r.response }
+            if case let .failure(r) = viewer(request) { return r.response }
             return Response(status: .ok, headers: [.contentType: "text/javascript; charset=utf-8", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(string: StationPage.script)))
         }
         router.get("site.json") { [self] request, _ -> Response in
-            switch member(request) {
+            switch viewer(request) {
             case let .failure(r): return r.response
-            case let .success(m):
-                let json = StationPage.json(snapshot, me: m.name, link: link, now: WebSite.now())
+            case let .success(v):
+                var me: String?
+                if case let .member(m) = v { me = m.name }
+                let now = WebSite.now()
+                let json = StationPage.json(snapshot, me: me, link: link, now: now, calls: history.newestFirst(now: now),
+                                            escalation: (section.escalation.acceptWithin, section.escalation.presenceWithin))
                 return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(string: json)))
             }
         }
         router.get("incidents.json") { [self] request, _ -> Response in
-            if case let .failure(r) = member(request) { return r.response }
+            if case let .failure(r) = viewer(request) { return r.response }
             let now = WebSite.now()
             let json = StationPage.incidentsJSON(history.newestFirst(now: now), days: history.days, now: now, problem: history.problem)
             return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
@@ -141,6 +262,7 @@ public final class StationServer: Sendable {
                 logger.notice("station: \(m.user) signed in from \(context.client)")
                 var r = Response.redirect(to: "/", type: .normal)
                 r.headers[.setCookie] = access.cookie(session: access.startSession(for: m, now: WebSite.now()), secure: section.tls != nil)
+                keepSessions()
                 return r
             case .wrong:
                 logger.warning("station: a wrong user or password from \(context.client)")
@@ -149,21 +271,39 @@ public final class StationServer: Sendable {
                 return Self.html(StationPage.login(message: "Too many wrong passwords: try again in \(seconds) s."), status: .tooManyRequests, close: true)
             }
         }
-        router.post("logout") { [access] request, _ -> Response in
+        router.post("logout") { [self] request, _ -> Response in
             await WebSite.logout(request, accepts: { access.acceptsForm(token: $0, session: $1, now: WebSite.now()) },
-                                 end: { access.logout(session: $0) })
+                                 end: { access.logout(session: $0); keepSessions() })
+        }
+        // A step of an accepted call: presence ("I'm here"), then reset, named as /ack is.
+        router.post("step") { [self] request, context -> Response in
+            let (fields, m): ([String: String], StaffAccess.Member)
+            switch await staffForm(request, client: context.client) {
+            case let .failure(r): return r.response
+            case let .success(found): (fields, m) = found
+            }
+            guard let step = fields["step"].flatMap(PastIncidents.Step.init(rawValue:)), let key = fields["key"], key.count <= 200 else {
+                return WebSite.refused(.badRequest, "step (presence or reset) and key required")
+            }
+            switch history.take(step, key: key, by: m.name, now: WebSite.now()) {
+            case let .failure(refused): return WebSite.refused(.conflict, refused.why)
+            case let .success(r):
+                logger.notice("station: \(m.user) took \(step.rawValue) on \(r.device) \(r.incident ?? r.key)")
+                return Response(status: .noContent)
+            }
+        }
+        router.get("incidents.csv") { [self] request, _ -> Response in
+            if case let .failure(r) = viewer(request) { return r.response }
+            let now = WebSite.now()
+            return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .cacheControl: "no-store",
+                                                   .contentDisposition: "attachment; filename=\"fallguard-incidents.csv\""],
+                            body: .init(byteBuffer: ByteBuffer(string: StationPage.incidentsCSV(history.newestFirst(now: now)))))
         }
         router.post("ack") { [self] request, context -> Response in
-            var request = request
-            let m: StaffAccess.Member
-            switch member(request) {
+            let (fields, m): ([String: String], StaffAccess.Member)
+            switch await staffForm(request, client: context.client) {
             case let .failure(r): return r.response
-            case let .success(found): m = found
-            }
-            let fields = await WebSite.form(&request)
-            guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
-                logger.warning("station: an acknowledgement without the page's form token was refused (from \(context.client))")
-                return WebSite.refused(.forbidden, "missing or wrong form token")
+            case let .success(found): (fields, m) = found
             }
             guard let device = fields["device"], let incident = fields["incident"],
                   MQTTTopics.levelProblem(device) == nil, !incident.isEmpty, incident.count <= 64,
@@ -181,7 +321,8 @@ public final class StationServer: Sendable {
     }
 
     /// The HTTP server and the MQTT connection, until `duration` seconds (nil: until SIGTERM/SIGINT).
-    public func run(duration: Double? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    /// `configPath`: the file a SIGHUP reads again (``reload(path:)``).
+    public func run(duration: Double? = nil, configPath: String? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         guard let address = section.address else { throw DaemonStartError(description: "station.listen: malformed", status: 78) }
         let router = Router(context: BridgeRequestContext.self)
         addRoutes(to: router)
@@ -196,6 +337,12 @@ public final class StationServer: Sendable {
                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? address.port) },
                              logger: logger)
         mqtt.start()
+        let escalating = Task { await escalation.run() }
+        let reloading = Task { [self] in
+            guard let configPath else { return }
+            for await _ in await UnixSignalsSequence(trapping: .sighup) { reload(path: configPath) }
+        }
+        defer { reloading.cancel() }
         let group = ServiceGroup(configuration: .init(services: [.init(service: app)],
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
@@ -213,10 +360,14 @@ public final class StationServer: Sendable {
                 try await group.run()
             }
         } catch {
-            // Cancelled (a test's stop) or failed: the MQTT connection goes too.
+            // Cancelled (a test's stop) or failed: the MQTT connection and the escalations go too.
+            escalating.cancel()
+            await escalating.value
             await mqtt.stop()
             throw error
         }
+        escalating.cancel()
+        await escalating.value
         await mqtt.stop()
     }
 }

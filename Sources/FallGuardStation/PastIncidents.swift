@@ -37,6 +37,22 @@ public struct PastIncidents: Sendable, Equatable {
         public var acknowledgedAt: Double?
         public var resolvedByWearer: Bool
         public var endedAt: Double?
+        /// When the alert went out (the call placed; nil: a countdown only), station's clock.
+        public var alertAt: Double?
+        /// Presence at the bedside ("I'm here"), by whom and when.
+        public var presentBy: String?
+        public var presentAt: Double?
+        /// The call reset (done), by whom and when.
+        public var resetBy: String?
+        public var resetAt: Double?
+        /// The bridge's own times (issue 37 item 8): its alert (the alarm incident's `at`, the
+        /// alert's `sentAt`, the earlier) and its acknowledgement (the `acknowledged` incident's
+        /// `at`). The station's receive times are compressed after an outage; these are not.
+        public var bridgeRaisedAt: Double?
+        public var bridgeAcknowledgedAt: Double?
+        /// When the call escalated because nobody accepted it, and because nobody was present.
+        public var unacceptedEscalatedAt: Double?
+        public var noPresenceEscalatedAt: Double?
 
         public init(key: String, device: String, raisedAt: Double) {
             (self.key, self.device, self.raisedAt) = (key, device, raisedAt)
@@ -51,8 +67,85 @@ public struct PastIncidents: Sendable, Equatable {
             return alertOut || incident != nil ? "ended" : "aborted"
         }
 
-        /// Seconds from raised to acknowledged (nil: not acknowledged, or not seen live).
-        public var secondsToAcknowledge: Double? { acknowledgedAt.map { max(0, $0 - raisedAt) } }
+        /// Seconds to acknowledge: from the alert to the acknowledgement by the bridge's clock
+        /// when its messages said both, else from raised to acknowledged as the station saw them
+        /// (nil: not acknowledged, or not seen live).
+        public var secondsToAcknowledge: Double? {
+            if let a = bridgeAcknowledgedAt, let r = bridgeRaisedAt { return max(0, a - r) }
+            return acknowledgedAt.map { max(0, $0 - raisedAt) }
+        }
+        /// Whether ``secondsToAcknowledge`` is by the bridge's clock.
+        public var timedByBridge: Bool { bridgeAcknowledgedAt != nil && bridgeRaisedAt != nil }
+        /// Seconds from accepted to present, and from present to reset.
+        public var secondsToPresence: Double? { acknowledgedAt.flatMap { a in presentAt.map { max(0, $0 - a) } } }
+        public var secondsToReset: Double? { presentAt.flatMap { p in resetAt.map { max(0, $0 - p) } } }
+
+        /// Accepted, and not yet reset: the call goes on at the bedside.
+        public var inProgress: Bool { acknowledgedAt != nil && resetAt == nil }
+    }
+
+    /// A step a member of staff takes on a call after accepting it.
+    public enum Step: String, Sendable {
+        /// At the bedside ("I'm here").
+        case presence
+        /// Done: the call is closed.
+        case reset
+    }
+
+    /// Why a call escalated.
+    public enum Escalation: String, Sendable {
+        /// Nobody accepted the alarm within `accept-within`.
+        case unaccepted
+        /// Accepted, and nobody present within `presence-within`.
+        case noPresence = "no-presence"
+    }
+
+    /// Records `step` on the call `key` by `by`; the record, or why not (presence needs an
+    /// accepted call, reset a presence; each is taken once).
+    public mutating func take(_ step: Step, key: String, by: String, at now: Double) -> Result<Record, StepRefused> {
+        guard let i = records.firstIndex(where: { $0.key == key }) else { return .failure(.init(why: "no such call")) }
+        var r = records[i]
+        switch step {
+        case .presence:
+            guard r.acknowledgedAt != nil || r.acknowledgedBy != nil else { return .failure(.init(why: "nobody has accepted it yet")) }
+            guard r.presentAt == nil else { return .failure(.init(why: "\(r.presentBy ?? "someone") is there already")) }
+            (r.presentBy, r.presentAt) = (by, now)
+        case .reset:
+            guard r.presentAt != nil else { return .failure(.init(why: "nobody is there yet (I'm here first)")) }
+            guard r.resetAt == nil else { return .failure(.init(why: "reset already")) }
+            (r.resetBy, r.resetAt) = (by, now)
+        }
+        records[i] = r
+        return .success(r)
+    }
+
+    public struct StepRefused: Error, Equatable { public var why: String }
+
+    /// Seconds past its presence time after which an accepted call no longer escalates.
+    public static let missedLate = 600.0
+
+    /// The calls that are late now and have not escalated for that yet, marked as escalated
+    /// (each escalates once per reason): an open alert nobody accepted within `acceptWithin`
+    /// seconds of going out, and an accepted one nobody was present at within `presenceWithin`.
+    public mutating func escalate(now: Double, acceptWithin: Double, presenceWithin: Double) -> [(record: Record, why: Escalation)] {
+        var out: [(Record, Escalation)] = []
+        for i in records.indices {
+            var r = records[i]
+            if r.endedAt == nil, r.alertOut, r.acknowledgedBy == nil, !r.resolvedByWearer, r.unacceptedEscalatedAt == nil,
+               now - (r.alertAt ?? r.raisedAt) >= acceptWithin {
+                r.unacceptedEscalatedAt = now
+                out.append((r, .unaccepted))
+            }
+            // One accepted while the station was away, late for more than `missedLate` when it
+            // came back, is shown as late but not sent to the on-call contact at start.
+            if let accepted = r.acknowledgedAt, r.presentAt == nil, r.resetAt == nil, r.noPresenceEscalatedAt == nil,
+               now - accepted >= presenceWithin, now - accepted < presenceWithin + Self.missedLate {
+                r.noPresenceEscalatedAt = now
+                out.append((r, .noPresence))
+            }
+            records[i] = r
+        }
+        return out
     }
 
     /// Every record, oldest first.
@@ -135,7 +228,7 @@ public struct PastIncidents: Sendable, Equatable {
             case "countdown", "alert-out":
                 let i: Int
                 if let o = open[device] { i = o } else { i = newRecord(at: now) }
-                if text == "alert-out" { update(i) { $0.alertOut = true } }
+                if text == "alert-out" { update(i) { $0.alertOut = true; $0.alertAt = $0.alertAt ?? now } }
             case "monitoring":
                 if let i = open[device] {
                     update(i) { $0.endedAt = now }
@@ -147,7 +240,13 @@ public struct PastIncidents: Sendable, Equatable {
             guard let p = try? JSONDecoder().decode(SiteModel.IncidentPayload.self, from: Data(payload)),
                   let i = record(of: p.incident, kind: p.kind, at: p.at) else { break }
             update(i) { r in
-                if Self.alarmKinds.contains(p.kind) { r.kind = r.kind ?? p.kind; r.alertOut = true }
+                if Self.alarmKinds.contains(p.kind) {
+                    r.kind = r.kind ?? p.kind; r.alertOut = true; r.alertAt = r.alertAt ?? now
+                    if let t = p.at.flatMap(Self.parseTime), r.bridgeRaisedAt.map({ t < $0 }) ?? true { r.bridgeRaisedAt = t }
+                }
+                if p.kind == "acknowledged", r.bridgeAcknowledgedAt == nil, !made.contains(r.key) {
+                    r.bridgeAcknowledgedAt = p.at.flatMap(Self.parseTime)
+                }
                 if p.delivered == true { r.delivered = true }
                 if let who = p.reachedBy { r.reachedBy = who }
                 if p.kind == "acknowledged" || p.acknowledgedBy != nil, r.acknowledgedBy == nil {
@@ -165,7 +264,10 @@ public struct PastIncidents: Sendable, Equatable {
                   let i = record(of: a.alert.incident, kind: kind, at: nil) else { break }
             update(i) { r in
                 if r.wearer == nil, !a.wearer.name.isEmpty { r.wearer = a.wearer.name }
-                if Self.alarmKinds.contains(kind) { r.kind = r.kind ?? kind; r.alertOut = true }
+                if Self.alarmKinds.contains(kind) {
+                    r.kind = r.kind ?? kind; r.alertOut = true; r.alertAt = r.alertAt ?? now
+                    if let t = a.sentAt.flatMap(Self.parseTime), r.bridgeRaisedAt.map({ t < $0 }) ?? true { r.bridgeRaisedAt = t }
+                }
                 if kind == "acknowledged", r.acknowledgedBy == nil {
                     r.acknowledgedBy = a.alert.acknowledgedBy ?? "someone"
                     if !made.contains(r.key) { r.acknowledgedAt = now }

@@ -84,6 +84,32 @@ public final class WebAccess: Sendable {
         }
     }
 
+    /// A session as it is kept across a restart (the station's state directory): its id, its
+    /// form token and when it ends.
+    public struct SavedSession: Sendable, Equatable {
+        public var id: String
+        public var csrf: String
+        public var expires: Double
+        public init(id: String, csrf: String, expires: Double) { (self.id, self.csrf, self.expires) = (id, csrf, expires) }
+    }
+
+    /// The sessions still valid at `now`, to keep.
+    public func savedSessions(now: Double) -> [SavedSession] {
+        state.withLock { s in
+            s.sessions.filter { $0.value.expires > now }.map { SavedSession(id: $0.key, csrf: $0.value.csrf, expires: $0.value.expires) }
+                .sorted { $0.id < $1.id }
+        }
+    }
+
+    /// Takes back sessions kept before a restart (the expired ones are left out).
+    public func restore(_ saved: [SavedSession], now: Double) {
+        state.withLock { s in
+            for session in saved where session.expires > now && !session.id.isEmpty && !session.csrf.isEmpty {
+                s.sessions[session.id] = Session(csrf: session.csrf, expires: session.expires)
+            }
+        }
+    }
+
     public func logout(session: String?) {
         guard let session else { return }
         _ = state.withLock { $0.sessions.removeValue(forKey: session) }

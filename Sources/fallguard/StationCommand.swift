@@ -39,7 +39,7 @@ struct StationCommand: AsyncParsableCommand {
             printError(error.description)
             throw ExitCode(error.status)
         }
-        try await server.run(duration: duration?.value) { port in
+        try await server.run(duration: duration?.value, configPath: config) { port in
             logger.notice("station: serving http\(c.station.tls == nil ? "" : "s")://\(c.station.address?.host ?? "?"):\(port)/ for \(c.station.staff.count) members of staff")
         }
     }

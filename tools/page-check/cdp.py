@@ -9,7 +9,7 @@ class BrowserError(Exception):
 
 
 class Browser:
-    def __init__(self, width=1100, height=1500, binary=None):
+    def __init__(self, width=1100, height=1500, binary=None, extra_args=()):
         binary = binary or shutil.which("chromium") or shutil.which("chromium-browser")
         if not binary:
             raise BrowserError("chromium is not installed (apt install chromium)")
@@ -25,7 +25,7 @@ class Browser:
         args = [binary, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                 "--disable-extensions", "--disable-background-networking", "--disable-component-update",
                 "--disable-dev-shm-usage", "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
-                f"--window-size={width},{height}", "about:blank"]
+                f"--window-size={width},{height}", *extra_args, "about:blank"]
         self.proc = subprocess.Popen(args, preexec_fn=fds,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      close_fds=False)
@@ -117,9 +117,10 @@ class Browser:
         self.call("Page.navigate", {"url": url}, session=True)
         self.wait_event("Page.loadEventFired", timeout)
 
-    def evaluate(self, expression, timeout=30):
-        r = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True},
-                      session=True, timeout=timeout)
+    def evaluate(self, expression, timeout=30, user_gesture=False):
+        """user_gesture: as if a person clicked (what lets a page start its sound)."""
+        r = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True,
+                                           "userGesture": user_gesture}, session=True, timeout=timeout)
         if "exceptionDetails" in r:
             raise BrowserError(f"{expression[:60]}: {r['exceptionDetails'].get('exception', {}).get('description')}")
         return r.get("result", {}).get("value")
