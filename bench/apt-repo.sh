@@ -152,7 +152,7 @@ in_root runuser -u fallguard -- fallguard check-config --config /etc/fallguard/c
 check "the installed configuration passes check-config as user fallguard" test $? = 0
 
 # ---- state the upgrade must keep ------------------------------------------------------------------
-in_root runuser -u fallguard -- fallguard run --duration 20 --state /var/lib/fallguard >"$work/demo.log" 2>&1
+in_root runuser -u fallguard -- fallguard run --duration 20 --state /var/lib/fallguard --listen "127.0.0.1:$((port + 1001))" >"$work/demo.log" 2>&1
 state=$root/var/lib/fallguard
 check "the demo run filled the state folder: outbox.sqlite and the incident archive" test -s "$state/outbox.sqlite" -a -d "$state/incidents"
 outbox_before=$(sqlite3 "$state/outbox.sqlite" .dump 2>/dev/null | sha256sum)
