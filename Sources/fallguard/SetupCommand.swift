@@ -43,15 +43,18 @@ struct SetupCommand: ParsableCommand {
         }
         var a: [String: String] = [:]
         for q in Question.all where q.asked(a) {
-            let value: String
+            var value: String
             if interactive {
-                value = Self.ask(q, default: q.defaultValue(a))
+                // On a terminal a wrong answer is asked again, saying what is wanted.
+                let suggested = q.defaultValue(a)
+                value = try Self.askOrStop(q, default: suggested)
+                while let problem = q.problem(value, a) {
+                    print("  \(problem)")
+                    value = try Self.askOrStop(q, default: suggested)
+                }
             } else {
                 value = given[q.key] ?? q.defaultValue(a) ?? ""
-            }
-            if let problem = q.problem(value, a) {
-                if interactive { throw Self.fail("\(q.key): \(problem)") }
-                throw Self.fail("\(answers!): \(q.key): \(problem)")
+                if let problem = q.problem(value, a) { throw Self.fail("\(answers!): \(q.key): \(problem)") }
             }
             a[q.key] = value
         }
@@ -102,10 +105,20 @@ struct SetupCommand: ParsableCommand {
 
     // MARK: - Reading answers
 
+    /// `ask`, but the end of the input stops the setup (nothing written).
+    static func askOrStop(_ q: Question, default d: String?) throws -> String {
+        guard let v = ask(q, default: d, atEnd: nil) else { throw fail("\n\(q.key): no answer (end of input): nothing written") }
+        return v
+    }
+
     static func ask(_ q: Question, default d: String?) -> String {
+        ask(q, default: d, atEnd: d ?? "") ?? ""
+    }
+
+    static func ask(_ q: Question, default d: String?, atEnd: String?) -> String? {
         print(q.prompt + (d.map { $0.isEmpty ? " []" : " [\($0)]" } ?? "") + ": ", terminator: "")
         flushStandardOutput()
-        guard let line = readLine() else { return d ?? "" }
+        guard let line = readLine() else { return atEnd }
         let t = line.trimmingCharacters(in: .whitespaces)
         return t.isEmpty ? (d ?? "") : t
     }

@@ -64,8 +64,9 @@ import FallGuardTestSupport
         #expect(u.stderr.contains("unknown.yaml:2: chanel: unknown key"), "\(u.stderr)")
     }
 
-    /// Driven on a pseudo-terminal as a person would: each prompt answered as it appears; the
-    /// "did it arrive?" question answered yes only when the receiver has the SMS.
+    /// Driven on a pseudo-terminal as a person would: each prompt answered as it appears (the
+    /// phone number first without its country code); the "did it arrive?" question answered
+    /// yes only when the receiver has the SMS.
     @Test func interactiveRunOnATerminalReachesTestAlertReceived() throws {
         let receiver = try Receiver()
         let dir = TempDirectory("setup-pty")
@@ -74,7 +75,7 @@ import FallGuardTestSupport
             import os, pty, sys, json, time, select
             log, base, args = sys.argv[1], sys.argv[2], sys.argv[3:]
             answers = [("Who wears it", "Margaret"), ("Where do they live", "Flat 3"), ("How should FallGuard tell", "sms"),
-                       ("Who should be told first", "Anna"), ("Their mobile number", "+447700900123"),
+                       ("Who should be told first", "Anna"), ("Their mobile number", ["07700 900123", "+447700900123"]),
                        ("Your Twilio number", "+15005550006"), ("Twilio account SID", "\(twilioSID)"),
                        ("Twilio auth token", "\(twilioToken)"), ("Twilio API address", base)]
             pid, fd = pty.fork()
@@ -95,6 +96,7 @@ import FallGuardTestSupport
                     reply = "yes" if sent else "no"
                 else:
                     reply = next((a for p, a in answers if p in text), "")
+                    if isinstance(reply, list): reply = reply.pop(0) if len(reply) > 1 else reply[0]
                 os.write(fd, (reply + "\\n").encode()); pending = b""
             _, status = os.waitpid(pid, 0)
             sys.stdout.write(out.decode(errors="replace"))
@@ -104,6 +106,8 @@ import FallGuardTestSupport
                                                    "setup", "--config", config, "--credentials", credentials, "--no-hardware"])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         #expect(r.stdout.contains("test alert received."), "\(r.stdout)")
+        // A wrong answer on a terminal is asked again, saying what is wanted.
+        #expect(r.stdout.contains("a phone number in E.164"), "\(r.stdout)")
         let sms = receiver.requests.filter { $0.path.hasSuffix("/Messages.json") }
         #expect(sms.count == 1, "\(receiver.requests.map(\.path))")
         #expect(sms.first?.form?["To"] == "+447700900123")
