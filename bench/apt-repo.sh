@@ -22,8 +22,9 @@
 #
 # Usage: bench/apt-repo.sh [--arch amd64|arm64] [--deb FILE]
 #   --deb FILE  the package to publish (default: deploy/build-deb.sh of tools/build-release's
-#               program, built if missing: a release build, ~12+ min on a loaded machine).
-#               The program must run on trixie without Swift: a release (static stdlib) build.
+#               program, built if missing: a release build, 12 to 60 min on a loaded machine).
+#               A package of a debug program works too: the toolchain's Swift runtime is then
+#               bind-mounted read-only into the root (the release package needs none).
 #   --arch arm64  an arm64 root under qemu-user (binfmt; slow: apt's maintainer scripts run
 #               emulated); the .deb must then be arm64 (deploy/build-deb.sh --arch arm64).
 # Root, network to the Debian mirror (the root's own packages) and loopback. The trixie base is
@@ -124,9 +125,23 @@ tar -xf "$base" -C "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # The docs' `apt install` asks "Do you want to continue?": yes, as the owner would answer.
 echo 'APT::Get::Assume-Yes "true";' > "$root/etc/apt/apt.conf.d/90bench-yes"
+# A debug program (no release build at hand) loads the Swift runtime from the toolchain it was
+# built with (its RUNPATH): that folder is bind-mounted read-only at the same path in the root.
+# The release package (static runtime) needs nothing of the kind; apt's part is the same.
+runtime=""
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/fallguard > "$work/program"
+if readelf -d "$work/program" | grep -q 'NEEDED.*libswiftCore'; then
+    for dir in $(readelf -d "$work/program" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p' | tr ':' ' '); do
+        [ -e "$dir/libswiftCore.so" ] && { runtime=$dir; break; }
+    done
+    [ -n "$runtime" ] || { echo "apt-repo.sh: the program needs libswiftCore.so and its RUNPATH has none" >&2; exit 1; }
+    echo "apt-repo: the package's program is a debug build: the toolchain's runtime ($runtime) is bind-mounted read-only into the root"
+fi
+rm -f "$work/program"
 in_root() {
-    unshare --mount --propagation private -- sh -c 'mount -t proc proc "$0/proc"; mount --bind /dev "$0/dev"; mount -t tmpfs tmpfs "$0/run"; exec chroot "$0" "$@"' \
-        "$root" env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"
+    unshare --mount --propagation private -- sh -c 'r="$0"; rt="$1"; shift; mount -t proc proc "$r/proc"; mount --bind /dev "$r/dev"; mount -t tmpfs tmpfs "$r/run"
+        if [ -n "$rt" ]; then mkdir -p "$r$rt" && mount --bind -o ro "$rt" "$r$rt"; fi; exec chroot "$r" "$@"' \
+        "$root" "$runtime" env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
 
 # ---- the docs' steps, literally -----------------------------------------------------------------

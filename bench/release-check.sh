@@ -5,7 +5,8 @@
 # published key alone (gpgv), every index's size and SHA256 match the signed Release, every
 # package's size and SHA256 match its index; SHA256SUMS and its signature; the second release
 # keeps the first's packages; a version republished with other bytes is refused and changes
-# nothing; a changed index no longer matches the signed Release. bench/apt-repo.sh runs real
+# nothing; a changed index no longer matches the signed Release; deploy/build-deb.sh gives the same
+# .deb for the same program and SOURCE_DATE_EPOCH (release.sh sets it to the commit's time). bench/apt-repo.sh runs real
 # apt against a real package (root, minutes).
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -72,6 +73,18 @@ before="$(cd "$site" && find . -type f ! -path './build-info/*' -print0 | sort -
 release --deb "$(stand_in 0.0.2 amd64 changed)" && republished=0 || republished=$?
 check "0.0.2 again with other bytes: refused (exit 1), says a version is published once" sh -c "[ $republished = 1 ] && grep -q 'published once' '$work/release.log'"
 check "and the folder is unchanged" test "$(cd "$site" && find . -type f ! -path './build-info/*' -print0 | sort -z | xargs -0 sha256sum)" = "$before"
+
+echo "[build-deb.sh: the same input and SOURCE_DATE_EPOCH give the same .deb]"
+cp /bin/true "$work/program"   # any x86-64 program shows the packaging
+same() { SOURCE_DATE_EPOCH=1764000000 "$here/deploy/build-deb.sh" --arch amd64 --binary "$work/program" --version 0.0.3 --output "$work/$1" 2>/dev/null; }
+if command -v dtc >/dev/null && [ "$(dpkg --print-architecture)" = amd64 ]; then
+    first=$(same repro-a); sleep 1.1; second=$(same repro-b)
+    check "two builds a second apart: byte-identical ($(sha256sum < "$first" | cut -c1-16))" cmp -s "$first" "$second"
+    later=$(SOURCE_DATE_EPOCH=1764000001 "$here/deploy/build-deb.sh" --arch amd64 --binary "$work/program" --version 0.0.3 --output "$work/repro-c" 2>/dev/null)
+    check "another SOURCE_DATE_EPOCH: another .deb (the check can fail)" fails cmp -s "$first" "$later"
+else
+    echo "  skip (needs dtc and an amd64 machine)"
+fi
 
 echo "[what apt would refuse]"
 echo "Package: fallguard" >> "$site/dists/trixie/main/binary-amd64/Packages"
