@@ -12,7 +12,7 @@ struct FallGuardCommand: AsyncParsableCommand {
         version: fallguardVersion,
         groupedSubcommands: [
             CommandGroup(name: "The daemon", subcommands: [
-                RunCommand.self, CheckConfigCommand.self, StatusCommand.self, TestAlertCommand.self, OutboxRunCommand.self,
+                RunCommand.self, SetupCommand.self, CheckConfigCommand.self, StatusCommand.self, TestAlertCommand.self, OutboxRunCommand.self,
                 StationCommand.self,
             ]),
             CommandGroup(name: "Bring-up", subcommands: [

@@ -4,7 +4,8 @@ import Testing
 
 /// The deployment checks in bench/ run as tests too, so CI keeps them passing: the systemd
 /// unit (verify, exposure ≤ 2.5), the udev rules (udevadm test), the device-tree overlay (dtc),
-/// install.sh twice and the .deb (dpkg-deb). Each script prints what it checked.
+/// install.sh twice and the .deb (dpkg-deb), the signed apt repository (release.sh). Each script
+/// prints what it checked.
 @Suite("Deployment files", .serialized)
 struct DeployScriptTests {
     static let root = repositoryRoot
@@ -44,6 +45,14 @@ struct DeployScriptTests {
         let r = try Self.run("udev-rules-check.sh")
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains("udev-rules-check: PASS"))
+    }
+
+    /// deploy/release.sh: a signed repository checked as apt checks it (bench/apt-repo.sh runs apt itself).
+    @Test func releaseMakesASignedRepositoryAndRefusesARepublishedVersion() throws {
+        let r = try Self.run("release-check.sh")
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("release-check: PASS"))
+        #expect(!r.output.contains("FAIL"), "\(r.output)")
     }
 
     @Test func adxl345OverlayCompilesWithDtc() throws {
