@@ -186,7 +186,7 @@ public enum WebPages {
           const st = document.getElementById("state");
           st.className = "state " + s.state + (s.state === "monitoring" && s.problems && s.problems.length ? " problem" : "");
           const li = s.last_incident;
-          text("sensor", s.sensor ? `${s.sensor.device}, ${s.sensor.mode}, ${Number(s.sensor.rate).toFixed(1)} Hz` + (s.sensor.problems.length ? ` — ${s.sensor.problems.join(", ")}` : "") : "no sensor");
+          text("sensor", s.sensor ? `${s.sensor.device}, ${s.sensor.mode}, ${Number(s.sensor.rate).toFixed(1)} Hz` + (s.sensor.axes ? `, ${s.sensor.axes}` : "") + (s.sensor.problems.length ? ` — ${s.sensor.problems.join(", ")}` : "") : "no sensor");
           const o = s.outbox;
           text("outbox", o ? `${o.pending} pending, ${o.sent} sent, ${o.failed} failed` + (o.held_in_memory ? `, ${o.held_in_memory} held in memory` : "") + (o.oldest_pending_age ? `, oldest waiting ${Math.round(o.oldest_pending_age)} s` : "") : "—");
           text("last-incident", li ? `${li.id} ${li.kind} at ${li.at.slice(0, 19).replace("T", " ")}` + (li.delivered ? ", delivered" : "") + (li.reached_by ? `, ${li.reached_by} answered` : "") + (li.acknowledged_by ? `, acknowledged by ${li.acknowledged_by}` : "") : "none");
