@@ -174,7 +174,7 @@ public enum WebPages {
     /// the moment its pixels were drawn.
     public static let script = """
         "use strict";
-        const fg = window.fallguard = {updates: 0, samples: 0, latencies: [], last: null, status: null, lastValue: null};
+        const fg = window.fallguard = {updates: 0, samples: 0, latencies: [], last: null, status: null, lastValue: null, lastRate: null};
         const points = [];
         const canvas = document.getElementById("live"), ctx = canvas.getContext("2d");
         let thresholds = [], receivedAt = 0, listKey = "", pending = false;
@@ -236,6 +236,15 @@ public enum WebPages {
           ctx.setLineDash([]); ctx.strokeStyle = "#036"; ctx.lineWidth = 1.5; ctx.beginPath();
           points.forEach((p, i) => { const x = w - (now - p[0]) / 60000 * w, y = h - p[1] / 1000 / top * h; i ? ctx.lineTo(x, y) : ctx.moveTo(x, y); });
           ctx.stroke();
+          // |ω| (°/s) from a sensor with a gyroscope, on its own scale (right)
+          const turning = points.filter(p => p[3] >= 0);
+          if (turning.length) {
+            const topRate = Math.max(250, ...turning.map(p => p[3] * 1.1));
+            ctx.strokeStyle = "#a0a"; ctx.fillStyle = "#a0a"; ctx.lineWidth = 1; ctx.beginPath();
+            turning.forEach((p, i) => { const x = w - (now - p[0]) / 60000 * w, y = h - p[3] / topRate * h; i ? ctx.lineTo(x, y) : ctx.moveTo(x, y); });
+            ctx.stroke();
+            ctx.fillText(`${Math.round(topRate)} °/s`, w - 60, 12);
+          }
           if (points.length) {
             ctx.getImageData(w - 2, 0, 1, 1);   // the pixels exist now
             const drawn = Date.now();
@@ -243,7 +252,9 @@ public enum WebPages {
             if (fg.latencies.length > 4000) fg.latencies.splice(0, fg.latencies.length - 4000);
             const last = points[points.length - 1];
             fg.lastValue = last[1] / 1000;
-            text("live-info", `|a| ${fg.lastValue.toFixed(2)} g · ${fg.updates} updates · ${fg.samples} samples`);
+            fg.lastRate = last[3] >= 0 ? last[3] : null;
+            text("live-info", `|a| ${fg.lastValue.toFixed(2)} g` + (fg.lastRate !== null ? ` · |ω| ${fg.lastRate} °/s` : "")
+                 + ` · ${fg.updates} updates · ${fg.samples} samples`);
           }
         }
         function connect() {
@@ -253,7 +264,7 @@ public enum WebPages {
             const batch = JSON.parse(e.data);
             fg.updates++; fg.samples += batch.length; fg.last = performance.now();
             text("updated", new Date().toLocaleTimeString());
-            for (const p of batch) points.push(p);
+            for (const p of batch) points.push([p[0], p[1], 0, p.length > 2 ? p[2] : -1]);   // [ms, mg, drawn, °/s]
             if (!pending) { pending = true; requestAnimationFrame(draw); }
           });
           es.onerror = () => { text("state", "connection lost, retrying…"); document.getElementById("state").className = "state sensor-fault"; };

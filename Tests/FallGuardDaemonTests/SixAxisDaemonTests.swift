@@ -38,6 +38,10 @@ struct SixAxisDaemonTests {
         #expect(told.stdout.contains("buffered, 40.0 Hz, \(Self.sixAxes)"), "\(told.stdout)\(told.stderr)")
         let page = try runCommand("/usr/bin/curl", ["-s", "-N", "--max-time", "2", "http://127.0.0.1:\(port)/live"])
         #expect(page.stdout.contains("event: status") && page.stdout.contains(Self.sixAxes), "the page's stream: \(page.stdout.prefix(1500))")
+        // The live plot's samples carry |ω| (°/s) third: [ms, mg, °/s].
+        let samples = page.stdout.split(separator: "\n").filter { $0.hasPrefix("data: [[") }
+        #expect(!samples.isEmpty && samples.allSatisfy { $0.contains(try! Regex(#"^data: \[\[\d+,\d+,\d+\](,\[\d+,\d+,\d+\])*\]$"#)) },
+                "the page's samples: \(samples.prefix(2))")
         #expect(run.waitForLog("fall suspected", timeout: 25), "\(run.stderr)")
         #expect(run.wait() == 0, "\(run.stderr)")
 
