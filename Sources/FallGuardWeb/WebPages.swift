@@ -160,7 +160,7 @@ public enum WebPages {
             <table id="now"><tr><th>Sensor</th><td id="sensor">—</td></tr><tr><th>Worn</th><td id="worn">—</td></tr><tr><th>Outbox</th><td id="outbox">—</td></tr>
             <tr><th>Last incident</th><td id="last-incident">—</td></tr><tr><th>Last heartbeat</th><td id="heartbeat">—</td></tr>
             <tr><th>Problems</th><td id="problems">—</td></tr><tr><th>Updated</th><td id="updated">—</td></tr></table>
-            <h2>Live: |a| over the last 60 s</h2>
+            <h2>Live: |a| over the last 60 s (and |ω| in purple from a sensor with a gyroscope)</h2>
             <canvas id="live" width="940" height="220" style="width:100%;max-width:940px;border:1px solid #ccc"></canvas>
             <p class="muted" id="live-info">waiting for samples…</p>
             <h2>Incidents</h2><div id="incident-list">\(incidents)</div>
