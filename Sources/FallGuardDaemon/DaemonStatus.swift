@@ -16,6 +16,11 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var problems: [String]
         public var samples: Int
         public var overruns: Int
+        /// The sensor's gyroscope is read with its accelerometer (six axes, the MPU6050), or it
+        /// has none (three axes, the ADXL345); nil from an older daemon.
+        public var gyroscope: Bool? = nil
+        /// The same in words: `six axes (accelerometer + gyroscope)` or `three axes (accelerometer only)`.
+        public var axes: String? = nil
     }
 
     public struct Incident: Codable, Sendable, Equatable {

@@ -64,7 +64,7 @@ final class SensorRouter: Sendable {
         case let .opened(info):
             let name = "\(info.id) (\(info.name))"
             deviceName.withLock { $0 = name }
-            logger.notice("sensor \(name) at \(info.uri): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz")
+            logger.notice("sensor \(name) at \(info.uri): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz, \(info.axes)")
         case let .health(change):
             let device = deviceName.withLock { $0 }
             if change.isFault {

@@ -60,7 +60,8 @@ final class StatusPublisher: Sendable {
             state: engine.status.rawValue, incident: engine.state.incident, countdownRemaining: remaining,
             sensor: sensor.info.map {
                 .init(device: "\($0.id) (\($0.name))", uri: $0.uri, mode: $0.mode.rawValue, rate: $0.samplingFrequency ?? 0,
-                      problems: sensor.problems.map(\.rawValue), samples: samples, overruns: sensor.overruns)
+                      problems: sensor.problems.map(\.rawValue), samples: samples, overruns: sensor.overruns,
+                      gyroscope: $0.gyroscope != nil, axes: $0.axes)
             },
             lastIncident: notifiers.lastIncident, outbox: notifiers.outboxStatus(), configuration: current.now.label,
             problems: problems, gpio: gpio, recording: recorder.status,

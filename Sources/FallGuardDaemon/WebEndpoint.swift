@@ -288,7 +288,9 @@ public struct WebSite: Sendable {
             out += "event: samples\ndata: ["
             for (i, p) in points.enumerated() {
                 if i > 0 { out += "," }
-                out += "[\(p.wallMilliseconds),\(p.milliG)]"
+                // [ms, mg], and |ω| in °/s third from a sensor with a gyroscope
+                out += p.degreesPerSecond < 0 ? "[\(p.wallMilliseconds),\(p.milliG)]"
+                    : "[\(p.wallMilliseconds),\(p.milliG),\(p.degreesPerSecond)]"
             }
             out += "]\n\n"
         }

@@ -3,7 +3,8 @@ import FallGuardCore
 /// One plot of a stretch of signal as inline SVG, the same wherever a person looks at why the
 /// detector fired or not (the field-test report, and a page served by the bridge): |a| and its
 /// 125 ms mean (the multiphase detector's smoothed magnitude), the detector's thresholds on |a|,
-/// each detection's impact window and decision, and labelled moments.
+/// each detection's impact window and decision, and labelled moments; where the samples carry a
+/// gyroscope's reading, |ω| too, on a scale of its own (°/s, right).
 public struct SignalPlot: Sendable {
     public struct Mark: Sendable {
         public var time: Double
@@ -63,12 +64,27 @@ public struct SignalPlot: Sendable {
         out += "<path class=\"magnitude\" fill=\"none\" stroke=\"#999\" stroke-width=\"0.8\" d=\"\(path(inside.map(\.magnitude), inside, x, y))\"/>"
         let means = movingMean(inside.map(\.magnitude))
         out += "<path class=\"mean\" fill=\"none\" stroke=\"#000\" stroke-width=\"1.2\" d=\"\(path(means, inside, x, y))\"/>"
+        // |ω| on its own scale: the stretch's samples that carry a gyroscope's reading.
+        let turning = inside.filter { $0.gyro != nil }
+        let rates = turning.map { $0.gyro!.magnitude }
+        let topRate = rates.isEmpty ? 0 : max(250, min((rates.max() ?? 0) * 1.1, 2500))
+        if !rates.isEmpty {
+            func yRate(_ v: Double) -> Double { 4 + plotH - min(max(v, 0), topRate) / topRate * plotH }
+            out += "<path class=\"angular-velocity\" fill=\"none\" stroke=\"#a0a\" stroke-width=\"0.9\" d=\"\(path(rates, turning, x, yRate))\"/>"
+            let step = topRate > 1000 ? 500.0 : topRate > 500 ? 200 : 100
+            var r = step
+            while r <= topRate {
+                out += "<text x=\"\(n(left + plotW - 2))\" y=\"\(n(yRate(r) + 3))\" font-size=\"9\" text-anchor=\"end\" fill=\"#a0a\">\(Int(r))</text>"
+                r += step
+            }
+        }
         for m in marks {
             out += "<line class=\"mark\" x1=\"\(n(x(m.time)))\" x2=\"\(n(x(m.time)))\" y1=\"4\" y2=\"\(n(4 + plotH))\" stroke=\"#090\"/>"
             out += "<text x=\"\(n(x(m.time) + 2))\" y=\"14\" font-size=\"9\" fill=\"#090\">\(htmlEscaped(m.text))</text>"
         }
         out += "<text x=\"\(n(left))\" y=\"\(height - 4)\" font-size=\"9\">\(n(from)) s</text>"
-        out += "<text x=\"\(n(left + plotW))\" y=\"\(height - 4)\" font-size=\"9\" text-anchor=\"end\">\(n(to)) s (|a| in g: grey; 125 ms mean: black)</text>"
+        out += "<text x=\"\(n(left + plotW))\" y=\"\(height - 4)\" font-size=\"9\" text-anchor=\"end\">\(n(to)) s (|a| in g: grey; 125 ms mean: black"
+            + (rates.isEmpty ? "" : "; |ω| in °/s, right: purple") + ")</text>"
         return out + "</svg>"
     }
 

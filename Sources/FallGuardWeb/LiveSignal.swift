@@ -2,16 +2,17 @@ import Atomics
 import FallGuardCore
 import Synchronization
 
-/// The last minute of |a| for the page's live plot. The sample thread offers every 40 Hz
+/// The last minute of |a| (and |ω| from a sensor with a gyroscope) for the page's live plot. The sample thread offers every 40 Hz
 /// sample the detector sees; while no page is open (``viewers`` is 0) that is one relaxed
 /// atomic load and nothing else. A page's stream holds a ``Viewer`` for as long as it runs.
 public final class LiveSignal: Sendable {
     /// One sample as the page gets it: the wall-clock time it was captured, in ms since 1970,
-    /// and |a| in mg.
+    /// |a| in mg and |ω| in °/s (-1: the sample has no gyroscope reading).
     public struct Point: Sendable, Equatable {
         public var sequence: Int
         public var wallMilliseconds: Int64
         public var milliG: Int32
+        public var degreesPerSecond: Int32 = -1
     }
 
     public static let seconds = 60.0
@@ -41,8 +42,9 @@ public final class LiveSignal: Sendable {
         let age = min(max(monotonicNow() - sample.time, 0), 5)
         let wall = Int64(((wallNow() - age) * 1000).rounded())
         let mg = Int32(max(min(sample.magnitude * 1000, 1e6), 0).rounded())
+        let dps = sample.gyro.map { Int32(max(min($0.magnitude, 1e6), 0).rounded()) } ?? -1
         ring.withLock { r in
-            let p = Point(sequence: r.next, wallMilliseconds: wall, milliG: mg)
+            let p = Point(sequence: r.next, wallMilliseconds: wall, milliG: mg, degreesPerSecond: dps)
             r.next += 1
             if r.points.count < capacity {
                 r.points.append(p)

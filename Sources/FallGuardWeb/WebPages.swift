@@ -160,7 +160,7 @@ public enum WebPages {
             <table id="now"><tr><th>Sensor</th><td id="sensor">—</td></tr><tr><th>Worn</th><td id="worn">—</td></tr><tr><th>Outbox</th><td id="outbox">—</td></tr>
             <tr><th>Last incident</th><td id="last-incident">—</td></tr><tr><th>Last heartbeat</th><td id="heartbeat">—</td></tr>
             <tr><th>Problems</th><td id="problems">—</td></tr><tr><th>Updated</th><td id="updated">—</td></tr></table>
-            <h2>Live: |a| over the last 60 s</h2>
+            <h2>Live: |a| over the last 60 s (and |ω| in purple from a sensor with a gyroscope)</h2>
             <canvas id="live" width="940" height="220" style="width:100%;max-width:940px;border:1px solid #ccc"></canvas>
             <p class="muted" id="live-info">waiting for samples…</p>
             <h2>Incidents</h2><div id="incident-list">\(incidents)</div>
@@ -174,7 +174,7 @@ public enum WebPages {
     /// the moment its pixels were drawn.
     public static let script = """
         "use strict";
-        const fg = window.fallguard = {updates: 0, samples: 0, latencies: [], last: null, status: null, lastValue: null};
+        const fg = window.fallguard = {updates: 0, samples: 0, latencies: [], last: null, status: null, lastValue: null, lastRate: null};
         const points = [];
         const canvas = document.getElementById("live"), ctx = canvas.getContext("2d");
         let thresholds = [], receivedAt = 0, listKey = "", pending = false;
@@ -186,7 +186,7 @@ public enum WebPages {
           const st = document.getElementById("state");
           st.className = "state " + s.state + (s.state === "monitoring" && s.problems && s.problems.length ? " problem" : "");
           const li = s.last_incident;
-          text("sensor", s.sensor ? `${s.sensor.device}, ${s.sensor.mode}, ${Number(s.sensor.rate).toFixed(1)} Hz` + (s.sensor.problems.length ? ` — ${s.sensor.problems.join(", ")}` : "") : "no sensor");
+          text("sensor", s.sensor ? `${s.sensor.device}, ${s.sensor.mode}, ${Number(s.sensor.rate).toFixed(1)} Hz` + (s.sensor.axes ? `, ${s.sensor.axes}` : "") + (s.sensor.problems.length ? ` — ${s.sensor.problems.join(", ")}` : "") : "no sensor");
           const o = s.outbox;
           text("outbox", o ? `${o.pending} pending, ${o.sent} sent, ${o.failed} failed` + (o.held_in_memory ? `, ${o.held_in_memory} held in memory` : "") + (o.oldest_pending_age ? `, oldest waiting ${Math.round(o.oldest_pending_age)} s` : "") : "—");
           text("last-incident", li ? `${li.id} ${li.kind} at ${li.at.slice(0, 19).replace("T", " ")}` + (li.delivered ? ", delivered" : "") + (li.reached_by ? `, ${li.reached_by} answered` : "") + (li.acknowledged_by ? `, acknowledged by ${li.acknowledged_by}` : "") : "none");
@@ -236,6 +236,15 @@ public enum WebPages {
           ctx.setLineDash([]); ctx.strokeStyle = "#036"; ctx.lineWidth = 1.5; ctx.beginPath();
           points.forEach((p, i) => { const x = w - (now - p[0]) / 60000 * w, y = h - p[1] / 1000 / top * h; i ? ctx.lineTo(x, y) : ctx.moveTo(x, y); });
           ctx.stroke();
+          // |ω| (°/s) from a sensor with a gyroscope, on its own scale (right)
+          const turning = points.filter(p => p[3] >= 0);
+          if (turning.length) {
+            const topRate = Math.max(250, ...turning.map(p => p[3] * 1.1));
+            ctx.strokeStyle = "#a0a"; ctx.fillStyle = "#a0a"; ctx.lineWidth = 1; ctx.beginPath();
+            turning.forEach((p, i) => { const x = w - (now - p[0]) / 60000 * w, y = h - p[3] / topRate * h; i ? ctx.lineTo(x, y) : ctx.moveTo(x, y); });
+            ctx.stroke();
+            ctx.fillText(`${Math.round(topRate)} °/s`, w - 60, 12);
+          }
           if (points.length) {
             ctx.getImageData(w - 2, 0, 1, 1);   // the pixels exist now
             const drawn = Date.now();
@@ -243,7 +252,9 @@ public enum WebPages {
             if (fg.latencies.length > 4000) fg.latencies.splice(0, fg.latencies.length - 4000);
             const last = points[points.length - 1];
             fg.lastValue = last[1] / 1000;
-            text("live-info", `|a| ${fg.lastValue.toFixed(2)} g · ${fg.updates} updates · ${fg.samples} samples`);
+            fg.lastRate = last[3] >= 0 ? last[3] : null;
+            text("live-info", `|a| ${fg.lastValue.toFixed(2)} g` + (fg.lastRate !== null ? ` · |ω| ${fg.lastRate} °/s` : "")
+                 + ` · ${fg.updates} updates · ${fg.samples} samples`);
           }
         }
         function connect() {
@@ -253,7 +264,7 @@ public enum WebPages {
             const batch = JSON.parse(e.data);
             fg.updates++; fg.samples += batch.length; fg.last = performance.now();
             text("updated", new Date().toLocaleTimeString());
-            for (const p of batch) points.push(p);
+            for (const p of batch) points.push([p[0], p[1], 0, p.length > 2 ? p[2] : -1]);   // [ms, mg, drawn, °/s]
             if (!pending) { pending = true; requestAnimationFrame(draw); }
           });
           es.onerror = () => { text("state", "connection lost, retrying…"); document.getElementById("state").className = "state sensor-fault"; };

@@ -5,7 +5,7 @@ import Foundation
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List IIO accelerometers: name, URI, buffered or polled, rates, scale, mount matrix.")
+        abstract: "List IIO accelerometers: name, URI, buffered or polled, rates, scale, mount matrix, gyroscope.")
 
     @Option(help: "libiio context URI: local: on the Pi, ip:HOST for a sensor served by iiod.")
     var uri = "local:"
@@ -41,6 +41,12 @@ struct DevicesCommand: ParsableCommand {
                   + (d.availableScales.isEmpty ? "" : " (available: \(d.availableScales.map { String($0) }.joined(separator: " ")))"))
             if let m = d.mountMatrix {
                 print("  mount matrix    " + m.map { $0.map(format).joined(separator: ", ") }.joined(separator: "; "))
+            }
+            print("  axes            \(d.axes)")
+            if let g = d.gyroscope {
+                print("  gyroscope       \(g.scale) rad/s per count = \(String(format: "%.4f", g.scaleDPS)) °/s"
+                      + (g.rangeDPS.map { String(format: ", ±%.0f °/s", $0) } ?? "")
+                      + (g.availableScales.isEmpty ? "" : " (available: \(g.availableScales.map { String($0) }.joined(separator: " ")))"))
             }
         }
     }

@@ -63,6 +63,7 @@ struct StatusCommand: ParsableCommand {
         for problem in s.problems ?? [] { lines.append("PROBLEM: \(problem)") }
         if let sensor = s.sensor {
             lines.append("sensor: \(sensor.device) at \(sensor.uri), \(sensor.mode), \(sensor.rate) Hz, "
+                + (sensor.axes.map { "\($0), " } ?? "")
                 + (sensor.problems.isEmpty ? "healthy" : "PROBLEM: \(sensor.problems.joined(separator: ", "))")
                 + ", \(sensor.samples) samples, \(sensor.overruns) overruns")
         } else {

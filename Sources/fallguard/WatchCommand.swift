@@ -38,7 +38,7 @@ struct WatchCommand: ParsableCommand {
     @Flag(help: "One JSON object per line.")
     var json = false
 
-    @Option(help: ArgumentHelp("Write each raw sample as it reaches the pipeline: CLOCK_MONOTONIC ns,x,y,z (g), one per line.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write each raw sample as it reaches the pipeline: CLOCK_MONOTONIC ns,x,y,z (g), and gx,gy,gz (°/s) from a sensor with a gyroscope, one per line.", valueName: "file"))
     var arrivalLog: String?
 
     @Option(help: ArgumentHelp("Hold the sensor thread once for MS milliseconds when the stream is AT seconds old, as a slow consumer would (what capture does meanwhile: see ARCHITECTURE.md).", valueName: "AT:MS", visibility: .hidden))
@@ -79,7 +79,13 @@ struct WatchCommand: ParsableCommand {
                                 prepare: { p in
                                     var stalled = stallAt == nil
                                     p.onRawSample = { s in
-                                        if let file { fputs("\(MonotonicClock.nanoseconds()),\(s.x),\(s.y),\(s.z)\n", file) }
+                                        if let file {
+                                            if let g = s.gyro {
+                                                fputs("\(MonotonicClock.nanoseconds()),\(s.x),\(s.y),\(s.z),\(g.x),\(g.y),\(g.z)\n", file)
+                                            } else {
+                                                fputs("\(MonotonicClock.nanoseconds()),\(s.x),\(s.y),\(s.z)\n", file)
+                                            }
+                                        }
                                         steps.add(s.time)
                                         if !stalled, let (at, ms) = stallAt, s.time - steps.first >= at {
                                             stalled = true
@@ -147,8 +153,9 @@ struct WatchCommand: ParsableCommand {
     static func emitJSON(_ o: SensorPipeline.Output) {
         switch o {
         case .opened(let info):
-            struct Opened: Encodable { var device: String; var mode: String; var rate: Double }
-            emit("opened", Opened(device: info.name, mode: info.mode.rawValue, rate: info.samplingFrequency ?? 0))
+            struct Opened: Encodable { var device: String; var mode: String; var rate: Double; var gyroscope: Bool }
+            emit("opened", Opened(device: info.name, mode: info.mode.rawValue, rate: info.samplingFrequency ?? 0,
+                                  gyroscope: info.gyroscope != nil))
         case .health(let c):
             struct Health: Encodable { var problem: String; var time: Double; var detail: String }
             emit(c.isFault ? "fault" : "recovered", Health(problem: c.problem.rawValue, time: c.time, detail: c.detail))
@@ -161,7 +168,7 @@ struct WatchCommand: ParsableCommand {
     static func text(_ o: SensorPipeline.Output) -> String {
         switch o {
         case .opened(let info):
-            "opened \(info.name) (\(info.id)): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz"
+            "opened \(info.name) (\(info.id)): \(info.mode.rawValue), \(info.samplingFrequency ?? 0) Hz, \(info.axes)"
         case .health(let c):
             "\(String(format: "%.3f", c.time)) \(c.isFault ? "SENSOR FAULT" : "sensor recovered") \(c.problem.rawValue): \(c.detail)"
         case .detection(let d):

@@ -41,7 +41,7 @@ struct IIOEndToEndTests {
                                   "--write-log", dir + "/written.csv"],
                                  [Emulator.fallguard, "record", "--out", dir + "/recorded.csv", "--duration", "17"])
         #expect(r.status == 0, "\(r.stderr)")
-        // The emulator's log: kind,seq,sched_ns,written_ns,mode,x,y,z,ts,info (raw counts).
+        // The emulator's log: kind,seq,sched_ns,written_ns,mode,x,y,z,ts,info,gx,gy,gz (raw counts).
         let gPerCount = 0.004785 / 9.80665   // ±16 g, which the bridge selects
         let written = try String(contentsOfFile: dir + "/written.csv", encoding: .utf8)
             .split(separator: "\n").filter { $0.hasPrefix("sample,") && $0.contains(",buffer,") }
@@ -111,7 +111,7 @@ struct IIOEndToEndTests {
         let opened = try #require(r.events.first { $0["event"] as? String == "opened" })
         let writes = try String(contentsOfFile: dir + "/log.csv", encoding: .utf8)
             .split(separator: "\n").filter { $0.hasPrefix("event,") && $0.contains(",write ") }
-            .map { String($0.split(separator: ",", omittingEmptySubsequences: false).last ?? "") }
+            .map { String($0.split(separator: ",", omittingEmptySubsequences: false)[9]) }   // info
         if model.hasPrefix("mpu6050") {
             #expect(opened["rate"] as? Double == 40)
             #expect(opened["mode"] as? String == (model == "mpu6050" ? "buffered" : "polled"))

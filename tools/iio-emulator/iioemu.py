@@ -257,7 +257,9 @@ def round_half_up(x: float) -> int:
 
 class Recording:
     """An accelerometer recording in g: CSV ``x_g,y_g,z_g`` at ``rate`` Hz, or with a leading
-    (or any) ``t_s`` column giving each row's time.  ``value(r)`` interpolates linearly."""
+    (or any) ``t_s`` column giving each row's time, and optionally a gyroscope's angular
+    velocity ``gx_dps,gy_dps,gz_dps`` (degrees per second about the same axes): then values
+    are 6-tuples (``gyro`` is True).  ``value(r)`` interpolates linearly."""
 
     def __init__(self, path: str, rate: float = 40.0):
         self.path = path
@@ -283,15 +285,22 @@ class Recording:
         except ValueError:
             raise ValueError(f"{path}: need columns x_g,y_g,z_g (optional t_s), got {header}")
         it = header.index("t_s") if "t_s" in header else None
-        xs, ys, zs, ts = [], [], [], []
+        gyro = [header.index(c) for c in ("gx_dps", "gy_dps", "gz_dps") if c in header]
+        if gyro and len(gyro) != 3:
+            raise ValueError(f"{path}: need all of gx_dps,gy_dps,gz_dps or none, got {header}")
+        self.gyro = bool(gyro)
+        cols = [ix, iy, iz] + gyro
+        self.cols = [[] for _ in cols]
+        xs, ys, zs = self.cols[0], self.cols[1], self.cols[2]
+        ts = []
         for n, r in enumerate(rows):
             try:
-                xs.append(float(r[ix]))
-                ys.append(float(r[iy]))
-                zs.append(float(r[iz]))
+                values = [float(r[i]) for i in cols]
                 ts.append(float(r[it]) if it is not None else n / rate)
             except (ValueError, IndexError):
                 raise ValueError(f"{path}: bad row {n + 2}: {r}")
+            for column, v in zip(self.cols, values):
+                column.append(v)
         if not xs:
             raise ValueError(f"{path}: no samples")
         t0 = ts[0]
@@ -313,16 +322,14 @@ class Recording:
     def _mean(self, pick):
         idx = [i for i, t in enumerate(self.t) if pick(t)] or [0]
         k = len(idx)
-        return (sum(self.x[i] for i in idx) / k, sum(self.y[i] for i in idx) / k,
-                sum(self.z[i] for i in idx) / k)
+        return tuple(sum(c[i] for i in idx) / k for c in self.cols)
 
     def _interp(self, i: int, j: int, w: float):
-        return (self.x[i] + (self.x[j] - self.x[i]) * w,
-                self.y[i] + (self.y[j] - self.y[i]) * w,
-                self.z[i] + (self.z[j] - self.z[i]) * w)
+        return tuple(c[i] + (c[j] - c[i]) * w for c in self.cols)
 
     def value(self, r: float, loop: bool):
-        """Acceleration (g) at recording time r (s) and the phase: pre / play / post."""
+        """Acceleration (g), and angular velocity (deg/s) after it in a six-axis recording, at
+        recording time r (s) and the phase: pre / play / post."""
         if r < 0:
             return self.pre, "pre"
         if loop:
@@ -331,7 +338,7 @@ class Recording:
             return self.post, "post"
         if r >= self.end:
             if self.n == 1:
-                return (self.x[0], self.y[0], self.z[0]), "play"
+                return tuple(c[0] for c in self.cols), "play"
             # between the last sample and the first one of the next loop
             return self._interp(self.n - 1, 0, (r - self.end) / self.dt_last), "play"
         if self.uniform:
@@ -549,6 +556,9 @@ class Mpu6050(Model):
         self.needs_trigger = buffered
         self.mount = mount_matrix or ["1", "0", "0", "0", "1", "0", "0", "0", "1"]
         self.mount_f = [float(v) for v in self.mount]
+        m = self.mount_f
+        self.mount_det = 1.0 if (m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6])
+                                 + m[2] * (m[3] * m[7] - m[4] * m[6])) >= 0 else -1.0
         super().__init__(emu)
         ch = [Chan(cid, i, "be", "s", 16, 16) for i, cid in enumerate(self.accel_ids)]
         ch.append(Chan("temp", 3, "be", "s", 16, 16))
@@ -687,8 +697,15 @@ class Mpu6050(Model):
             c = round_half_up((chip[i] + trim_g) * GRAVITY / scale)
             out[cid] = max(-32768, min(32767, c))
         lsb = self.GYRO_LSB_PER_DPS[self.gyro_fs]
+        # A six-axis recording's angular velocity (board frame, deg/s) into the chip frame like
+        # the acceleration; an axial vector, so a mirroring matrix (det -1) also flips its sense.
+        w = (0.0, 0.0, 0.0)
+        if len(g) == 6:
+            d = self.mount_det
+            w = tuple(d * (m[j] * g[3] + m[3 + j] * g[4] + m[6 + j] * g[5]) for j in range(3))
         for i, cid in enumerate(self.gyro_ids):
-            dps = (self.GYRO_BIAS[i] / 16.4) + self.gyro_cb[i] / 32.8
+            # a resting offset of a few counts (the chip's zero-rate output) and the calibbias
+            dps = w[i] + (self.GYRO_BIAS[i] / 16.4) + self.gyro_cb[i] / 32.8
             sigma = 1.5 * self.emu.noise          # a few counts at +-2000 dps
             c = round_half_up(dps * lsb + (rng.gauss(0.0, sigma) if sigma > 0 else 0.0))
             out[cid] = max(-32768, min(32767, c))
@@ -1019,17 +1036,16 @@ class Emulator:
         if not self.write_log_path:
             return
         self._log = open(self.write_log_path, "w", buffering=1)
-        self._log.write("kind,seq,sched_ns,written_ns,mode,x,y,z,ts,info\n")
+        self._log.write("kind,seq,sched_ns,written_ns,mode,x,y,z,ts,info,gx,gy,gz\n")
 
     def _log_row(self, kind, seq, sched, written, mode, vals, ts, info):
+        """``vals``: accel counts, then the gyroscope's (mpu6050) as written, or None."""
         if self._log is None:
             return
-        if vals is None:
-            xs = ",,"
-        else:
-            xs = "%d,%d,%d" % vals
-        self._log.write("%s,%d,%d,%d,%s,%s,%s,%s\n" % (
-            kind, seq, sched, written, mode, xs, "" if ts is None else ts, info.replace(",", ";")))
+        xs = ",," if vals is None else "%d,%d,%d" % vals[:3]
+        gs = "%d,%d,%d" % vals[3:6] if vals is not None and len(vals) == 6 else ",,"
+        self._log.write("%s,%d,%d,%d,%s,%s,%s,%s,%s\n" % (
+            kind, seq, sched, written, mode, xs, "" if ts is None else ts, info.replace(",", ";"), gs))
 
     def _event(self, info: str):
         now = mono_ns()
@@ -1667,7 +1683,8 @@ class Emulator:
         m = self.model
         if self.noise > 0:
             one = self._count_g()
-            g = tuple(v + self.rng.gauss(0.0, self.noise) * one for v in g)
+            # the accelerometer's noise; the gyroscope's is the model's own (convert)
+            g = tuple(v + self.rng.gauss(0.0, self.noise) * one for v in g[:3]) + tuple(g[3:])
         vals = m.convert(g, self.rng)
         lo, hi = m.accel_limits()
         if "saturate" in self.faults:
@@ -1679,6 +1696,8 @@ class Emulator:
             vals = dict(self.frozen)
         accel = tuple(vals[c] for c in m.accel_ids)
         self.last_values = accel
+        # what the log shows: the accel counts, then the gyroscope's (mpu6050)
+        accel += tuple(vals[c] for c in getattr(m, "gyro_ids", ()))
         garbage = "garbage" in self.faults
         if not self.plugged:
             self._drop(seq, t_sched, accel, "unplugged")

@@ -9,7 +9,12 @@ Captured values in g are turned back into counts with the scale the feeder read 
 driver (count = g * 9.80665 / scale): a wrong scale, axis, sign or byte order shows as a
 difference of many counts.
 
-arrivals: `fallguard watch --arrival-log` (ns,x,y,z in g: every raw sample as it reached the
+Six axes (the MPU6050 fed from a six-axis recording: the feeder's log has gx,gy,gz and
+`# gyro_scale=`): the captured angular velocity (°/s) is turned back into counts the same
+way (count = °/s * pi/180 / gyro_scale) and compared on the same samples, with its own bar
+(--gyro-max-lsb, default --max-lsb); a capture without the gyroscope's values fails.
+
+arrivals: `fallguard watch --arrival-log` (ns,x,y,z in g[,gx,gy,gz in °/s]: every raw sample as it reached the
   pipeline, before resampling). Alignment: the first captured sample is located in the fed
   sequence by value (the unique best match among the first fed samples); from there every
   captured sample must be the next fed sample (buffered: lock-free FIFO order) or, polled,
@@ -18,7 +23,7 @@ arrivals: `fallguard watch --arrival-log` (ns,x,y,z in g: every raw sample as it
   never captured), repeated, max |difference| in counts over all axes, rate from the
   captured times. The window ends at the last captured sample (a reader that stops with a
   partial batch unread has not lost it).
-record: `fallguard record` (t_s,x_g,y_g,z_g at 40 Hz). When the fed rate is 40 Hz the
+record: `fallguard record` (t_s,x_g,y_g,z_g[,gx_dps,gy_dps,gz_dps] at 40 Hz). When the fed rate is 40 Hz the
   recorder passes samples through: same check as buffered arrivals. Otherwise (the
   ADXL345 at 50 Hz) each row is the recorder's linear interpolation between two polled
   samples: the row must lie, within --max-lsb on every axis, on the segment between two
@@ -29,6 +34,7 @@ starting with `compare:` and a JSON line starting with `figures:`.
 """
 import argparse
 import json
+import math
 import sys
 
 G = 9.80665
@@ -42,29 +48,50 @@ def read_fed(path):
             meta[k] = v
         elif line[0].isdigit():
             c = line.strip().split(",")
-            rows.append((int(c[1]), int(c[2]), int(c[3]), int(c[4]), int(c[5]), int(c[6]) if len(c) > 6 else -1))
+            # (t0, t1, x, y, z, polls[, gx, gy, gz])
+            rows.append((int(c[1]), int(c[2]), int(c[3]), int(c[4]), int(c[5]), int(c[6]) if len(c) > 6 else -1)
+                        + tuple(int(v) for v in c[7:10]))
     return meta, rows
 
 
-def read_arrivals(path, k):
+def read_arrivals(path, k, kg):
+    """(ns, x, y, z[, gx, gy, gz]) in counts."""
     out = []
     for line in open(path):
         if line.strip():
-            t, x, y, z = line.strip().split(",")
-            out.append((int(t), float(x) * k, float(y) * k, float(z) * k))
+            v = line.strip().split(",")
+            out.append((int(v[0]),) + tuple(float(a) * k for a in v[1:4]) + tuple(float(w) * kg for w in v[4:7]))
     return out
 
 
-def read_record(path, k):
+def read_record(path, k, kg):
     out = []
     lines = open(path).read().split("\n")
-    if lines[0] != "t_s,x_g,y_g,z_g":
+    if lines[0] not in ("t_s,x_g,y_g,z_g", "t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps"):
         sys.exit(f"compare: {path}: header {lines[0]!r}")
     for line in lines[1:]:
         if line.strip():
-            t, x, y, z = (float(v) for v in line.split(","))
-            out.append((t, x * k, y * k, z * k))
+            v = [float(a) for a in line.split(",")]
+            out.append((v[0],) + tuple(a * k for a in v[1:4]) + tuple(w * kg for w in v[4:7]))
     return out
+
+
+def gyro_check(fed, cap, idx, max_lsb):
+    """The gyroscope's counts of each captured sample against the fed sample it was matched
+    to (idx: fed index per captured sample, None outside the window)."""
+    worst, bad, compared, missing = 0.0, 0, 0, 0
+    for c, k in zip(cap, idx):
+        if k is None:
+            continue
+        if len(c) < 7:
+            missing += 1
+            continue
+        d = max(abs(c[4 + i] - fed[k][6 + i]) for i in range(3))
+        worst = max(worst, d)
+        compared += 1
+        if d > max_lsb:
+            bad += 1
+    return {"gyro_compared": compared, "gyro_max_lsb": round(worst, 6), "gyro_over_bar": bad, "gyro_missing": missing}
 
 
 def diff(a, b):
@@ -107,7 +134,7 @@ def sequence(fed, cap, polled, max_lsb):
         idx.append(k)
     return {"first_fed": idx[0] if idx else None, "last_fed": idx[-1] if idx else None,
             "fed_in_window": (idx[-1] - idx[0] + 1) if idx else 0,
-            "lost": lost, "repeated": repeated, "max_lsb": round(worst, 3), "over_bar": bad}
+            "lost": lost, "repeated": repeated, "max_lsb": round(worst, 3), "over_bar": bad, "idx": idx}
 
 
 def polled(fed, cap, max_lsb, period_ns):
@@ -256,6 +283,7 @@ def main():
     p.add_argument("fed")
     p.add_argument("captured")
     p.add_argument("--max-lsb", type=float, default=1.0)
+    p.add_argument("--gyro-max-lsb", type=float, help="bar for the gyroscope (default: --max-lsb)")
     p.add_argument("--min-samples", type=int, default=1)
     p.add_argument("--lost-ok", type=int, default=0)
     p.add_argument("--polled", action="store_true", help="arrivals of a polled device")
@@ -264,11 +292,13 @@ def main():
     meta, fed = read_fed(a.fed)
     scale, rate = float(meta["scale"]), float(meta["rate_hz"])
     k = G / scale   # counts per g
+    gyro_scale = float(meta["gyro_scale"]) if "gyro_scale" in meta else None
+    kg = math.pi / 180 / gyro_scale if gyro_scale else 0.0   # counts per °/s
     if a.kind == "arrivals":
-        cap = read_arrivals(a.captured, k)
+        cap = read_arrivals(a.captured, k, kg)
         times = [c[0] * 1e-9 for c in cap]
     else:
-        cap = read_record(a.captured, k)
+        cap = read_record(a.captured, k, kg)
         times = [c[0] for c in cap]
     if len(cap) < 2 or not fed:
         print(f"compare: {a.label} FAIL: captured {len(cap)} samples, fed {len(fed)}")
@@ -285,11 +315,19 @@ def main():
         r = polled(fed, cap, a.max_lsb, 1e9 / rate)
     else:
         r = sequence(fed, cap, False, a.max_lsb)
+    idx = r.pop("idx", None)
+    if gyro_scale:
+        if idx is None:
+            sys.exit("compare: the gyroscope is compared on buffered arrivals and 40 Hz records only")
+        r.update(gyro_check(fed, cap, idx, a.gyro_max_lsb if a.gyro_max_lsb is not None else a.max_lsb))
+        r["gyro_scale"] = gyro_scale
     r.update(label=a.label, kind=a.kind, captured=len(cap), fed=len(fed), fed_rate_hz=rate, scale=scale,
              captured_rate_hz=round((len(cap) - 1) / (times[-1] - times[0]), 3) if times[-1] > times[0] else None)
     lost_ok = a.lost_ok if not a.polled else 10**9   # polled: reported, not a bar (two free-running clocks)
     n = r.get("rows_in_window", r.get("in_window", len(cap)))
     ok = r["over_bar"] == 0 and r["lost"] <= lost_ok and n >= a.min_samples and not r.get("off_schedule")
+    if gyro_scale:
+        ok = ok and r["gyro_over_bar"] == 0 and r["gyro_missing"] == 0 and r["gyro_compared"] >= a.min_samples
     print(f"compare: {a.label} {'PASS' if ok else 'FAIL'}: captured {r['captured']} of {r['fed_in_window']} fed in the "
           f"window (fed {r['fed']} at {rate:g} Hz, captured at {r['captured_rate_hz']} Hz), lost {r['lost']}, "
           f"repeated {r['repeated']}, max difference {r['max_lsb']} LSB (bar {a.max_lsb:g}), {r['over_bar']} over the bar"
@@ -298,6 +336,9 @@ def main():
           + (f", {r['off_schedule']} rows off schedule" if r.get("off_schedule") else "")
           + (f", {r['torn']} torn reads, {r['in_window']} polls in the window" if "torn" in r else "")
           + (f", {r['rows_in_window']} rows in the window" if "rows_in_window" in r else "")
+          + (f"; gyroscope: {r['gyro_compared']} samples compared, max difference {r['gyro_max_lsb']} LSB "
+             f"(bar {a.gyro_max_lsb if a.gyro_max_lsb is not None else a.max_lsb:g}), {r['gyro_over_bar']} over the bar, "
+             f"{r['gyro_missing']} without it" if gyro_scale else "")
           + (f"; fewer than {a.min_samples} samples in the window" if n < a.min_samples else ""))
     print("figures: " + json.dumps(r))
     return 0 if ok else 1

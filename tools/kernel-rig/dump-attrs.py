@@ -46,6 +46,7 @@ PROBES = {
         ("sampling_frequency", ["40", "1000", "4", "3", "1001", "40.000000", "abc", "100", "50"]),
         ("in_accel_scale", ["0.004785", "0.001196", "0.5", "0.0006", "abc", "0.000598"]),
         ("in_anglvel_scale", ["0.000133090", "1", "0.001064724"]),
+        ("in_anglvel_x_calibbias", ["100", "-5", "0"]),
         ("current_timestamp_clock", ["monotonic", "bogus", "boottime", "realtime"]),
         ("buffer/length", ["4", "1", "0", "64"]),
         ("buffer/watermark", ["2", "0", "1000", "1"]),
@@ -54,8 +55,11 @@ PROBES = {
         ("buffer/enable", ["1"]),
         ("scan_elements/in_accel_x_en", ["1"]),
         ("scan_elements/in_timestamp_en", ["1"]),
+        # the gyroscope in the same scan (issue 35): accel_x, anglvel_z, timestamp
+        ("scan_elements/in_anglvel_z_en", ["1"]),
         ("buffer/enable", ["1"]),
-        ("@read", ["buffer/enable", "in_accel_x_raw", "scan_elements/in_accel_x_en"]),
+        ("@read", ["buffer/enable", "in_accel_x_raw", "scan_elements/in_accel_x_en", "scan_elements/in_anglvel_z_en"]),
+        ("in_anglvel_scale", ["0.000266181"]),
         ("sampling_frequency", ["40"]),
         ("in_accel_scale", ["0.004785"]),
         ("buffer/length", ["8"]),
@@ -64,6 +68,7 @@ PROBES = {
         ("buffer/enable", ["0"]),
         ("scan_elements/in_accel_x_en", ["0"]),
         ("scan_elements/in_timestamp_en", ["0"]),
+        ("scan_elements/in_anglvel_z_en", ["0"]),
         ("trigger/current_trigger", ["bogus", "", "@trigger"]),
     ],
 }

@@ -8,18 +8,24 @@ data registers of the i2c-stub chip behind the real adxl345 / inv_mpu6050 driver
 
 Recording: CSV with a header naming x_g,y_g,z_g (g, gravity included; any other columns
 ignored), rows at --recording-rate Hz (default 40), or with a t_s column giving each row's
-time. It is resampled (linear interpolation) to the driver's rate, so it plays in real time,
-converted to counts with the driver's in_accel_scale (m/s^2 per count) and clipped to the
-chip's range (ADXL345: 13-bit -4096..4095, full resolution; MPU6050: int16).
+time; for the mpu6050 also gx_dps,gy_dps,gz_dps (a six-axis recording: angular velocity in
+degrees per second), fed to the gyroscope. It is resampled (linear interpolation) to the
+driver's rate, so it plays in real time, converted to counts with the driver's in_accel_scale
+(m/s^2 per count) and in_anglvel_scale (rad/s per count) and clipped to the chip's range
+(ADXL345: 13-bit -4096..4095, full resolution; MPU6050: int16).
 
 Registers written (i2c-stub answers every read with what was last written):
 - adxl345: DATAX0..DATAZ1 0x32..0x37, little-endian, one 6-byte I2C block write per sample.
-- mpu6050: ACCEL_XOUT_H..ACCEL_ZOUT_L 0x3b..0x40, big-endian (the _raw attributes); with
-  --fire also the buffered path: FIFO_COUNT_H/L 0x72/0x73 = 6 (one datum), INT_STATUS 0x3a = 1
-  (DATA_RDY), register 0x00 = 1 (Debian 12's 6.1 driver reads the status of an MPU6050 from
-  register 0: see README), the datum at FIFO_R_W 0x74..0x79 (a block read of 0x74 returns
-  consecutive registers), then one interrupt through /sys/kernel/fg_i2c_devices/fire_mpu6050.
-  0x75 (WHO_AM_I, inside the datum) is restored to 0x68 at the end, so a later probe works.
+- mpu6050: ACCEL_XOUT_H..ACCEL_ZOUT_L 0x3b..0x40 and, from a six-axis recording,
+  GYRO_XOUT_H..GYRO_ZOUT_L 0x43..0x48, big-endian (the _raw attributes); with --fire also the
+  buffered path: FIFO_COUNT_H/L 0x72/0x73 = one datum's bytes, INT_STATUS 0x3a = 1 (DATA_RDY),
+  register 0x00 = 1 (Debian 12's 6.1 driver reads the status of an MPU6050 from register 0:
+  see README), the datum at FIFO_R_W 0x74.. (a block read of 0x74 returns consecutive
+  registers), then one interrupt through /sys/kernel/fg_i2c_devices/fire_mpu6050. The datum
+  is what the chip's FIFO holds for the scan elements the reader enabled (read from
+  scan_elements/ once the buffer is enabled, else accel, plus gyro from a six-axis
+  recording): accel (6 bytes), temp (2), gyro (6), in that order. 0x75 (WHO_AM_I, inside the
+  datum) is restored to 0x68 at the end, so a later probe works.
 
 Pacing: samples are written on a drift-free CLOCK_MONOTONIC schedule at the driver's rate
 (paced, not lock-step: nothing waits for the reader). --rate overrides the rate read from
@@ -29,12 +35,13 @@ buffer/enable reads 1 (the reader has set the device up) before reading rate and
 Log (--log): CSV `seq,t0_ns,t1_ns,x,y,z,polls` (counts; t0/t1: CLOCK_MONOTONIC just before and
 just after the sample reached the registers; for --fire, t1 is after the interrupt was raised;
 polls: with --follow-polls, how many polls read the previous sample (1, more when this feeder
-was late), else -1),
-preceded by `# key=value` lines: chip, device, rate_hz, scale, recording. Late writes (the
+was late), else -1), and `,gx,gy,gz` (gyroscope counts) from a six-axis recording,
+preceded by `# key=value` lines: chip, device, rate_hz, scale, gyro_scale (six-axis), recording. Late writes (the
 schedule missed by more than one period) are counted and printed at the end.
 """
 import argparse
 import ctypes
+import math
 import fcntl
 import os
 import re
@@ -162,6 +169,16 @@ def read_env():
     return out
 
 
+def read_int(path):
+    try:
+        return int(open(path).read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+TEMP_RAW = -3920     # in the datum when the reader enables temp: 25.0 degC
+
+
 def find_device(name):
     base = "/sys/bus/iio/devices"
     for d in sorted(os.listdir(base)):
@@ -181,13 +198,15 @@ def load_recording(path, rate):
         except ValueError:
             sys.exit(f"{path}: header must name x_g,y_g,z_g, got {header}")
         it = header.index("t_s") if "t_s" in header else None
+        gyro = [header.index(c) for c in ("gx_dps", "gy_dps", "gz_dps") if c in header]
+        cols = [ix, iy, iz] + (gyro if len(gyro) == 3 else [])
         rows = []
         for n, line in enumerate(f):
             if not line.strip() or line.startswith("#"):
                 continue
             c = line.strip().split(",")
             t = float(c[it]) if it is not None else n / rate
-            rows.append((t, float(c[ix]), float(c[iy]), float(c[iz])))
+            rows.append((t,) + tuple(float(c[i]) for i in cols))
     if len(rows) < 2:
         sys.exit(f"{path}: fewer than 2 rows")
     return rows
@@ -195,7 +214,7 @@ def load_recording(path, rate):
 
 def resample(rows, rate, count, loop):
     """Sample the recording at rate Hz (linear interpolation), count samples (looping or
-    holding the last row)."""
+    holding the last row); 3 or 6 values a sample."""
     t0 = rows[0][0]
     span = rows[-1][0] - t0
     out, j = [], 0
@@ -213,7 +232,7 @@ def resample(rows, rate, count, loop):
             j += 1
         a, b = rows[j], rows[j + 1]
         w = (t - a[0]) / (b[0] - a[0])
-        out.append(tuple(a[k] + w * (b[k] - a[k]) for k in (1, 2, 3)))
+        out.append(tuple(a[k] + w * (b[k] - a[k]) for k in range(1, len(a))))
     return out
 
 
@@ -274,14 +293,30 @@ def main():
     rows = load_recording(a.recording, a.recording_rate)
     if a.start:
         rows = [r for r in rows if r[0] >= rows[0][0] + a.start]
+    six = a.chip == "mpu6050" and len(rows[0]) == 7
+    gscale = float(open(f"{dev}/in_anglvel_scale").read()) if six else None
     samples = []
-    for gx, gy, gz in resample(rows, rate, count, a.loop):
-        samples.append(tuple(max(chip["lo"], min(chip["hi"], int(round(v * G / scale)))) for v in (gx, gy, gz)))
+    for v in resample(rows, rate, count, a.loop):
+        counts = tuple(max(chip["lo"], min(chip["hi"], int(round(g * G / scale)))) for g in v[:3])
+        if six:   # deg/s -> rad/s -> counts of in_anglvel_scale
+            counts += tuple(max(-32768, min(32767, int(round(w * math.pi / 180 / gscale)))) for w in v[3:])
+        samples.append(counts)
 
     bus = Bus(env["FG_I2C_BUS"], chip["addr"])
     fire = None
+    datum = ["accel"] + (["gyro"] if six else [])
+    if a.fire and a.wait_buffer:
+        # what the driver put in the FIFO for the reader's scan (inv_scan_query_mpu6050)
+        def on(kind):
+            channels = ["temp"] if kind == "temp" else [f"{kind}_{axis}" for axis in "xyz"]
+            return any(read_int(f"{dev}/scan_elements/in_{c}_en") for c in channels)
+        datum = [s for s in ("accel", "temp", "anglvel") if on(s)]
+        datum = ["gyro" if s == "anglvel" else s for s in datum]
+        if "gyro" in datum and not six:
+            sys.exit("feeder: the reader enabled the gyroscope: give a six-axis recording")
+    datum_bytes = sum({"accel": 6, "temp": 2, "gyro": 6}[s] for s in datum)
     if a.fire:
-        bus.write(0x72, [0, 6])
+        bus.write(0x72, [0, datum_bytes])
         bus.write(0x3A, [0x01])
         bus.write(0x00, [0x01])
         fire = os.open(f"{env['FG_RIG_SYSFS']}/fire_mpu6050", os.O_WRONLY)
@@ -295,7 +330,9 @@ def main():
     log = open(a.log, "w", buffering=1) if a.log else None
     if log:
         log.write(f"# chip={a.chip}\n# device={os.path.basename(dev)}\n# rate_hz={rate}\n# scale={scale}\n"
-                  f"# recording={a.recording}\n# fire={int(a.fire)}\nseq,t0_ns,t1_ns,x,y,z,polls\n")
+                  + (f"# gyro_scale={gscale}\n" if six else "")
+                  + f"# recording={a.recording}\n# fire={int(a.fire)}\n# datum={'+'.join(datum)}\n"
+                  + "seq,t0_ns,t1_ns,x,y,z,polls" + (",gx,gy,gz" if six else "") + "\n")
     stop = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
@@ -305,7 +342,9 @@ def main():
     written = 0
     timeouts = 0
     try:
-        for i, (x, y, z) in enumerate(samples):
+        temp = struct.pack(">h", TEMP_RAW)
+        for i, v in enumerate(samples):
+            x, y, z = v[:3]
             if stop:
                 break
             due = start + i * period
@@ -339,16 +378,21 @@ def main():
             if a.chip == "adxl345":
                 bus.write(0x32, list(struct.pack("<hhh", x, y, z)))
             else:
-                bus.write(0x3B, list(struct.pack(">hhh", x, y, z)))
+                accel = struct.pack(">hhh", x, y, z)
+                gyro = struct.pack(">hhh", *v[3:]) if six else b""
+                bus.write(0x3B, list(accel))
+                if six:
+                    bus.write(0x43, list(gyro))
                 if fire is not None:
-                    bus.write(0x74, list(struct.pack(">hhh", x, y, z)))
+                    parts = {"accel": accel, "temp": temp, "gyro": gyro}
+                    bus.write(0x74, list(b"".join(parts[s] for s in datum)))
                     os.write(fire, b"1")
                     if tracer and not tracer.wait(1.0):
                         timeouts += 1
             t1 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
             written += 1
             if log:
-                log.write(f"{i},{t0},{t1},{x},{y},{z},{polls}\n")
+                log.write(f"{i},{t0},{t1},{x},{y},{z},{polls}" + (",%d,%d,%d" % v[3:] if six else "") + "\n")
     finally:
         if tracer:
             tracer.close()
@@ -360,7 +404,7 @@ def main():
             log.close()
     dt = (time.clock_gettime_ns(time.CLOCK_MONOTONIC) - start) / 1e9
     print(f"feeder: {a.chip} ({os.path.basename(dev)}): wrote {written} samples at {rate:g} Hz "
-          f"(scale {scale}) in {dt:.2f} s, {late} more than a period late"
+          f"(scale {scale}" + (f", gyroscope scale {gscale}" if six else "") + f") in {dt:.2f} s, {late} more than a period late"
           + (f", {written} interrupts fired" if fire is not None else "")
           + (f", following the polls: {timeouts} polls not seen within 2 s" if follow else "")
           + (f", lock-step: {timeouts} datum reads not seen within 1 s" if tracer else ""), file=sys.stderr)

@@ -10,7 +10,9 @@ Checks (each prints PASS/FAIL lines; figures go to $FG_RIG_OUT/<krel>/figures.js
             real adxl345 fed by feeder.py from demo-fall.csv at the rate the driver reports
   mpu6050   buffered: `fallguard watch --rate 100 --arrival-log` while feeder.py fires one
             interrupt per sample (lock-step on the driver's FIFO read), FG_RIG_MPU_SAMPLES
-            samples (default 2000); then `fallguard record` at 40 Hz
+            samples (default 2000); then `fallguard record` at 40 Hz. Six axes: a six-axis
+            recording (SIXAXIS) feeds the accelerometer and the gyroscope registers and FIFO
+            datum; the angular velocity fallguard reads must be the fed counts exactly
   gpio      `fallguard gpio` with libgpiod 1.6 and 2.x: pattern in gpio-sim's value, a press
             through pull seen with its edge, lines released on exit
   run       `fallguard run` (libgpiod 1.6 and 2.x): a real fall fed to the adxl345 sounds the
@@ -43,6 +45,8 @@ FG = os.environ.get("FALLGUARD_BIN") or os.path.join(REPO, ".build/debug/fallgua
 KREL = os.uname().release
 OUT = os.path.join(os.environ.get("FG_RIG_OUT") or "/tmp/fg-rig-out", KREL)
 FALL = os.path.join(REPO, "Sources/FallGuardFieldTest/Resources/demo-fall.csv")
+# a real fall with its gyroscope (SisFall F15, ITG3200): t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps
+SIXAXIS = os.path.join(REPO, "Tests/FallGuardFieldTestTests/Fixtures/sixaxis/F15_SA01_R01.csv")
 LIBGPIOD2 = os.environ.get("FALLGUARD_LIBGPIOD2_DIR", "/var/cache/fallguard/libgpiod2")
 G = 9.80665
 
@@ -187,6 +191,15 @@ def t_devices():
         if os.path.exists(f"{d}/in_accel_scale_available"):
             sa = sorted(float(v) for v in read(f"{d}/in_accel_scale_available").split())
             check(f"devices: {name} available scales", sorted(j.get("availableScales") or []) == sa, f"{j.get('availableScales')} vs {sa}")
+        if os.path.exists(f"{d}/in_anglvel_scale"):
+            g = j.get("gyroscope") or {}
+            gs = float(read(f"{d}/in_anglvel_scale"))
+            check(f"devices: {name} gyroscope scale = in_anglvel_scale", abs(g.get("scale", 0) - gs) < 1e-15, f"{g} vs {gs}")
+            gsa = sorted(float(v) for v in read(f"{d}/in_anglvel_scale_available").split())
+            check(f"devices: {name} gyroscope available scales", sorted(g.get("availableScales") or []) == gsa,
+                  f"{g.get('availableScales')} vs {gsa}")
+        else:
+            check(f"devices: {name} has no gyroscope", j.get("gyroscope") is None, f"{j.get('gyroscope')}")
         buffered = os.path.isdir(f"{d}/buffer") and os.path.isdir(f"{d}/scan_elements")
         check(f"devices: {name} mode", j["mode"] == ("buffered" if buffered else "polled"), j["mode"])
         if buffered and os.path.exists(f"{d}/trigger"):
@@ -279,7 +292,7 @@ def t_mpu6050():
     # watch until the feeder is done and one more batch (0.4 s) has been read
     w = start(["watch", "--device", "mpu6050", "--rate", str(rate), "--json", "--arrival-log", arr], f"{o}/mpu-watch.jsonl")
     fd = feeder("--chip", "mpu6050", "--fire", "--lockstep", "--wait-buffer", "30", "--wait-rate", str(rate),
-                "--recording", FALL, "--loop", "--count", str(n), "--log", f"{o}/mpu-fed.csv")
+                "--recording", SIXAXIS, "--loop", "--count", str(n), "--log", f"{o}/mpu-fed.csv")
     _, ferr = fd.communicate()
     say(ferr.strip())
     check("mpu6050: feeder ran", fd.returncode == 0, ferr.strip()[-300:])
@@ -297,10 +310,16 @@ def t_mpu6050():
     opened = [json.loads(l) for l in open(f"{o}/mpu-watch.jsonl") if '"opened"' in l]
     check("mpu6050: watch buffered at the driver's rate", bool(opened) and opened[0]["mode"] == "buffered"
           and abs(opened[0]["rate"] - rate) < 1e-9, f"{opened[:1]}")
+    check("mpu6050: watch reads the gyroscope (six axes)", bool(opened) and opened[0].get("gyroscope") is True, f"{opened[:1]}")
+    datum = next((l.strip()[8:] for l in open(f"{o}/mpu-fed.csv") if l.startswith("# datum=")), "")
+    check("mpu6050: the driver's scan holds accel and gyro (12-byte FIFO datum)", datum == "accel+gyro", datum)
     summ = [json.loads(l) for l in open(f"{o}/mpu-watch.jsonl") if '"summary"' in l]
+    # the accelerometer within 1 LSB (the arrival log's g, as before); the gyroscope exactly:
+    # counts x in_anglvel_scale x 180/pi read back to within 0.001 count
     ok, line, fig = compare("arrivals", f"{o}/mpu-fed.csv", arr, "--label", f"mpu6050 buffered watch ({n} fired)",
-                            "--min-samples", str(n))
-    check(f"mpu6050: buffered capture of {n} fired samples, 0 lost, within 1 LSB", ok and fig.get("captured") == n, line)
+                            "--min-samples", str(n), "--gyro-max-lsb", "0.001")
+    check(f"mpu6050: buffered capture of {n} fired samples, 0 lost, within 1 LSB, gyroscope exact",
+          ok and fig.get("captured") == n and fig.get("gyro_compared") == n, line)
     figure(check="mpu6050-buffered", fired=n, overruns=summ[0]["overruns"] if summ else None, **fig)
 
     # record at 40 Hz: the MPU6050 runs at exactly 40 Hz, the recorder passes samples through
@@ -308,7 +327,7 @@ def t_mpu6050():
     seconds = 8
     r = start(["record", "--device", "mpu6050", "--out", rec], f"{o}/mpu-record.out")
     fd = feeder("--chip", "mpu6050", "--fire", "--lockstep", "--wait-buffer", "30", "--wait-rate", "40",
-                "--recording", FALL, "--count", str(seconds * 40), "--log", f"{o}/mpu-rec-fed.csv")
+                "--recording", SIXAXIS, "--count", str(seconds * 40), "--log", f"{o}/mpu-rec-fed.csv")
     _, ferr = fd.communicate()
     say(ferr.strip())
     time.sleep(1)
@@ -317,7 +336,9 @@ def t_mpu6050():
     check("mpu6050: record exited 0", r.returncode == 0, text(f"{o}/mpu-record.out.err")[-300:])
     ok, line, fig = compare("record", f"{o}/mpu-rec-fed.csv", rec, "--label", "mpu6050 record (40 Hz)",
                             "--min-samples", str(seconds * 40 - 16))
-    check("mpu6050: record reproduces the fed recording within 1 LSB at 40 Hz", ok, line)
+    check("mpu6050: record reproduces the fed six-axis recording within 1 LSB at 40 Hz", ok, line)
+    header = text(rec).split("\n", 1)[0]
+    check("mpu6050: record writes the six-axis format", header == "t_s,x_g,y_g,z_g,gx_dps,gy_dps,gz_dps", header)
     figure(check="mpu6050-record", **fig)
 
 

@@ -1,7 +1,8 @@
 import CLibIIO
 import FallGuardCore
 
-/// What `fallguard devices` shows about one IIO accelerometer.
+/// What `fallguard devices` shows about one IIO accelerometer (and its gyroscope, when the
+/// same IIO device has one: the MPU6050's `anglvel_x/y/z`).
 public struct AccelerometerInfo: Codable, Sendable, Equatable {
     public enum Mode: String, Codable, Sendable { case buffered, polled }
 
@@ -20,6 +21,65 @@ public struct AccelerometerInfo: Codable, Sendable, Equatable {
     /// Rows of the chip's mount matrix, when the driver gives one.
     public var mountMatrix: [[Double]]?
     public var hasTimestamp: Bool
+    /// The gyroscope read with the accelerometer (in the same scan), nil for an
+    /// accelerometer-only sensor (the ADXL345) or when it is not read.
+    public var gyroscope: GyroscopeInfo? = nil
+
+    /// `six axes (accelerometer + gyroscope)` or `three axes (accelerometer only)`: which path
+    /// runs, as the status, the page, the start-up line and `devices` say it.
+    public var axes: String { gyroscope == nil ? "three axes (accelerometer only)" : "six axes (accelerometer + gyroscope)" }
+}
+
+/// The gyroscope of a six-axis IIO device: IIO gives rad/s after `raw * scale`; samples carry °/s.
+public struct GyroscopeInfo: Codable, Sendable, Equatable {
+    /// rad/s per count (`in_anglvel_scale`), and the same in °/s.
+    public var scale: Double
+    public var scaleDPS: Double
+    /// `in_anglvel_scale_available` (rad/s per count).
+    public var availableScales: [Double]
+    /// The full scale, ±°/s (int16 counts × ``scaleDPS``); nil where there are no counts (a replay).
+    public var rangeDPS: Double?
+    /// Rows of the gyroscope's own mount matrix (`in_anglvel_mount_matrix`), when the driver gives one.
+    public var mountMatrix: [[Double]]?
+
+    public init(scale: Double, availableScales: [Double] = [], rangeDPS: Double?, mountMatrix: [[Double]]? = nil) {
+        self.scale = scale
+        scaleDPS = scale * degreesPerRadian
+        self.availableScales = availableScales
+        self.rangeDPS = rangeDPS
+        self.mountMatrix = mountMatrix
+    }
+}
+
+/// IIO reports angular velocity in rad/s; recordings and detectors use °/s.
+public let degreesPerRadian = 180 / Double.pi
+
+/// Where a six-axis device's gyroscope attributes live (`in_anglvel_scale`, shared by type).
+struct GyroscopeAttributes {
+    let x: OpaquePointer, y: OpaquePointer, z: OpaquePointer
+
+    init?(device: OpaquePointer) {
+        guard let x = device.iioChannel("anglvel_x"), let y = device.iioChannel("anglvel_y"),
+              let z = device.iioChannel("anglvel_z") else { return nil }
+        (self.x, self.y, self.z) = (x, y, z)
+    }
+
+    var buffered: Bool { iio_channel_is_scan_element(x) && iio_channel_is_scan_element(y) && iio_channel_is_scan_element(z) }
+    var scale: Double? { x.iioChannelAttribute("scale").flatMap(IIOAttributeText.scale) }
+    var availableScales: [Double] { IIOAttributeText.numbers(x.iioChannelAttribute("scale_available") ?? "") }
+    var mountMatrix: [[Double]]? { x.iioChannelAttribute("mount_matrix").flatMap(IIOAttributeText.mountMatrix) }
+
+    /// Writes `in_anglvel_scale`; the errno on failure.
+    func writeScale(_ value: String) -> Int32? {
+        let r = iio_channel_attr_write(x, "scale", value)
+        return r < 0 ? Int32(-r) : nil
+    }
+
+    func info() -> GyroscopeInfo? {
+        guard let s = scale, s > 0, s.isFinite else { return nil }
+        return GyroscopeInfo(scale: s, availableScales: availableScales, rangeDPS: s * Double(Int16.max) * degreesPerRadian,
+                             mountMatrix: mountMatrix)
+    }
 }
 
 /// Where an accelerometer's attributes live: drivers put them on the channel
@@ -27,6 +87,8 @@ public struct AccelerometerInfo: Codable, Sendable, Equatable {
 struct AccelerometerAttributes {
     let device: OpaquePointer
     let x: OpaquePointer, y: OpaquePointer, z: OpaquePointer
+    /// The same device's gyroscope (inv_mpu6050), nil without one (adxl345).
+    let gyro: GyroscopeAttributes?
 
     init?(device: OpaquePointer) {
         guard let x = device.iioChannel("accel_x"), let y = device.iioChannel("accel_y"),
@@ -35,6 +97,7 @@ struct AccelerometerAttributes {
         self.x = x
         self.y = y
         self.z = z
+        gyro = GyroscopeAttributes(device: device)
     }
 
     /// The channel attribute if the driver has it, else the device attribute.
@@ -89,7 +152,9 @@ struct AccelerometerAttributes {
             trigger: hasTrigger ? trigger!.iioDeviceName : nil,
             samplingFrequency: frequency, availableFrequencies: availableFrequencies,
             scale: s, scaleG: s / 9.80665, availableScales: availableScales,
-            mountMatrix: mountMatrix, hasTimestamp: timestamp != nil)
+            mountMatrix: mountMatrix, hasTimestamp: timestamp != nil,
+            // A gyroscope that cannot join a buffered accelerometer's scan is left out.
+            gyroscope: gyro.flatMap { g in !buffered || g.buffered ? g.info() : nil })
     }
 }
 

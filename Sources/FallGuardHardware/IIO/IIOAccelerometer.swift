@@ -24,10 +24,15 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
     public var mountMatrix: [[Double]]?
     /// The CPU of the sensor thread, which waits in the driver's buffer and consumes.
     public var cpu: SensorCPU
+    /// Read the device's gyroscope (`anglvel_x/y/z`) with the accelerometer where it has one.
+    public var readGyroscope: Bool
+    /// Gyroscope range to ask for (±°/s) where the driver offers several scales.
+    public var minimumRangeDPS: Double
 
     public init(uri: String = "local:", device: String? = nil, minimumRate: Double = 40,
                 minimumRangeG: Double = 16, preferBuffered: Bool = true, requireBuffered: Bool = false,
-                mountMatrix: [[Double]]? = nil, cpu: SensorCPU = .default) {
+                mountMatrix: [[Double]]? = nil, cpu: SensorCPU = .default, readGyroscope: Bool = true,
+                minimumRangeDPS: Double = 2000) {
         self.uri = uri
         self.device = device
         self.minimumRate = minimumRate
@@ -36,15 +41,18 @@ public struct AccelerometerConfiguration: Sendable, Equatable {
         self.requireBuffered = requireBuffered
         self.cpu = cpu
         self.mountMatrix = mountMatrix
+        self.readGyroscope = readGyroscope
+        self.minimumRangeDPS = minimumRangeDPS
     }
 }
 
-/// A tri-axial accelerometer behind the Linux IIO subsystem, read through libiio.
+/// A tri-axial accelerometer behind the Linux IIO subsystem, read through libiio, with the same
+/// device's gyroscope where it has one (the MPU6050's `anglvel_x/y/z`, in the same scan).
 ///
-/// `init` opens the context, finds the device, applies the range and rate (reading back what
+/// `init` opens the context, finds the device, applies the ranges and rate (reading back what
 /// the driver accepted); ``startCapture()``, then ``captureStep(into:)`` once per delivery,
-/// push samples in g, mount matrix applied, into a lock-free ring. One owner: the thread that
-/// captures (the sensor thread, which also consumes).
+/// push samples in g (and °/s), mount matrix applied, into a lock-free ring. One owner: the
+/// thread that captures (the sensor thread, which also consumes).
 public final class IIOAccelerometer: @unchecked Sendable {
     // Sendable: after init only the sensor thread (which captures) touches the C objects; `cancel()` uses
     // libiio's thread-safe iio_buffer_cancel through an atomic pointer.
@@ -53,6 +61,12 @@ public final class IIOAccelerometer: @unchecked Sendable {
     public private(set) var info: AccelerometerInfo
     private let countsToG: Double
     private let matrix: [Double]   // row-major 3×3
+    /// The gyroscope's channels while it is read, its °/s per count (`in_anglvel_scale` is
+    /// rad/s) and its matrix (row-major; the accelerometer's mapping, times its determinant:
+    /// angular velocity is an axial vector, so a mirrored frame also turns its sense).
+    private let gyro: GyroscopeAttributes?
+    private let countsToDPS: Double
+    private let gyroMatrix: [Double]
     private let buffer = ManagedAtomic<Int>(0)   // iio_buffer pointer while a buffered capture runs
     public let configuration: AccelerometerConfiguration
 
@@ -116,8 +130,38 @@ public final class IIOAccelerometer: @unchecked Sendable {
         if !configuration.preferBuffered { info.mode = .polled }
         if let m = configuration.mountMatrix { info.mountMatrix = m }
         countsToG = scale / standardGravity
-        matrix = (info.mountMatrix ?? [[1, 0, 0], [0, 1, 0], [0, 0, 1]]).flatMap { $0 }
+        matrix = (info.mountMatrix ?? Self.identity).flatMap { $0 }
+
+        // The gyroscope: its range, then its scale as the driver reports it.
+        if configuration.readGyroscope, let g = a.gyro, info.gyroscope != nil {
+            let scales = g.availableScales.sorted()
+            let full = Double(Int16.max) * degreesPerRadian
+            // ±2000 °/s is 1998.9 °/s of int16 counts at the driver's 0.001064724 rad/s: 1 % slack.
+            if let pick = scales.first(where: { $0 * full >= configuration.minimumRangeDPS * 0.99 }) ?? scales.last,
+               g.scale != pick, let code = g.writeScale(String(pick)), code != EINVAL {
+                throw IIOError(uri: uri, device: name, what: "cannot set in_anglvel_scale to \(pick)", code: code)
+            }
+            guard let gi = g.info() else {
+                throw IIOError(uri: uri, device: name, message: "no usable in_anglvel_scale")
+            }
+            info.gyroscope = gi
+            gyro = g
+            countsToDPS = gi.scaleDPS
+            // One axis mapping for both sensors: sensor.mount-matrix when configured, else the
+            // driver's own matrix of each (inv_mpu6050 gives both from one device-tree property).
+            let m = configuration.mountMatrix ?? gi.mountMatrix ?? info.mountMatrix ?? Self.identity
+            let det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+                + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+            gyroMatrix = m.flatMap { $0 }.map { $0 * (det < 0 ? -1 : 1) }
+        } else {
+            info.gyroscope = nil
+            gyro = nil
+            countsToDPS = 0
+            gyroMatrix = []
+        }
     }
+
+    private static let identity: [[Double]] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
 
     /// The rate the driver runs at (Hz).
     public var rate: Double { info.samplingFrequency ?? configuration.minimumRate }
@@ -177,16 +221,26 @@ public final class IIOAccelerometer: @unchecked Sendable {
             z: matrix[6] * x + matrix[7] * y + matrix[8] * z)
     }
 
+    /// Angular velocity in °/s from the gyroscope's counts, mounted as the accelerometer.
+    @inline(__always)
+    private func angularVelocity(_ gx: Int64, _ gy: Int64, _ gz: Int64) -> AngularVelocity {
+        let x = Double(gx) * countsToDPS, y = Double(gy) * countsToDPS, z = Double(gz) * countsToDPS
+        let m = gyroMatrix
+        return AngularVelocity(x: m[0] * x + m[1] * y + m[2] * z, y: m[3] * x + m[4] * y + m[5] * z,
+                               z: m[6] * x + m[7] * y + m[8] * z)
+    }
+
     private func error(_ what: String, _ code: Int32) -> IIOError {
         IIOError(uri: configuration.uri, device: info.name, what: what, code: code)
     }
 
-    // MARK: polled mode: the three _raw attributes on a drift-free monotonic schedule
+    // MARK: polled mode: the _raw attributes on a drift-free monotonic schedule
 
-    /// For `local:` contexts the three `in_accel_*_raw` files stay open and are read with
-    /// pread() at offset 0, as sysfs allows (each read at 0 asks the driver again): 3 system
-    /// calls a sample instead of libiio's open, fstat, read, read, close per attribute.
-    /// Other contexts (`ip:`) go through libiio, the only way there.
+    /// For `local:` contexts the three `in_accel_*_raw` files (and the gyroscope's three
+    /// `in_anglvel_*_raw`) stay open and are read with pread() at offset 0, as sysfs allows
+    /// (each read at 0 asks the driver again): 3 (6) system calls a sample instead of libiio's
+    /// open, fstat, read, read, close per attribute. Other contexts (`ip:`) go through libiio,
+    /// the only way there.
     private var rawFiles: [Int32] = []
     private var nextPoll: Int64 = 0
 
@@ -194,7 +248,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
         nextPoll = MonotonicClock.nanoseconds()
         guard configuration.uri.hasPrefix("local:") else { return nil }
         let folder = "/sys/bus/iio/devices/\(info.id)/"
-        for channel in [attributes.x, attributes.y, attributes.z] {
+        for channel in polledChannels {
             let name = iio_channel_attr_get_filename(channel, "raw").map { String(cString: $0) } ?? ""
             let fd = open(folder + name, O_RDONLY | O_CLOEXEC)
             if fd < 0 {
@@ -207,22 +261,42 @@ public final class IIOAccelerometer: @unchecked Sendable {
         return nil
     }
 
+    /// The channels a poll reads, accelerometer first.
+    private var polledChannels: [OpaquePointer] {
+        [attributes.x, attributes.y, attributes.z] + (gyro.map { [$0.x, $0.y, $0.z] } ?? [])
+    }
+
     private func pollOnce(_ ring: SPSCRingBuffer<AccelerationSample>) -> IIOError? {
         let periodNs = Int64((1e9 / rate).rounded())
         MonotonicClock.sleep(until: nextPoll)
         var cx: Int64 = 0, cy: Int64 = 0, cz: Int64 = 0
-        if rawFiles.count == 3 {
+        var gx: Int64 = 0, gy: Int64 = 0, gz: Int64 = 0
+        if rawFiles.count >= 3 {
             var r = readRaw(rawFiles[0], &cx)
             if r == 0 { r = readRaw(rawFiles[1], &cy) }
             if r == 0 { r = readRaw(rawFiles[2], &cz) }
             if r != 0 { return error("reading in_accel_*_raw failed", r) }
+            if rawFiles.count == 6 {
+                r = readRaw(rawFiles[3], &gx)
+                if r == 0 { r = readRaw(rawFiles[4], &gy) }
+                if r == 0 { r = readRaw(rawFiles[5], &gz) }
+                if r != 0 { return error("reading in_anglvel_*_raw failed", r) }
+            }
         } else {
             var r = iio_channel_attr_read_longlong(attributes.x, "raw", &cx)
             if r == 0 { r = iio_channel_attr_read_longlong(attributes.y, "raw", &cy) }
             if r == 0 { r = iio_channel_attr_read_longlong(attributes.z, "raw", &cz) }
             if r < 0 { return error("reading in_accel_*_raw failed", -r) }
+            if let g = gyro {
+                r = iio_channel_attr_read_longlong(g.x, "raw", &gx)
+                if r == 0 { r = iio_channel_attr_read_longlong(g.y, "raw", &gy) }
+                if r == 0 { r = iio_channel_attr_read_longlong(g.z, "raw", &gz) }
+                if r < 0 { return error("reading in_anglvel_*_raw failed", -r) }
+            }
         }
-        ring.push(sample(time: MonotonicClock.seconds(), cx, cy, cz))
+        var s = sample(time: MonotonicClock.seconds(), cx, cy, cz)
+        if gyro != nil { s.gyro = angularVelocity(gx, gy, gz) }
+        ring.push(s)
         nextPoll += periodNs
         let now = MonotonicClock.nanoseconds()
         if nextPoll < now - 10 * periodNs { nextPoll = now }   // fell far behind (suspend): don't burst
@@ -236,7 +310,8 @@ public final class IIOAccelerometer: @unchecked Sendable {
         for i in 0..<iio_device_get_channels_count(dev) {
             if let c = iio_device_get_channel(dev, i) { iio_channel_disable(c) }
         }
-        let channels = [attributes.x, attributes.y, attributes.z]
+        // The gyroscope in the same scan: one interrupt, one FIFO datum, one timestamp for both.
+        let channels = polledChannels
         channels.forEach { iio_channel_enable($0) }
         timestampOffset = 0
         if let ts = attributes.timestamp {
@@ -276,6 +351,7 @@ public final class IIOAccelerometer: @unchecked Sendable {
         return nil
     }
 
+    /// The data formats of the enabled channels, accelerometer x, y, z then gyroscope x, y, z.
     private var formats: [iio_data_format] = []
     /// Kernel timestamp minus CLOCK_MONOTONIC (ns) when the driver keeps another clock.
     private var timestampOffset: Int64 = 0
@@ -302,9 +378,12 @@ public final class IIOAccelerometer: @unchecked Sendable {
         var pz = iio_buffer_first(buf, attributes.z)!
         let ts = attributes.timestamp
         var pt = ts.map { iio_buffer_first(buf, $0)! }
+        // The gyroscope's elements of the same scans (nil pointers without one).
+        var pg = gyro.map { (iio_buffer_first(buf, $0.x)!, iio_buffer_first(buf, $0.y)!, iio_buffer_first(buf, $0.z)!) }
         let samples = (end - px) / step
         var k = 0
         var raw: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var rawGyro: (UInt64, UInt64, UInt64) = (0, 0, 0)
         while px < end {
             iio_channel_convert(attributes.x, &raw.0, px)
             iio_channel_convert(attributes.y, &raw.1, py)
@@ -317,7 +396,16 @@ public final class IIOAccelerometer: @unchecked Sendable {
             } else {
                 time = (arrival - Double(samples - 1 - k) * periodNs) * 1e-9
             }
-            ring.push(sample(time: time, signExtend(raw.0, formats[0]), signExtend(raw.1, formats[1]), signExtend(raw.2, formats[2])))
+            var s = sample(time: time, signExtend(raw.0, formats[0]), signExtend(raw.1, formats[1]), signExtend(raw.2, formats[2]))
+            if let g = gyro, let p = pg {
+                iio_channel_convert(g.x, &rawGyro.0, p.0)
+                iio_channel_convert(g.y, &rawGyro.1, p.1)
+                iio_channel_convert(g.z, &rawGyro.2, p.2)
+                s.gyro = angularVelocity(signExtend(rawGyro.0, formats[3]), signExtend(rawGyro.1, formats[4]),
+                                         signExtend(rawGyro.2, formats[5]))
+                pg = (p.0 + step, p.1 + step, p.2 + step)
+            }
+            ring.push(s)
             px += step; py += step; pz += step
             k += 1
         }

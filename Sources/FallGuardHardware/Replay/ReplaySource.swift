@@ -38,7 +38,11 @@ public final class ReplaySource: SampleSource, @unchecked Sendable {
         info = AccelerometerInfo(name: name, id: "replay0", uri: "replay:", mode: .polled, trigger: nil,
                                  samplingFrequency: rate, availableFrequencies: [rate],
                                  scale: standardGravity / 1000, scaleG: 0.001, availableScales: [],
-                                 mountMatrix: nil, hasTimestamp: false)
+                                 mountMatrix: nil, hasTimestamp: false,
+                                 // A six-axis recording plays as a sensor with a gyroscope; its
+                                 // "count" is the file's resolution (Recording.gyroDigits: 0.01 °/s).
+                                 gyroscope: recording.allSatisfy { $0.gyro != nil }
+                                     ? GyroscopeInfo(scale: 0.01 / degreesPerRadian, rangeDPS: nil) : nil)
     }
 
     public func start() {
