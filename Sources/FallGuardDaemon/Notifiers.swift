@@ -121,6 +121,11 @@ public final class Notifiers: Sendable {
         }
     }
 
+    /// The power supplies changed (power service): the retained power topic of every MQTT channel.
+    func powerChanged(_ reading: PowerReading) {
+        mqtt.forEach { $0.publish(power: reading) }
+    }
+
     /// What became of a message (progress service): the last incident's `delivered` and
     /// `reached_by`, in the status and on MQTT.
     public func progressed(_ p: DeliveryProgress) {
