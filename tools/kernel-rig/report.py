@@ -69,6 +69,12 @@ def main():
                 ok &= met
                 print(f"  unbind    {g['lib']}: fault reported {g['fault_reported_s']} s after the unbind, recovered "
                       f"{g['recovered_after_bind_s']} s after the bind  {'MET' if met else 'NOT MET'}")
+            elif c == "power":
+                met = g["alerts"] == ["device-problem battery-low", "device-problem on-battery", "device-recovered on-battery"]
+                ok &= met
+                print(f"  power     test_power: battery 15 % -> battery low after {g['battery_low_after_s']} s, mains off -> "
+                      f"on battery after {g['on_battery_after_s']} s (bar > 3 s), on -> mains back after "
+                      f"{g['mains_back_after_s']} s; each once  {'MET' if met else 'NOT MET'}")
     for f in sorted(glob.glob(os.path.join(out, "diff-*.txt"))):
         last = open(f).read().strip().splitlines()[-1:]
         print(f"  {os.path.basename(f)[5:-4]}: {last[0] if last else '?'}")
