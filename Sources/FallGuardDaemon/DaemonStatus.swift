@@ -82,6 +82,18 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// somewhere, and falls cannot be detected); nil while it is worn or from an older daemon.
     public var notWorn: NotWorn?
 
+    /// Whether the wall clock is synchronised (the kernel's `adjtimex`: what `timedatectl`'s
+    /// NTPSynchronized reads) and its last step; nil from an older daemon.
+    public var clock: Clock?
+
+    public struct Clock: Codable, Sendable, Equatable {
+        /// nil: the kernel did not say.
+        public var synchronized: Bool?
+        /// The last step of the wall clock seen while running (seconds, + forward), and when.
+        public var lastStepSeconds: Double?
+        public var lastStepAt: String?
+    }
+
     /// The battery and the mains (`power:`); nil without a battery or an external supply
     /// (nothing claimed), with `power.enabled: false`, or from an older daemon.
     public var power: Power?

@@ -69,7 +69,7 @@ final class StatusPublisher: Sendable {
             problems: problems, gpio: gpio, recording: recorder.status,
             notWorn: engine.notWorn.map {
                 .init(since: isoTimestamp(Date(timeIntervalSinceNow: $0.since - now)), incident: $0.incident, reported: $0.reported)
-            }, power: power?.status)
+            }, clock: health.clock, power: power?.status)
     }
 
     /// The status as the page reads it: `status.json`'s fields, the detector's thresholds on
