@@ -83,9 +83,12 @@ struct PowerService: Service {
     let monitor: PowerMonitor
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            monitor.check()
-            try? await Task.sleep(for: .seconds(monitor.interval))
+        // The sleep is cut short by a stop: a 10 s poll must not hold up the daemon's shutdown.
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                monitor.check()
+                do { try await Task.sleep(for: .seconds(monitor.interval)) } catch { return }
+            }
         }
     }
 }

@@ -20,6 +20,8 @@ Checks (each prints PASS/FAIL lines; figures go to $FG_RIG_OUT/<krel>/figures.js
   power     `fallguard run` on the real test_power (built from the kernel's source): nothing
             claimed before the module; battery 15 % -> battery low once; mains offline > 3 s ->
             on battery; online -> mains back (issue 36)
+  clock     `fallguard run` while `date -s` steps the guest's wall clock +3 days and -1 h in a
+            countdown and in the retry of its alert: lengths kept, the alert once (issue 36)
   dump      (first: the devices as probed) dump-attrs.py iio and gpio into $FG_RIG_OUT, for
             diff-dumps.py against the emulators
 
@@ -631,6 +633,86 @@ policy:
         shutil.copytree(st, f"{o}/state", ignore=shutil.ignore_patterns("*.sqlite*"), dirs_exist_ok=True)
 
 
+def t_clock():
+    """Issue 36: the guest's real CLOCK_REALTIME stepped with `date -s` (+3 days, then -1 h)
+    during a countdown and again during the outbox's retry of its alert: the countdown keeps
+    its length (incidents.jsonl's monotonic times), the retry its wait, the alert goes out once."""
+    o = f"{OUT}/clock"
+    shutil.rmtree(o, ignore_errors=True)
+    os.makedirs(o)
+    st = "/tmp/fg-state-clock"
+    shutil.rmtree(st, ignore_errors=True)
+    cfg = f"{o}/fallguard.yaml"
+    kinds = ["fall", "help-requested", "resolved", "device-problem", "heartbeat"]
+    once = f"[ -e {o}/tried ] || {{ touch {o}/tried; exit 1; }}; "
+    open(cfg, "w").write(f"""sensor: {{replay: "{FALL}"}}
+gpio: {{enabled: false}}
+alarm: {{countdown: 8, final-phase: 1}}
+state: {{directory: "{st}"}}
+metrics: {{enabled: false}}
+power: {{enabled: false}}
+wearer: {{name: Rig Wearer}}
+channels:
+  file: {{type: exec, command: ["/bin/sh", "-c", "{once}cat >> {o}/alerts.jsonl; echo >> {o}/alerts.jsonl"]}}
+policy:
+  retry: {{initial: 5, max: 5, jitter: 0}}
+""" + "".join(f"  {k}: {{primary: [], others: [], broadcast: [file]}}\n" for k in kinds))
+    wall0, mono0 = time.time(), time.monotonic()
+
+    def step(seconds):
+        subprocess.run(["date", "-s", f"@{time.time() + seconds:.3f}"], capture_output=True)
+
+    def events():
+        out = []
+        for line in text(f"{st}/incidents.jsonl").splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
+    def falls():
+        return [l for l in text(f"{o}/alerts.jsonl").splitlines() if '"kind":"fall"' in l]
+
+    log = f"{o}/run.log"
+    p = subprocess.Popen([FG, "run", "--config", cfg, "--duration", "120"], stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        fall = wait_for(lambda: any(e.get("event") == "fall-suspected" for e in events()) or p.poll() is not None, 60)
+        check("clock: the fall starts the countdown", fall and p.poll() is None, text(log)[-300:])
+        if not fall or p.poll() is not None:
+            return
+        time.sleep(2)
+        step(3 * 86400)
+        time.sleep(2)
+        step(-3600)
+        tried = wait_for(lambda: os.path.exists(f"{o}/tried"), 15)
+        t_tried = time.monotonic()
+        check("clock: the alert's first attempt (refused by the channel)", tried)
+        time.sleep(1)
+        step(3 * 86400)
+        time.sleep(1.5)
+        step(-3600)
+        sent = wait_for(lambda: len(falls()) >= 1, 20)
+        t_sent = time.monotonic()
+        time.sleep(3)
+        ev = events()
+        t0 = next((e["time"] for e in ev if e.get("event") == "fall-suspected"), None)
+        t1 = next((e["time"] for e in ev if e.get("event") == "countdown-expired"), None)
+        length = (t1 - t0) if t0 is not None and t1 is not None else None
+        check("clock: the countdown keeps its 8 s across +3 days and -1 h (within 0.2 s)",
+              length is not None and abs(length - 8) <= 0.2, f"{length}")
+        gap = t_sent - t_tried
+        check("clock: the retry keeps its 5 s wait across +3 days and -1 h, the alert goes out once",
+              sent and 4 <= gap <= 8 and len(falls()) == 1, f"retry after {gap:.1f} s, {len(falls())} fall alert(s)")
+        figure(check="clock", countdown_s=round(length, 3) if length is not None else None, retry_after_s=round(gap, 1),
+               fall_alerts=len(falls()))
+    finally:
+        p.kill()
+        p.wait()
+        subprocess.run(["date", "-s", f"@{wall0 + time.monotonic() - mono0:.3f}"], capture_output=True)
+        shutil.copytree(st, f"{o}/state", ignore=shutil.ignore_patterns("*.sqlite*"), dirs_exist_ok=True)
+
+
 def t_dump():
     """Attribute and uAPI dumps of the real devices, at probe state (so: first), for
     diff-dumps.py against the emulators' (tools/kernel-rig/emulator-dumps.sh on the host)."""
@@ -644,7 +726,7 @@ def t_dump():
 
 
 TESTS = {"dump": t_dump, "devices": t_devices, "adxl345": t_adxl345, "mpu6050": t_mpu6050, "gpio": t_gpio, "run": t_run,
-         "power": t_power}
+         "power": t_power, "clock": t_clock}
 
 
 def main():
