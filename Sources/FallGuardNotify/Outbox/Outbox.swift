@@ -78,7 +78,7 @@ public final class Outbox: AlertSink, Sendable {
 
     /// When the wall clock was stepped by more than `tolerance` seconds away from the outbox's
     /// clock: every time this process kept (the schedule of pending and armed deliveries, when
-    /// alerts were made and sent, acknowledged, followed up) moves by the step in one
+    /// alerts were made and sent, their deadlines and escalations, acknowledged, followed up) moves by the step in one
     /// transaction and the clock follows it, so each wait keeps its length and the times come
     /// back to the time of day. Times an earlier process kept are left as they are. Returns the
     /// step and how many deliveries' schedules moved; nil without a step (or a steady clock).
@@ -92,9 +92,10 @@ public final class Outbox: AlertSink, Sendable {
                 WHERE state IN ('pending', 'armed') AND next_attempt_at >= ?2
                 """, arguments: [delta, since])
             let moved = db.changesCount
-            for (table, column) in [("alert", "created_at"), ("delivery", "created_at"), ("delivery", "last_attempt_at"),
-                                    ("delivery", "finished_at"), ("delivery", "outcome_at"), ("incident", "acknowledged_at"),
-                                    ("reply", "read_at")] {
+            // Every time column the outbox writes from its clock (a reply's sent_at is the provider's).
+            for (table, column) in [("alert", "created_at"), ("delivery", "created_at"), ("delivery", "deadline"),
+                                    ("delivery", "last_attempt_at"), ("delivery", "finished_at"), ("delivery", "outcome_at"),
+                                    ("incident", "escalation_due"), ("incident", "acknowledged_at"), ("reply", "read_at")] {
                 try db.execute(sql: "UPDATE \(table) SET \(column) = \(column) + ?1 WHERE \(column) >= ?2", arguments: [delta, since])
             }
             // Followed inside the write: a reader meets the moved times with the old clock only
