@@ -20,7 +20,7 @@ Checks (each prints PASS/FAIL lines; figures go to $FG_RIG_OUT/<krel>/figures.js
   power     `fallguard run` on the real test_power (built from the kernel's source): nothing
             claimed before the module; battery 15 % -> battery low once; mains offline > 3 s ->
             on battery; online -> mains back (issue 36)
-  clock     `fallguard run` while `date -s` steps the guest's wall clock +3 days and -1 h in a
+  clock     (only with --only clock, alone: see OPT_IN) `fallguard run` while `date -s` steps the guest's wall clock +3 days and -1 h in a
             countdown and in the retry of its alert: lengths kept, the alert once (issue 36)
   dump      (first: the devices as probed) dump-attrs.py iio and gpio into $FG_RIG_OUT, for
             diff-dumps.py against the emulators
@@ -657,7 +657,6 @@ channels:
 policy:
   retry: {{initial: 5, max: 5, jitter: 0}}
 """ + "".join(f"  {k}: {{primary: [], others: [], broadcast: [file]}}\n" for k in kinds))
-    wall0, mono0 = time.time(), time.monotonic()
 
     def step(seconds):
         subprocess.run(["date", "-s", f"@{time.time() + seconds:.3f}"], capture_output=True)
@@ -674,6 +673,7 @@ policy:
     def falls():
         return [l for l in text(f"{o}/alerts.jsonl").splitlines() if '"kind":"fall"' in l]
 
+    wall0, mono0 = time.time(), time.monotonic()
     log = f"{o}/run.log"
     p = subprocess.Popen([FG, "run", "--config", cfg, "--duration", "120"], stdout=open(log, "w"), stderr=subprocess.STDOUT)
     try:
@@ -726,7 +726,12 @@ def t_dump():
 
 
 TESTS = {"dump": t_dump, "devices": t_devices, "adxl345": t_adxl345, "mpu6050": t_mpu6050, "gpio": t_gpio, "run": t_run,
-         "power": t_power, "clock": t_clock}
+         "power": t_power}
+# Only with --only clock, alone: after its date -s steps the guest's session ends right after
+# the check (its output cut, the checks after it not run, the guest's status 0 whatever they
+# would have said; seen on 6.1 and 6.12, with or without stepping the clock back), so in the
+# default run it would hide failures. The cause is not found yet (virtme's wall-clock timer?).
+OPT_IN = {"clock": t_clock}
 
 
 def main():
@@ -744,7 +749,7 @@ def main():
         say(f"\n=== {name}")
         t0 = time.monotonic()
         try:
-            TESTS[name]()
+            {**TESTS, **OPT_IN}[name]()
         except Exception as e:   # a crashed check is a failed check
             import traceback
             traceback.print_exc()
