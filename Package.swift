@@ -68,6 +68,8 @@ let package = Package(
         // an e-mail channel is used, so a bridge without one never maps it.
         .systemLibrary(name: "CLibCurl"),
         // zlib: field-test recordings are gzip files (one member per flush, readable by gzip -dc).
+        // sys/timex.h: whether the wall clock is synchronised (glibc, no library of its own).
+        .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         // Pure logic: samples, ring buffer, resampler, detectors, recording format. No I/O.
@@ -97,7 +99,7 @@ let package = Package(
         .target(
             name: "FallGuardHardware",
             dependencies: [
-                "FallGuardCore", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD",
+                "FallGuardCore", "FallGuardFieldTest", "CLibIIO", "CLibGPIOD", "CTimex",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -255,6 +257,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
     ]

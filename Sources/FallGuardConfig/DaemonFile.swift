@@ -59,6 +59,7 @@ public struct DaemonFile: KeyedSection, Codable {
     public var state = StateSection()
     public var recording = RecordingSection()
     public var speech = SpeechSection()
+    public var power = PowerSection()
     public var metrics = MetricsSection()
     public var web = WebSection()
     public var log = LogSection()
@@ -69,6 +70,7 @@ public struct DaemonFile: KeyedSection, Codable {
     public static var keys: [ConfigKey<Self>] {
         [.section("sensor", \.sensor), .section("detector", \.detector), .section("alarm", \.alarm), .section("gpio", \.gpio),
          .section("state", \.state), .section("recording", \.recording), .section("speech", \.speech),
+         .section("power", \.power),
          .section("metrics", \.metrics), .section("web", \.web), .section("log", \.log)]
     }
 

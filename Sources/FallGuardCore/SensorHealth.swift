@@ -22,6 +22,13 @@ public enum SensorProblem: String, Sendable, Codable, CaseIterable {
     /// cannot be detected on it. The daemon's wear watch (``NotWornDetector``) reports it,
     /// never the health monitor.
     case notWorn = "not-worn"
+    /// Not the accelerometer: the device's battery is low (`power.battery-low`) while nothing
+    /// charges it. Falls are still detected; the daemon's power watch reports it (``PowerWatch``).
+    case batteryLow = "battery-low"
+    /// The battery is at its last percent (`power.battery-critical`): the device stops soon.
+    case shuttingDown = "shutting-down"
+    /// The mains has been gone for `power.on-battery-after` seconds: running on the battery.
+    case onBattery = "on-battery"
 }
 
 /// A problem starting or ending, for the log and the alert engine.

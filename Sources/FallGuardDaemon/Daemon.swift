@@ -68,6 +68,8 @@ public final class Daemon: Sendable {
     public let live = LiveSignal()
     let health: DaemonHealth
     let publisher: StatusPublisher
+    /// The battery and the mains (`power:`); nil when not enabled.
+    let power: PowerMonitor?
     let recovery: StartupRecovery
     let readiness: Readiness
     let counters = SensorCounters()
@@ -173,8 +175,13 @@ public final class Daemon: Sendable {
         loop = SensorLoop(source: source, detector: detectorConfiguration.makeDetector())
         health = DaemonHealth(current: current, liveness: liveness, notifiers: notifiers, incidentLog: incidentLog,
                               recorder: recorder, alarm: alarm, systemd: systemd, logger: logger)
+        power = configuration.power.enabled
+            ? PowerMonitor(configuration.power, notifiers: notifiers, incidentPrefix: configuration.alarm.incidentPrefix,
+                           logger: Logger(label: "fallguard.power"))
+            : nil
         publisher = StatusPublisher(current: current, alarm: alarm, loop: loop, notifiers: notifiers, recorder: recorder,
-                                    live: live, health: health, counters: counters, metrics: metrics, gpio: opened.library?.description,
+                                    live: live, health: health, counters: counters, metrics: metrics, power: power,
+                                    gpio: opened.library?.description,
                                     logger: logger)
         readiness = Readiness(current: current, start: start, replaying: source is ReplaySource, notifiers: notifiers,
                               publisher: publisher, systemd: systemd, onReady: onReady, logger: logger)
@@ -206,6 +213,7 @@ public final class Daemon: Sendable {
                                       recorder: recorder, live: live, watchdog: watchdog, readiness: readiness,
                                       systemd: systemd, logger: logger))
         services.append(HealthService(health: health))
+        if let power { services.append(PowerService(monitor: power)) }
         services.append(StatusService(publisher: publisher))
         if c.metrics.enabled || c.web.enabled, let address = c.metrics.address {
             services.append(MetricsService(registry: registry, address: (address.host, address.port),

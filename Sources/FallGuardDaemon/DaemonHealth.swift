@@ -24,6 +24,8 @@ final class DaemonHealth: Sendable {
     static let reminderInterval = 3600.0
     /// Whether the storage problem now going on was sent as a device-problem alert.
     private let storageAlerted = Mutex(false)
+    /// The last step of the wall clock the outbox followed: by how much, and when (ISO 8601).
+    private let lastClockStep = Mutex<(seconds: Double, at: String)?>(nil)
 
     init(current: CurrentConfiguration, liveness: Liveness, notifiers: Notifiers, incidentLog: IncidentLog,
          recorder: FieldRecorder, alarm: AlarmController, systemd: SystemdNotifier?, logger: Logger) {
@@ -62,6 +64,27 @@ final class DaemonHealth: Sendable {
         for p in said.resolved { logger.notice("resolved: \(p)") }
         if said.changedHealth { try? systemd?.status(now.first.map { "UNHEALTHY: \($0)" } ?? "monitoring") }
         alertStorageProblem()
+        followWallClock()
+    }
+
+    /// A step of the wall clock (wall minus monotonic moved by more than a second): the outbox
+    /// moves its schedule with it (an outbox not open yet follows it once it opens).
+    private func followWallClock() {
+        guard notifiers.outbox.unavailable == nil else { return }
+        do {
+            if let step = try notifiers.outbox.followWallClock() {
+                lastClockStep.withLock { $0 = (step.step, isoTimestamp()) }
+                logger.warning("the wall clock was stepped by \(String(format: "%+.1f", step.step)) s (synchronised: \(SystemClock.synchronized().map { "\($0)" } ?? "unknown")): countdowns run on the monotonic clock, \(step.rescheduled) scheduled deliveries keep their waits, the heartbeat follows the time of day")
+            }
+        } catch {
+            logger.error("the wall clock was stepped, and the outbox could not follow it yet: \(error)")
+        }
+    }
+
+    /// Whether the wall clock is synchronised, and its last step, for the status.
+    var clock: DaemonStatus.Clock {
+        let step = lastClockStep.withLock { $0 }
+        return DaemonStatus.Clock(synchronized: SystemClock.synchronized(), lastStepSeconds: step?.seconds, lastStepAt: step?.at)
     }
 
     /// What the log says of the problems `now`, given when each of the `last` ones was said:

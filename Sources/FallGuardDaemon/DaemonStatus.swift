@@ -87,6 +87,41 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
     /// somewhere, and falls cannot be detected); nil while it is worn or from an older daemon.
     public var notWorn: NotWorn?
 
+    /// Whether the wall clock is synchronised (the kernel's `adjtimex`: what `timedatectl`'s
+    /// NTPSynchronized reads) and its last step; nil from an older daemon.
+    public var clock: Clock?
+
+    public struct Clock: Codable, Sendable, Equatable {
+        /// nil: the kernel did not say.
+        public var synchronized: Bool?
+        /// The last step of the wall clock seen while running (seconds, + forward), and when.
+        public var lastStepSeconds: Double?
+        public var lastStepAt: String?
+    }
+
+    /// The battery and the mains (`power:`); nil without a battery or an external supply
+    /// (nothing claimed), with `power.enabled: false`, or from an older daemon.
+    public var power: Power?
+
+    public struct Power: Codable, Sendable, Equatable {
+        public struct Battery: Codable, Sendable, Equatable {
+            public var name: String
+            /// Percent; nil when the gauge gives none.
+            public var capacity: Int?
+            /// The driver's word: Charging, Discharging, Full, Not charging, Unknown.
+            public var status: String
+        }
+        public var batteries: [Battery]
+        /// Whether the mains feeds the device; nil when nothing says.
+        public var mainsOnline: Bool?
+        /// When the mains went, ISO 8601, once "on battery" was told.
+        public var onBatterySince: String?
+        /// "battery low" was told and the battery has not risen above it again.
+        public var batteryLow: Bool
+        /// "shutting down" was told.
+        public var shuttingDown: Bool
+    }
+
     public struct NotWorn: Codable, Sendable, Equatable {
         /// When the stillness began, ISO 8601 (the verdict comes minutes later).
         public var since: String

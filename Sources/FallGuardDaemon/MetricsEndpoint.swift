@@ -7,6 +7,7 @@ import NIOSSL
 import Logging
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The daemon's HTTP server (the `metrics` section's address): `GET /metrics` in the Prometheus
 /// text format, from the registry that swift-metrics reports into, and the page (``WebSite``,
@@ -86,6 +87,22 @@ final class DaemonMetrics: Sendable {
     let outboxHeldInMemory = Gauge(label: "fallguard_outbox_held_in_memory")
     /// Outbox rows set aside because they could not be read.
     let outboxQuarantined = Gauge(label: "fallguard_outbox_quarantined")
+    /// `fallguard_battery_capacity_percent` (the lowest battery) and `fallguard_mains_online`
+    /// (1 fed, 0 on battery), each made at its first value: absent while no power supply says.
+    private let power = Mutex<(battery: Metrics.Gauge?, mains: Metrics.Gauge?)>((nil, nil))
+
+    func record(batteryCapacity: Int?, mainsOnline: Bool?) {
+        power.withLock { p in
+            if let batteryCapacity {
+                if p.battery == nil { p.battery = Metrics.Gauge(label: "fallguard_battery_capacity_percent") }
+                p.battery?.record(batteryCapacity)
+            }
+            if let mainsOnline {
+                if p.mains == nil { p.mains = Metrics.Gauge(label: "fallguard_mains_online") }
+                p.mains?.record(mainsOnline ? 1 : 0)
+            }
+        }
+    }
     let cpuSeconds = Gauge(label: "fallguard_process_cpu_seconds")
     let residentBytes = Gauge(label: "fallguard_process_max_resident_bytes")
 }

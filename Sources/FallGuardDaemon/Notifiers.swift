@@ -47,7 +47,7 @@ public final class Notifiers: Sendable {
         // must not be used) does not stop the daemon: the hand-off holds alerts in memory and
         // sends them directly, and the file is tried again every second.
         outbox = Outbox(path: path, settings: settings, logger: Logger(label: "fallguard.outbox"),
-                        folderCheck: { StateFiles.prepare(state) })
+                        clock: SteadyWallClock(), folderCheck: { StateFiles.prepare(state) })
         if let why = outbox.unavailable {
             logger.critical("the outbox cannot be opened: \(why); monitoring anyway: alerts are held in memory and sent directly through the channels, the file is tried again every second")
         }
@@ -119,6 +119,11 @@ public final class Notifiers: Sendable {
                                        acknowledgedBy: alert.acknowledgedBy) }
             mqtt.forEach { $0.publish(lastIncident: alert, at: Date()) }
         }
+    }
+
+    /// The power supplies changed (power service): the retained power topic of every MQTT channel.
+    func powerChanged(_ reading: PowerReading) {
+        mqtt.forEach { $0.publish(power: reading) }
     }
 
     /// What became of a message (progress service): the last incident's `delivered` and

@@ -294,10 +294,17 @@ struct HeartbeatService: Service {
     let logger: Logger
 
     func run() async throws {
+        // Looks at the wall clock at least every 30 s rather than sleeping until the time it
+        // read once: a step of the clock (NTP setting a Pi's time days later, or back an
+        // hour) moves the heartbeat with the time of day, once per local day (HeartbeatSchedule).
         await cancelWhenGracefulShutdown {
-            while let next = notifiers.settings.policy.nextHeartbeat(after: Date()) {
-                do { try await Task.sleep(for: .seconds(max(1, next.timeIntervalSinceNow))) } catch { return }
-                do { try notifiers.outbox.enqueueHeartbeat() } catch { logger.error("heartbeat: \(error)") }
+            var schedule = HeartbeatSchedule(policy: notifiers.settings.policy)
+            while let look = schedule.look(at: Date()) {
+                if look.send {
+                    do { try notifiers.outbox.enqueueHeartbeat() } catch { logger.error("heartbeat: \(error)") }
+                }
+                do { try await Task.sleep(for: .seconds(look.sleep)) } catch { return }
+                schedule = HeartbeatSchedule(policy: notifiers.settings.policy, keeping: schedule)
             }
         }
     }

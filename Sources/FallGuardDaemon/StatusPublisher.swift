@@ -24,6 +24,8 @@ final class StatusPublisher: Sendable {
     /// The libgpiod the alarm's lines go through, as the status names it.
     let gpio: String?
     let metrics: DaemonMetrics
+    /// The battery and the mains; nil with `power.enabled: false`.
+    let power: PowerMonitor?
     let started = Date()
     /// Milliseconds from exec to monitoring (set once, by the readiness announcement).
     let readyMilliseconds = Mutex<Int?>(nil)
@@ -34,8 +36,9 @@ final class StatusPublisher: Sendable {
     private let writeFailure = Mutex<String?>(nil)
 
     init(current: CurrentConfiguration, alarm: AlarmController, loop: SensorLoop, notifiers: Notifiers, recorder: FieldRecorder,
-         live: LiveSignal, health: DaemonHealth, counters: SensorCounters, metrics: DaemonMetrics, gpio: String?, logger: Logger) {
-        self.metrics = metrics
+         live: LiveSignal, health: DaemonHealth, counters: SensorCounters, metrics: DaemonMetrics, power: PowerMonitor?,
+         gpio: String?, logger: Logger) {
+        (self.metrics, self.power) = (metrics, power)
         (self.current, self.alarm, self.loop, self.notifiers, self.recorder) = (current, alarm, loop, notifiers, recorder)
         (self.live, self.health, self.counters, self.gpio, self.logger) = (live, health, counters, gpio, logger)
     }
@@ -67,7 +70,7 @@ final class StatusPublisher: Sendable {
             problems: problems, gpio: gpio, recording: recorder.status,
             notWorn: engine.notWorn.map {
                 .init(since: isoTimestamp(Date(timeIntervalSinceNow: $0.since - now)), incident: $0.incident, reported: $0.reported)
-            })
+            }, clock: health.clock, power: power?.status)
     }
 
     /// The status as the page reads it: `status.json`'s fields, the detector's thresholds on
@@ -137,6 +140,9 @@ final class StatusPublisher: Sendable {
         metrics.healthy.record(file.problems?.isEmpty == false ? 0 : 1)
         metrics.channelsConfigured.record(notifiers.channelsConfigured)
         metrics.outboxHeldInMemory.record(notifiers.handOff.heldCount)
+        if let p = file.power {   // no power supply: no gauge claims one
+            metrics.record(batteryCapacity: p.batteries.compactMap(\.capacity).min(), mainsOnline: p.mainsOnline)
+        }
         let usage = ProcessUsage.current()
         metrics.cpuSeconds.record(usage.cpuSeconds)
         metrics.residentBytes.record(usage.maxResidentKiB * 1024)

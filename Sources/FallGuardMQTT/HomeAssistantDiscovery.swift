@@ -57,7 +57,12 @@ public struct HomeAssistantDiscovery: Sendable {
                 name: "Acknowledge", commandTopic: topics.acknowledge,
                 commandTemplate: buttonTemplate, icon: "mdi:check-circle-outline")),
         ]
-        return entities.filter { acknowledgeButton || $0.component != "button" }.map { e in
+        return finished(entities.filter { acknowledgeButton || $0.component != "button" })
+    }
+
+    /// The entities with the fields every one carries: ids, availability, device.
+    private func finished(_ entities: [(component: String, object: String, fields: Entity)]) -> [Config] {
+        entities.map { e in
             var fields = e.fields
             fields.uniqueID = "\(topics.nodeID)_\(e.object)"
             fields.defaultEntityID = "\(e.component).\(Self.slug("\(topics.nodeID)_\(e.object)"))"
@@ -66,6 +71,24 @@ public struct HomeAssistantDiscovery: Sendable {
             return Config(topic: topics.discoveryConfig(component: e.component, object: e.object),
                           payload: Self.json(fields))
         }
+    }
+
+    /// The power entities, discovered once the bridge has a power supply to show: a `sensor`
+    /// "Battery" (percent, Home Assistant's battery class) and a `binary_sensor` "Mains" (power
+    /// class: on while the mains feeds the device).
+    public func powerConfigs(battery: Bool, mains: Bool) -> [Config] {
+        var entities: [(component: String, object: String, fields: Entity)] = []
+        if battery {
+            entities.append(("sensor", "battery", Entity(
+                name: "Battery", deviceClass: "battery", stateTopic: topics.power,
+                valueTemplate: "{{ value_json.battery }}", unitOfMeasurement: "%", stateClass: "measurement")))
+        }
+        if mains {
+            entities.append(("binary_sensor", "mains", Entity(
+                name: "Mains", deviceClass: "power", stateTopic: topics.power,
+                valueTemplate: "{{ 'ON' if value_json.mains == 'online' else 'OFF' }}")))
+        }
+        return finished(entities)
     }
 
     /// One entity's discovery config; absent fields are left out of the JSON.
@@ -79,6 +102,8 @@ public struct HomeAssistantDiscovery: Sendable {
         var commandTopic: String?
         var commandTemplate: String?
         var icon: String?
+        var unitOfMeasurement: String?
+        var stateClass: String?
         var uniqueID = ""
         var defaultEntityID = ""
         var availabilityTopic = ""
@@ -91,6 +116,7 @@ public struct HomeAssistantDiscovery: Sendable {
             case name, options, icon, qos, device
             case deviceClass = "device_class", stateTopic = "state_topic", valueTemplate = "value_template"
             case jsonAttributesTopic = "json_attributes_topic", commandTopic = "command_topic"
+            case unitOfMeasurement = "unit_of_measurement", stateClass = "state_class"
             case commandTemplate = "command_template", uniqueID = "unique_id", defaultEntityID = "default_entity_id"
             case availabilityTopic = "availability_topic", payloadAvailable = "payload_available"
             case payloadNotAvailable = "payload_not_available"

@@ -1,4 +1,5 @@
 import Crypto
+import FallGuardCore
 import FallGuardNotify
 import Foundation
 import Synchronization
@@ -241,4 +242,26 @@ public struct MQTTLastIncident: Sendable, Codable, Equatable {
     public init(incident: String, kind: String, severity: String, at: String, acknowledgedBy: String? = nil) {
         (self.incident, self.kind, self.severity, self.at, self.acknowledgedBy) = (incident, kind, severity, at, acknowledgedBy)
     }
+}
+
+/// The retained JSON on `<prefix>/<device>/power`: the lowest battery's capacity and status,
+/// and whether the mains is online (`online`/`offline`); a field nobody can tell is left out.
+public struct MQTTPower: Sendable, Codable, Equatable {
+    public var battery: Int?
+    public var batteryStatus: String?
+    public var mains: String?
+
+    enum CodingKeys: String, CodingKey {
+        case battery, mains
+        case batteryStatus = "battery-status"
+    }
+
+    public init(_ reading: PowerReading) {
+        let low = reading.lowestBattery ?? reading.batteries.first
+        (battery, batteryStatus) = (low?.capacity, low?.status)
+        mains = reading.mainsOnline.map { $0 ? "online" : "offline" }
+    }
+
+    /// Which entities it feeds: a battery, the mains.
+    var entities: [Bool] { [battery != nil, mains != nil] }
 }

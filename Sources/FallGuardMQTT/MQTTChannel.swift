@@ -87,6 +87,13 @@ public final class MQTTChannel: NotificationChannel {
         retained.set(worn: worn, client)
     }
 
+    /// Reports the battery and the mains on the retained power topic (``MQTTPower``); the
+    /// first report also discovers Home Assistant's "Battery" and "Mains" entities, so a bridge
+    /// without a power supply claims none.
+    public func publish(power: PowerReading) {
+        retained.set(power: MQTTPower(power), client)
+    }
+
     /// Reports the last incident on its retained topic (Home Assistant's button sends its id).
     public func publish(lastIncident: Alert, at time: Date) {
         let info = MQTTLastIncident(incident: lastIncident.incident, kind: lastIncident.kind.rawValue,
@@ -120,6 +127,8 @@ private final class BridgeSession: Sendable {
     let onProvenAcknowledgement: AcknowledgementHandler
     let logger: Logger
     private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, worn: Bool)>((nil, nil, true))
+    /// The last power report; nil while the bridge has none (no entity discovered).
+    private let power = Mutex<MQTTPower?>(nil)
     private let refusals = Mutex(RefusalLog())
 
     init(topics: MQTTTopics, discovery: Bool, gate: MQTTAcknowledgementGate,
@@ -141,6 +150,20 @@ private final class BridgeSession: Sendable {
     }
 
     private static func word(worn: Bool) -> [UInt8] { Array((worn ? "worn" : "not-worn").utf8) }
+
+    func set(power new: MQTTPower, _ client: MosquittoClient) {
+        let old = power.withLock { p in defer { p = new }; return p }
+        guard old != new else { return }
+        if discovery, old?.entities != new.entities { publishPowerDiscovery(new, client) }
+        client.publish(topics.power, Self.json(new), retain: true)
+    }
+
+    private func publishPowerDiscovery(_ p: MQTTPower, _ client: MosquittoClient) {
+        for config in HomeAssistantDiscovery(topics: topics, acknowledgeButton: !gate.hasSecret).powerConfigs(battery: p.battery != nil,
+                                                                                                             mains: p.mains != nil) {
+            client.publish(config.topic, config.payload, retain: true)
+        }
+    }
 
     func set(lastIncident: MQTTLastIncident, _ client: MosquittoClient) {
         current.withLock { $0.incident = lastIncident }
@@ -214,6 +237,10 @@ private final class BridgeSession: Sendable {
         client.publish(topics.state, Array((state ?? .monitoring).rawValue.utf8), retain: true)
         client.publish(topics.worn, Self.word(worn: worn), retain: true)
         if let incident { client.publish(topics.lastIncident, Self.json(incident), retain: true) }
+        if let p = power.withLock({ $0 }) {
+            if discovery { publishPowerDiscovery(p, client) }
+            client.publish(topics.power, Self.json(p), retain: true)
+        }
     }
 
     private func acknowledge(_ payload: [UInt8]) {
@@ -243,7 +270,7 @@ private final class BridgeSession: Sendable {
         if say { logger.warning("MQTT: acknowledgement on \(topics.acknowledge) ignored: \(why)") }
     }
 
-    private static func json(_ info: MQTTLastIncident) -> [UInt8] {
+    private static func json<T: Encodable>(_ info: T) -> [UInt8] {
         (try? MQTTChannel.encoder.encode(info)).map { [UInt8]($0) } ?? []
     }
 }

@@ -27,6 +27,9 @@ public struct MQTTTopics: Sendable, Equatable {
     public var state: String { base + "/state" }
     /// Retained: `worn`, or `not-worn` while the device lies still, not on the wearer.
     public var worn: String { base + "/worn" }
+    /// Retained JSON about the battery and the mains (``MQTTPower``), only on a bridge with a
+    /// power supply.
+    public var power: String { base + "/power" }
     /// Retained JSON about the last incident (``MQTTLastIncident``).
     public var lastIncident: String { base + "/incident" }
     /// Subscribed: an incident id, `{"incident": …, "by": …}`, or `{"by": …}` for the current one.

@@ -157,7 +157,7 @@ public enum WebPages {
         layout(title: "FallGuard", body: """
             <h1>FallGuard</h1>
             <div id="state" class="state">connecting…</div>
-            <table id="now"><tr><th>Sensor</th><td id="sensor">—</td></tr><tr><th>Worn</th><td id="worn">—</td></tr><tr><th>Outbox</th><td id="outbox">—</td></tr>
+            <table id="now"><tr><th>Sensor</th><td id="sensor">—</td></tr><tr><th>Worn</th><td id="worn">—</td></tr><tr id="power-row" hidden><th>Power</th><td id="power">—</td></tr><tr><th>Outbox</th><td id="outbox">—</td></tr>
             <tr><th>Last incident</th><td id="last-incident">—</td></tr><tr><th>Last heartbeat</th><td id="heartbeat">—</td></tr>
             <tr><th>Problems</th><td id="problems">—</td></tr><tr><th>Updated</th><td id="updated">—</td></tr></table>
             <h2>Live: |a| over the last 60 s (and |ω| in purple from a sensor with a gyroscope)</h2>
@@ -193,6 +193,9 @@ public enum WebPages {
           text("heartbeat", s.heartbeat || "none sent");
           const nw = s.not_worn;
           text("worn", nw ? `NOT WORN since ${nw.since.slice(0, 19).replace("T", " ")}: falls cannot be detected` + (nw.reported ? " (the helpers were told)" : "") : "yes");
+          const pw = s.power;
+          document.getElementById("power-row").hidden = !pw;
+          if (pw) text("power", pw.batteries.map(b => `battery ${b.capacity != null ? b.capacity + " %" : "?"} (${b.status})`).concat(pw.mains_online == null ? [] : [pw.mains_online ? "mains online" : "ON BATTERY" + (pw.on_battery_since ? ` since ${pw.on_battery_since.slice(0, 19).replace("T", " ")}` : "")]).join(", ") + (pw.shutting_down ? " — SHUTTING DOWN" : pw.battery_low ? " — BATTERY LOW" : ""));
           text("problems", s.problems && s.problems.length ? s.problems.join("; ") : "none");
           text("updated", new Date().toLocaleTimeString());
           const key = JSON.stringify([li && li.id, li && li.acknowledged_by, li && li.delivered, o && o.pending, o && o.sent, o && o.failed, s.state]);

@@ -16,7 +16,7 @@ struct FallGuardCommand: AsyncParsableCommand {
                 StationCommand.self,
             ]),
             CommandGroup(name: "Bring-up", subcommands: [
-                DevicesCommand.self, WatchCommand.self, RecordCommand.self, GPIOCommand.self, AlarmCommand.self,
+                DevicesCommand.self, WatchCommand.self, RecordCommand.self, GPIOCommand.self, AlarmCommand.self, PowerCommand.self,
             ]),
             CommandGroup(name: "Field testing", subcommands: [
                 ReplayCommand.self, EvaluateCommand.self, ReportCommand.self, CrossValidateCommand.self, DetectorsCommand.self,

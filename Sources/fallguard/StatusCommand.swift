@@ -39,6 +39,7 @@ struct StatusCommand: ParsableCommand {
         guard running else { throw ExitCode(3) }
         let healthy = status.state == "monitoring" && (status.sensor?.problems.isEmpty ?? false)
             && (status.outbox?.failed ?? 0) == 0 && (status.problems ?? []).isEmpty && status.notWorn == nil
+            && status.power?.batteryLow != true && status.power?.shuttingDown != true
         if !healthy { throw ExitCode(1) }
     }
 
@@ -46,6 +47,16 @@ struct StatusCommand: ParsableCommand {
     /// member of its group asks) both mean the process exists; only ESRCH means it does not.
     static func processExists(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    /// `power: battery BAT0 15 % (Discharging), mains offline since …, BATTERY LOW`.
+    static func powerLine(_ p: DaemonStatus.Power) -> String {
+        var parts = p.batteries.map { "battery \($0.name) \($0.capacity.map { "\($0) %" } ?? "?") (\($0.status))" }
+        if let mains = p.mainsOnline {
+            parts.append(mains ? "mains online" : "mains offline" + (p.onBatterySince.map { " since \($0): ON BATTERY" } ?? ""))
+        }
+        if p.shuttingDown { parts.append("SHUTTING DOWN: the battery is nearly empty") } else if p.batteryLow { parts.append("BATTERY LOW") }
+        return "power: " + parts.joined(separator: ", ")
     }
 
     static func text(_ s: DaemonStatus, age: Double, running: Bool) -> String {
@@ -69,6 +80,7 @@ struct StatusCommand: ParsableCommand {
         } else {
             lines.append("sensor: not open")
         }
+        if let p = s.power { lines.append(powerLine(p)) }
         if let last = s.lastIncident {
             var line = "last incident: \(last.id) (\(last.kind)) at \(last.at)"
             if last.delivered == true { line += ", delivered" }

@@ -29,6 +29,7 @@ struct ExampleFileTests {
         #expect(c.recording == RecordingSection())
         #expect(c.metrics == MetricsSection())
         #expect(c.log == LogSection())
+        #expect(c.power == PowerSection())
         let notify = try #require(c.notify.settings)
         #expect(notify.policy == NotificationPolicy() && notify.templates == MessageTemplates())
     }

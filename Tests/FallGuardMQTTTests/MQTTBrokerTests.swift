@@ -112,6 +112,26 @@ struct MQTTBrokerTests {
                               "sensor.fallguard_flat_3_last_incident", "button.fallguard_flat_3_acknowledge"])
     }
 
+    /// Issue 36: a bridge with a power supply publishes it retained and discovers Home
+    /// Assistant's "Battery" and "Mains"; one without claims neither (the test above).
+    @Test func powerIsRetainedWithItsBatteryAndMainsEntities() async throws {
+        let broker = try await MosquittoBroker()
+        let mqtt = try channel(broker, device: "den")
+        mqtt.publish(power: PowerReading(batteries: [.init(name: "test_battery", capacity: 15, status: "Discharging")],
+                                         supplies: [.init(name: "test_ac", type: "Mains", online: false)]))
+        _ = try await mqtt.send(Delivery(channel: "mqtt", recipient: nil, payload: samplePayload(incident: "FG-2")))
+        let subscriber = try await Subscriber(broker, topics: ["homeassistant/+/fallguard_den/battery/config",
+                                                         "homeassistant/+/fallguard_den/mains/config", "fallguard/den/power"], count: 3)
+        let lines = await subscriber.lines()
+        await mqtt.stop()
+        #expect(lines.contains(#"fallguard/den/power 1 1 {"battery":15,"battery-status":"Discharging","mains":"offline"}"#), "\(lines)")
+        let battery = try #require(lines.first { $0.hasPrefix("homeassistant/sensor/fallguard_den/battery/config") })
+        let config = try #require(try JSONSerialization.jsonObject(with: Data(battery.split(separator: " ", maxSplits: 3)[3].utf8)) as? [String: Any])
+        #expect(config["device_class"] as? String == "battery" && config["unit_of_measurement"] as? String == "%")
+        #expect(config["state_topic"] as? String == "fallguard/den/power" && config["value_template"] as? String == "{{ value_json.battery }}")
+        #expect(lines.contains { $0.hasPrefix("homeassistant/binary_sensor/fallguard_den/mains/config") && $0.contains(#""device_class":"power""#) })
+    }
+
     @Test func brokerPublishesTheLastWillWhenTheBridgeIsKilled() async throws {
         let broker = try await MosquittoBroker()
         let probe = Process()

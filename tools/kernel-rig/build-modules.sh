@@ -7,6 +7,9 @@
 #                      kernel/irq/irq_sim.c compiled into the same module
 #   i2c-stub.ko        drivers/i2c/i2c-stub.c of that kernel, only when the kernel does not
 #                      ship it (Debian's arm64 kernel)
+#   test_power.ko      drivers/power/supply/test_power.c of that kernel (Debian builds its
+#                      kernels without CONFIG_TEST_POWER): the simulated battery and mains
+#                      the power watch is tested against (issue 36)
 # An arm64 kernel (fetch.sh 6.12-arm64) is built for in the trixie amd64 chroot arm64-roots.sh
 # made (the kernel's gcc-14-aarch64-linux-gnu; trixie's kbuild tools need glibc 2.38).
 # Rebuilds only when an input changed (FG_RIG_REBUILD=1 forces it).
@@ -28,6 +31,18 @@ for f in drivers/gpio/gpio-sim.c kernel/irq/irq_sim.c; do
     [[ -f $KSRC/$f ]] || die "$KSRC/$f missing: run fetch.sh ${SERIES} again (rm $KDIR/kernel.env to re-extract)"
 done
 
+# test_power.c: taken out of the cached linux-source package when an older fetch did not
+if [[ ! -f $KSRC/drivers/power/supply/test_power.c ]]; then
+    srcdeb=$(ls "$KDIR"/debs/linux-source-*.deb 2>/dev/null | head -n1)
+    [[ -n $srcdeb ]] || die "$KSRC/drivers/power/supply/test_power.c missing and no linux-source package in $KDIR/debs: run fetch.sh $SERIES again"
+    log "taking test_power.c out of $(basename "$srcdeb")"
+    tmp=$(mktemp -d "$KDIR/srcdeb.XXXXXX")
+    dpkg-deb --fsys-tarfile "$srcdeb" | tar -C "$tmp" -x --wildcards './usr/src/linux-source-*.tar.xz'
+    tarball=$(ls "$tmp"/usr/src/linux-source-*.tar.xz)
+    tar -C "$KSRC" --strip-components=1 -xJf "$tarball" "$(basename "$tarball" .tar.xz)/drivers/power/supply/test_power.c"
+    rm -rf "$tmp"
+fi
+
 OUT=$KDIR/build/modules
 # i2c-stub: built here when the kernel has no module of it (CONFIG_I2C_STUB off on arm64)
 STUB=0
@@ -35,14 +50,15 @@ grep -q '/i2c-stub\.ko' "$MODDIR/modules.dep" || STUB=1
 [[ $STUB == 0 || -f $KSRC/drivers/i2c/i2c-stub.c ]] || die "$KREL has no i2c-stub module and $KSRC/drivers/i2c/i2c-stub.c is missing: run fetch.sh $SERIES again"
 inputs() {
     cat "$RIG_DIR/modules/fg_i2c_devices.c" "$RIG_DIR/modules/Makefile" \
-        "$KSRC/drivers/gpio/gpio-sim.c" "$KSRC/kernel/irq/irq_sim.c" "$RIG_DIR/build-modules.sh"
+        "$KSRC/drivers/gpio/gpio-sim.c" "$KSRC/kernel/irq/irq_sim.c" "$RIG_DIR/build-modules.sh" \
+        "$KSRC/drivers/power/supply/test_power.c"
     [[ -f $KSRC/drivers/gpio/gpiolib.h ]] && cat "$KSRC/drivers/gpio/gpiolib.h"
     [[ $STUB == 1 ]] && cat "$KSRC/drivers/i2c/i2c-stub.c"
     echo "$KREL $PKGVER $ARCH"
 }
 sum=$(inputs | sha256sum | cut -d' ' -f1)
 if [[ ${FG_RIG_REBUILD:-0} != 1 && -f $OUT/.inputs && $(cat "$OUT/.inputs") == "$sum" \
-      && -f $OUT/fg_i2c_devices.ko && -f $OUT/gpio_sim.ko && ( $STUB == 0 || -f $OUT/i2c-stub.ko ) ]]; then
+      && -f $OUT/fg_i2c_devices.ko && -f $OUT/gpio_sim.ko && -f $OUT/test_power.ko && ( $STUB == 0 || -f $OUT/i2c-stub.ko ) ]]; then
     log "modules for $KREL are up to date in $OUT"
     exit 0
 fi
@@ -58,11 +74,12 @@ sed -i 's/handle_simple_irq(irq_to_desc(\([a-z_]*\)));/generic_handle_irq(\1);/'
 ! grep -n 'irq_to_desc' "$OUT/irq_sim.c" || die "irq_sim.c of $KREL still calls irq_to_desc (not exported): extend the patch above"
 [[ -f $KSRC/drivers/gpio/gpiolib.h ]] && cp "$KSRC/drivers/gpio/gpiolib.h" "$OUT/"
 [[ $STUB == 1 ]] && cp "$KSRC/drivers/i2c/i2c-stub.c" "$OUT/"
+cp "$KSRC/drivers/power/supply/test_power.c" "$OUT/"
 
 # The compiler the kernel was built with (Debian 12's gcc-12 for both series).
 cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\([^ ]*\) .*/\1/p' "$KHEADERS/.config" | head -n1)
 cc=${cc:-gcc}
-mods=(fg_i2c_devices gpio_sim)
+mods=(fg_i2c_devices gpio_sim test_power)
 [[ $STUB == 1 ]] && mods+=(i2c-stub)
 log "building ${mods[*]} for $KREL with $cc"
 t0=$(date +%s.%N)

@@ -248,8 +248,8 @@ fetch_series() {
         done
     fi
 
-    # Only a few files of linux-source are needed (gpio-sim + irq_sim, and the two IIO
-    # drivers for reference); take them out of the tarball without unpacking it whole.
+    # Only a few files of linux-source are needed (gpio-sim + irq_sim, test_power, and the two
+    # IIO drivers for reference); take them out of the tarball without unpacking it whole.
     log "$series: taking gpio-sim, irq_sim and the IIO driver sources out of linux-source"
     local srcdeb tarball tmp
     srcdeb=$(ls "$dir"/debs/linux-source-*.deb)
@@ -262,7 +262,7 @@ fetch_series() {
         --wildcards "$top/drivers/gpio/gpio-sim.c" "$top/drivers/gpio/gpiolib.h" \
         "$top/kernel/irq/irq_sim.c" "$top/include/linux/irq_sim.h" \
         "$top/drivers/iio/accel/adxl345*" "$top/drivers/iio/imu/inv_mpu6050/*" \
-        "$top/drivers/i2c/i2c-stub.c"
+        "$top/drivers/i2c/i2c-stub.c" "$top/drivers/power/supply/test_power.c"
     rm -rf "$tmp"
 
     cat >"$dir/kernel.env" <<EOF

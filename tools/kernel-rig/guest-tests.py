@@ -19,6 +19,11 @@ Checks (each prints PASS/FAIL lines; figures go to $FG_RIG_OUT/<krel>/figures.js
             buzzer and counts down, a press through gpio-sim aborts it; in the last run
             (2.x) the adxl345 driver is then unbound and bound again: a sensor fault, then
             recovery
+  power     `fallguard run` on the real test_power (built from the kernel's source): nothing
+            claimed before the module; battery 15 % -> battery low once; mains offline > 3 s ->
+            on battery; online -> mains back (issue 36)
+  clock     (only with --only clock, alone: see OPT_IN) `fallguard run` while `date -s` steps the guest's wall clock +3 days and -1 h in a
+            countdown and in the retry of its alert: lengths kept, the alert once (issue 36)
   dump      (first: the devices as probed) dump-attrs.py iio and gpio into $FG_RIG_OUT, for
             diff-dumps.py against the emulators
 
@@ -550,6 +555,185 @@ policy:
                log=[l for l in text(log)[mark:].splitlines() if "sensor" in l][:6])
 
 
+def t_power():
+    """Issue 36: `fallguard run` watching the real test_power driver (built from the kernel's
+    own source: Debian has no CONFIG_TEST_POWER). Before the module: nothing claimed. Then its
+    battery at 15 % -> one "battery low" however many polls see it; the mains (ac and usb)
+    offline for longer than on-battery-after -> "on battery"; online -> "mains back"."""
+    ko = os.path.join(os.environ.get("FG_RIG_BUILD", ""), "test_power.ko")
+    if not os.path.exists(ko):
+        return skip("power", f"no {ko} (tools/kernel-rig/build-modules.sh builds it)")
+    o = f"{OUT}/power"
+    shutil.rmtree(o, ignore_errors=True)
+    os.makedirs(o)
+    st = "/tmp/fg-state-power"
+    shutil.rmtree(st, ignore_errors=True)
+    before = sorted(os.listdir("/sys/class/power_supply")) if os.path.isdir("/sys/class/power_supply") else []
+    cfg = f"{o}/fallguard.yaml"
+    kinds = ["fall", "help-requested", "resolved", "device-problem", "heartbeat"]
+    open(cfg, "w").write(f"""sensor: {{replay: "{FALL}"}}
+gpio: {{enabled: false}}
+alarm: {{countdown: 5, final-phase: 1}}
+state: {{directory: "{st}"}}
+metrics: {{enabled: false}}
+power: {{poll-interval: 1, battery-low: 20 %, on-battery-after: 3}}
+wearer: {{name: Rig Wearer}}
+channels:
+  file: {{type: exec, command: ["/bin/sh", "-c", "cat >> {o}/alerts.jsonl; echo >> {o}/alerts.jsonl"]}}
+policy:
+""" + "".join(f"  {k}: {{primary: [], others: [], broadcast: [file]}}\n" for k in kinds))
+    log = f"{o}/run.log"
+    p = subprocess.Popen([FG, "run", "--config", cfg, "--duration", "90"], stdout=open(log, "w"), stderr=subprocess.STDOUT)
+
+    def status():
+        try:
+            return json.loads(text(f"{st}/status.json") or "{}")
+        except ValueError:
+            return {}
+
+    def power_alerts():
+        out = []
+        for line in text(f"{o}/alerts.jsonl").splitlines():
+            try:
+                a = json.loads(line)["alert"]
+            except (ValueError, KeyError):
+                continue
+            fault = a.get("sensorFault") or a.get("sensor_fault") or {}
+            if fault.get("problem") in ("battery-low", "shutting-down", "on-battery"):
+                out.append(f"{a['kind']} {fault['problem']}")
+        return out
+
+    params = "/sys/module/test_power/parameters"
+    try:
+        up = wait_for(lambda: status().get("state") is not None or p.poll() is not None, 40)
+        check("power: fallguard run is up", up and p.poll() is None, text(log)[-400:])
+        if not up or p.poll() is not None:
+            return
+        time.sleep(2.5)
+        s = status()
+        check("power: no power_supply device -> nothing claimed", before != [] or "power" not in s,
+              f"power_supply before the module: {before}; status power: {s.get('power')}")
+        r = subprocess.run(["insmod", ko], capture_output=True, text=True)
+        check("power: insmod test_power.ko", r.returncode == 0, r.stderr.strip())
+        if r.returncode != 0:
+            return
+        seen = wait_for(lambda: any(b.get("name") == "test_battery" for b in (status().get("power") or {}).get("batteries", [])), 10)
+        check("power: test_power's battery and mains in status.json", seen and status()["power"].get("mains_online") is True,
+              json.dumps(status().get("power")))
+        t0 = time.monotonic()
+        write(f"{params}/battery_capacity", "15")
+        low = wait_for(lambda: "device-problem battery-low" in power_alerts(), 10)
+        t_low = time.monotonic() - t0
+        time.sleep(4)   # four more polls at 15 %
+        lows = power_alerts().count("device-problem battery-low")
+        check("power: battery at 15 % -> battery low, once (not once per poll)", low and lows == 1,
+              f"{lows} after {t_low:.1f} s + 4 s; {power_alerts()}")
+        t1 = time.monotonic()
+        write(f"{params}/ac_online", "off")
+        write(f"{params}/usb_online", "off")
+        time.sleep(2)
+        early = "device-problem on-battery" in power_alerts()
+        on_batt = wait_for(lambda: "device-problem on-battery" in power_alerts(), 10)
+        t_on = time.monotonic() - t1
+        check("power: mains offline > on-battery-after (3 s) -> on battery, not before", on_batt and not early and t_on >= 3,
+              f"after {t_on:.1f} s; {power_alerts()}")
+        t2 = time.monotonic()
+        write(f"{params}/ac_online", "on")
+        back = wait_for(lambda: "device-recovered on-battery" in power_alerts(), 10)
+        t_back = time.monotonic() - t2
+        time.sleep(2)
+        final = power_alerts()
+        check("power: mains online -> mains back; each alert exactly once", back and final == [
+            "device-problem battery-low", "device-problem on-battery", "device-recovered on-battery"], f"{final}")
+        figure(check="power", battery_low_after_s=round(t_low, 1), on_battery_after_s=round(t_on, 1),
+               mains_back_after_s=round(t_back, 1), alerts=final, power_supply_before=before)
+    finally:
+        p.kill()
+        p.wait()
+        subprocess.run(["rmmod", "test_power"], capture_output=True)
+        shutil.copytree(st, f"{o}/state", ignore=shutil.ignore_patterns("*.sqlite*"), dirs_exist_ok=True)
+
+
+def t_clock():
+    """Issue 36: the guest's real CLOCK_REALTIME stepped with `date -s` (+3 days, then -1 h)
+    during a countdown and again during the outbox's retry of its alert: the countdown keeps
+    its length (incidents.jsonl's monotonic times), the retry its wait, the alert goes out once."""
+    o = f"{OUT}/clock"
+    shutil.rmtree(o, ignore_errors=True)
+    os.makedirs(o)
+    st = "/tmp/fg-state-clock"
+    shutil.rmtree(st, ignore_errors=True)
+    cfg = f"{o}/fallguard.yaml"
+    kinds = ["fall", "help-requested", "resolved", "device-problem", "heartbeat"]
+    once = f"[ -e {o}/tried ] || {{ touch {o}/tried; exit 1; }}; "
+    open(cfg, "w").write(f"""sensor: {{replay: "{FALL}"}}
+gpio: {{enabled: false}}
+alarm: {{countdown: 8, final-phase: 1}}
+state: {{directory: "{st}"}}
+metrics: {{enabled: false}}
+power: {{enabled: false}}
+wearer: {{name: Rig Wearer}}
+channels:
+  file: {{type: exec, command: ["/bin/sh", "-c", "{once}cat >> {o}/alerts.jsonl; echo >> {o}/alerts.jsonl"]}}
+policy:
+  retry: {{initial: 5, max: 5, jitter: 0}}
+""" + "".join(f"  {k}: {{primary: [], others: [], broadcast: [file]}}\n" for k in kinds))
+
+    def step(seconds):
+        subprocess.run(["date", "-s", f"@{time.time() + seconds:.3f}"], capture_output=True)
+
+    def events():
+        out = []
+        for line in text(f"{st}/incidents.jsonl").splitlines():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
+    def falls():
+        return [l for l in text(f"{o}/alerts.jsonl").splitlines() if '"kind":"fall"' in l]
+
+    wall0, mono0 = time.time(), time.monotonic()
+    log = f"{o}/run.log"
+    p = subprocess.Popen([FG, "run", "--config", cfg, "--duration", "120"], stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        fall = wait_for(lambda: any(e.get("event") == "fall-suspected" for e in events()) or p.poll() is not None, 60)
+        check("clock: the fall starts the countdown", fall and p.poll() is None, text(log)[-300:])
+        if not fall or p.poll() is not None:
+            return
+        time.sleep(2)
+        step(3 * 86400)
+        time.sleep(2)
+        step(-3600)
+        tried = wait_for(lambda: os.path.exists(f"{o}/tried"), 15)
+        t_tried = time.monotonic()
+        check("clock: the alert's first attempt (refused by the channel)", tried)
+        time.sleep(1)
+        step(3 * 86400)
+        time.sleep(1.5)
+        step(-3600)
+        sent = wait_for(lambda: len(falls()) >= 1, 20)
+        t_sent = time.monotonic()
+        time.sleep(3)
+        ev = events()
+        t0 = next((e["time"] for e in ev if e.get("event") == "fall-suspected"), None)
+        t1 = next((e["time"] for e in ev if e.get("event") == "countdown-expired"), None)
+        length = (t1 - t0) if t0 is not None and t1 is not None else None
+        check("clock: the countdown keeps its 8 s across +3 days and -1 h (within 0.2 s)",
+              length is not None and abs(length - 8) <= 0.2, f"{length}")
+        gap = t_sent - t_tried
+        check("clock: the retry keeps its 5 s wait across +3 days and -1 h, the alert goes out once",
+              sent and 4 <= gap <= 8 and len(falls()) == 1, f"retry after {gap:.1f} s, {len(falls())} fall alert(s)")
+        figure(check="clock", countdown_s=round(length, 3) if length is not None else None, retry_after_s=round(gap, 1),
+               fall_alerts=len(falls()))
+    finally:
+        p.kill()
+        p.wait()
+        subprocess.run(["date", "-s", f"@{wall0 + time.monotonic() - mono0:.3f}"], capture_output=True)
+        shutil.copytree(st, f"{o}/state", ignore=shutil.ignore_patterns("*.sqlite*"), dirs_exist_ok=True)
+
+
 def t_dump():
     """Attribute and uAPI dumps of the real devices, at probe state (so: first), for
     diff-dumps.py against the emulators' (tools/kernel-rig/emulator-dumps.sh on the host)."""
@@ -562,7 +746,13 @@ def t_dump():
         check("uAPI dump of gpio-sim", r.returncode == 0, (r.stdout + r.stderr).strip()[-300:])
 
 
-TESTS = {"dump": t_dump, "devices": t_devices, "adxl345": t_adxl345, "mpu6050": t_mpu6050, "gpio": t_gpio, "run": t_run}
+TESTS = {"dump": t_dump, "devices": t_devices, "adxl345": t_adxl345, "mpu6050": t_mpu6050, "gpio": t_gpio, "run": t_run,
+         "power": t_power}
+# Only with --only clock, alone: after its date -s steps the guest's session ends right after
+# the check (its output cut, the checks after it not run, the guest's status 0 whatever they
+# would have said; seen on 6.1 and 6.12, with or without stepping the clock back), so in the
+# default run it would hide failures. The cause is not found yet (virtme's wall-clock timer?).
+OPT_IN = {"clock": t_clock}
 
 
 def main():
@@ -580,7 +770,7 @@ def main():
         say(f"\n=== {name}")
         t0 = time.monotonic()
         try:
-            TESTS[name]()
+            {**TESTS, **OPT_IN}[name]()
         except Exception as e:   # a crashed check is a failed check
             import traceback
             traceback.print_exc()

@@ -69,6 +69,17 @@ def main():
                 ok &= met
                 print(f"  unbind    {g['lib']}: fault reported {g['fault_reported_s']} s after the unbind, recovered "
                       f"{g['recovered_after_bind_s']} s after the bind  {'MET' if met else 'NOT MET'}")
+            elif c == "power":
+                met = g["alerts"] == ["device-problem battery-low", "device-problem on-battery", "device-recovered on-battery"]
+                ok &= met
+                print(f"  power     test_power: battery 15 % -> battery low after {g['battery_low_after_s']} s, mains off -> "
+                      f"on battery after {g['on_battery_after_s']} s (bar > 3 s), on -> mains back after "
+                      f"{g['mains_back_after_s']} s; each once  {'MET' if met else 'NOT MET'}")
+            elif c == "clock":
+                met = g["countdown_s"] is not None and abs(g["countdown_s"] - 8) <= 0.2 and g["fall_alerts"] == 1
+                ok &= met
+                print(f"  clock     date -s +3 days, -1 h: countdown {g['countdown_s']} s of 8, retry after "
+                      f"{g['retry_after_s']} s of 5, {g['fall_alerts']} fall alert  {'MET' if met else 'NOT MET'}")
     for f in sorted(glob.glob(os.path.join(out, "diff-*.txt"))):
         last = open(f).read().strip().splitlines()[-1:]
         print(f"  {os.path.basename(f)[5:-4]}: {last[0] if last else '?'}")

@@ -47,6 +47,10 @@ public struct MessageRenderer: Sendable {
         case (.deviceProblem, .storage): MessageTemplates.storageProblem
         case (.deviceProblem, .notWorn): MessageTemplates.notWornProblem
         case (.deviceRecovered, .notWorn): MessageTemplates.wornAgain
+        case (.deviceProblem, .batteryLow): MessageTemplates.batteryLow
+        case (.deviceProblem, .shuttingDown): MessageTemplates.shuttingDown
+        case (.deviceProblem, .onBattery): MessageTemplates.onBattery
+        case (.deviceRecovered, .onBattery): MessageTemplates.mainsBack
         default: MessageTemplates.builtIn[alert.kind]!
         }
     }

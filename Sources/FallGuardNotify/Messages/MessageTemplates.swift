@@ -30,6 +30,13 @@ public struct MessageTemplates: Sendable, Equatable {
     /// falls are still detected, so it must not say they are not.
     public static let storageProblem = "FallGuard for {wearer} cannot store its alerts since {time}: {fault}. Falls are still detected and alerts sent. Please check the device's SD card. Incident {incident}."
 
+    /// The built-in bodies of the power watch's device-problem alerts (``PowerWatch``): falls
+    /// are still detected while the battery lasts, so they must not say they are not.
+    public static let batteryLow = "FallGuard for {wearer} has a low battery since {time}: {fault}. Falls are still detected; please charge it or restore its power. Incident {incident}."
+    public static let shuttingDown = "FallGuard for {wearer} is about to stop at {time}: its battery is nearly empty ({fault}). Falls will not be detected until it has power again. Please check on {wearer}. Incident {incident}."
+    public static let onBattery = "FallGuard for {wearer} lost its mains power and runs on its battery since {time}: {fault}. Falls are still detected while the battery lasts. Incident {incident}."
+    public static let mainsBack = "FallGuard for {wearer} has its mains power back since {time}. Incident {incident}."
+
     /// The built-in subject (one line) for each kind.
     public static let subjects: [AlertKind: String] = [
         .fall: "Fall alert: {wearer}", .helpRequested: "Help request: {wearer}", .recoveredFall: "Fell and got up again: {wearer}",

@@ -23,6 +23,10 @@ public final class Outbox: AlertSink, Sendable {
     let logger: Logger
     /// Unix time now, in seconds (tests move it).
     let now: @Sendable () -> Double
+    /// The clock `now` reads when the outbox keeps its times on a ``SteadyWallClock`` (the
+    /// daemon's), and from when (on it) its times are this process's: ``followWallClock(tolerance:)``.
+    let steady: SteadyWallClock?
+    private let steadySince = Mutex(0.0)
     let wake = WakeSignal()
     /// Countdowns this instance armed and has not released or disarmed: incident → alert row
     /// and the uid its keys start with.
@@ -48,12 +52,61 @@ public final class Outbox: AlertSink, Sendable {
     public init(path: String, settings: NotificationSettings, logger: Logger = Logger(label: "fallguard.outbox"),
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
                 folderCheck: @escaping @Sendable () -> String?) {
+        steady = nil
         self.path = path
         store = SQLiteStore(path: path, migrator: OutboxSchema.migrator, folderCheck: folderCheck)
         current = Mutex(Self.derive(settings))
         self.logger = logger
         self.now = now
         (progress, progressFeed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// The outbox at `path` keeping its times on `clock`: a step of the wall clock neither
+    /// sends a scheduled retry, escalation or countdown fallback at once nor holds it back
+    /// (``followWallClock(tolerance:)``).
+    public init(path: String, settings: NotificationSettings, logger: Logger = Logger(label: "fallguard.outbox"),
+                clock: SteadyWallClock, folderCheck: @escaping @Sendable () -> String?) {
+        self.path = path
+        store = SQLiteStore(path: path, migrator: OutboxSchema.migrator, folderCheck: folderCheck)
+        current = Mutex(Self.derive(settings))
+        self.logger = logger
+        now = { clock.now() }
+        steady = clock
+        steadySince.withLock { $0 = clock.now() }
+        (progress, progressFeed) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
+    }
+
+    /// When the wall clock was stepped by more than `tolerance` seconds away from the outbox's
+    /// clock: every time this process kept (the schedule of pending and armed deliveries, when
+    /// alerts were made and sent, their deadlines and escalations, acknowledged, followed up) moves by the step in one
+    /// transaction and the clock follows it, so each wait keeps its length and the times come
+    /// back to the time of day. Times an earlier process kept are left as they are. Returns the
+    /// step and how many deliveries' schedules moved; nil without a step (or a steady clock).
+    @discardableResult
+    public func followWallClock(tolerance: Double = 1) throws -> (step: Double, rescheduled: Int)? {
+        guard let steady, let delta = steady.step(tolerance: tolerance) else { return nil }
+        let since = steadySince.withLock { $0 }
+        let moved = try db.write { db -> Int in
+            try db.execute(sql: """
+                UPDATE delivery SET next_attempt_at = next_attempt_at + ?1
+                WHERE state IN ('pending', 'armed') AND next_attempt_at >= ?2
+                """, arguments: [delta, since])
+            let moved = db.changesCount
+            // Every time column the outbox writes from its clock (a reply's sent_at is the provider's).
+            for (table, column) in [("alert", "created_at"), ("delivery", "created_at"), ("delivery", "deadline"),
+                                    ("delivery", "last_attempt_at"), ("delivery", "finished_at"), ("delivery", "outcome_at"),
+                                    ("incident", "escalation_due"), ("incident", "acknowledged_at"), ("reply", "read_at")] {
+                try db.execute(sql: "UPDATE \(table) SET \(column) = \(column) + ?1 WHERE \(column) >= ?2", arguments: [delta, since])
+            }
+            // Followed inside the write: a reader meets the moved times with the old clock only
+            // for the instant of this commit.
+            steady.follow(delta)
+            steadySince.withLock { $0 += delta }
+            return moved
+        }
+        logger.notice("the wall clock was stepped by \(String(format: "%+.1f", delta)) s: \(moved) scheduled deliveries moved with it (each wait keeps its length)")
+        wake.signal()
+        return (delta, moved)
     }
 
     /// Nil while the file is open; otherwise why it could not be opened, after trying again
