@@ -25,7 +25,9 @@ ADXL_IRQ=${FG_RIG_ADXL_IRQ:-0}
 LINES=${FG_RIG_GPIO_LINES:-32}
 KREL=$(uname -r)
 
-say "kernel $KREL up after ${t_setup} s of guest uptime"
+# always printed, quiet or not: run-guest.sh tells "booted, then overran its time" (a failure)
+# from "never booted" (exit 90, a skip) by this line
+echo "guest: kernel $KREL up after ${t_setup} s of guest uptime" >&2
 [[ -e /lib/modules/$KREL/modules.dep ]] || fail "/lib/modules/$KREL has no modules.dep (virtme did not link the extracted modules)"
 
 has() { [[ ,$SENSORS, == *,$1,* ]]; }

@@ -485,8 +485,14 @@ policy:
         buzzer = LineWatch(18)
         log = f"{o}/run.log"
         p = subprocess.Popen([FG, "run", "--config", cfg, "--duration", "60"], stdout=open(log, "w"), stderr=subprocess.STDOUT, env=lib_env(lib))
-        up = wait_for(lambda: "monitoring:" in text(log) or p.poll() is not None, 30)
-        check(f"run {lib}: monitoring", up and p.poll() is None, text(log)[-400:])
+        # 90 s: a debug build under QEMU without KVM on a 1 GB guest; CI's 6.12 guest once took
+        # over 30 s for the second run (libgpiod 2) with nothing logged after the configuration
+        # warnings, so the time it took is a figure, and the failure says whether it exited
+        t_start = now_ns()
+        up = wait_for(lambda: "monitoring:" in text(log) or p.poll() is not None, 90)
+        figure(check="run-start", lib=lib, monitoring_after_s=round((now_ns() - t_start) / 1e9, 1) if up else None)
+        check(f"run {lib}: monitoring", up and p.poll() is None,
+              f"exit {p.poll()} after {(now_ns() - t_start) / 1e9:.1f} s; log: " + text(log)[-1200:])
         if not up or p.poll() is not None:
             buzzer.done()
             continue
