@@ -25,6 +25,15 @@
 ///   that fails ends the look. Someone who slumped or slid down stays down; someone who sat or
 ///   lay down on purpose usually moves again. Decided `look` seconds after the impact (6 s).
 ///
+/// **With a gyroscope** (an MPU6050's samples carry angular velocity), the long look and the
+/// moving rule also open on the rotation it measures: a net rotation |Σ ω Δt| of at least
+/// `gyro-rotation` within one second around the impact at up to `gyro-peak` or faster. The
+/// accelerometer's estimate of the turn blurs a slow fall's rotation (an older person's slump
+/// from a chair turns under 55° in half a second as the accelerometer sees it); the gyroscope
+/// measures it, while sitting and lying down on purpose are lowered at 100-200 °/s (issue 35).
+/// Either measure opens the look: safety first, the gyroscope only adds falls. Without a
+/// gyroscope reading the detector decides exactly as before.
+///
 /// Every feature is a magnitude, an angle between two mean vectors or a deviation of the
 /// magnitude, so the sensor's mounting and axis convention do not matter.
 ///
@@ -56,6 +65,10 @@ public struct MultiphaseDetector: FallDetector {
         DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"),
         DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"),
         DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event"),
+        DetectorParameter("gyro-rotation", 40.0, 0.0...360.0, "deg",
+                          "with a gyroscope: smallest net rotation it measures within 1 s around an impact that opens a long look"),
+        DetectorParameter("gyro-peak", 200.0, 0.0...2000.0, "deg/s",
+                          "with a gyroscope: smallest peak |w| from 1 s before to 250 ms after the impact that opens a long look"),
     ]
 
     // Fixed structure, in samples at 40 Hz.
@@ -92,12 +105,14 @@ public struct MultiphaseDetector: FallDetector {
     private let refractorySamples: Int
     /// The catalogue name its detections carry (`sixaxis` runs this detector with a gyroscope).
     private let name: String
-    /// With a gyroscope (``SixAxisDetector``): the net rotation (degrees) and the peak |ω|
-    /// (°/s) the look needs.
-    private let gyroGate: (rotation: Double, peakRate: Double)?
+    /// With a gyroscope: the net rotation (degrees) and the peak |ω| (°/s) that open the look.
+    private let gyroGate: (rotation: Double, peakRate: Double)
+    /// Whether the gyroscope's gate replaces the accelerometer's turn (``SixAxisDetector``)
+    /// rather than standing beside it.
+    private let gyroAlone: Bool
 
     private var xs: [Double], ys: [Double], zs: [Double], mags: [Double], smooth: [Double], times: [Double]
-    /// Angular velocity (°/s), kept only with `gyroRotation`; empty otherwise.
+    /// Angular velocity (°/s) of the buffered samples.
     private var gxs: [Double], gys: [Double], gzs: [Double]
     /// The newest sample that came without a gyroscope reading (-1: none yet).
     private var lastWithoutGyro = -1
@@ -127,16 +142,16 @@ public struct MultiphaseDetector: FallDetector {
     private var look: Look?
 
     public init(settings: DetectorSettings = DetectorSettings(parameters: parameters)) {
-        self.init(settings: settings, name: Self.name, gyroGate: nil)
+        self.init(settings: settings, name: Self.name, gyroAlone: false)
     }
 
-    /// `gyroGate`: with a gyroscope, the long look opens after this net rotation (degrees) and
-    /// peak |ω| (°/s) measured by it, instead of `look-rotation` estimated from the
-    /// accelerometer (which still decides where the samples around an impact have no gyroscope
-    /// reading).
-    init(settings: DetectorSettings, name: String, gyroGate: (rotation: Double, peakRate: Double)?) {
+    /// `gyroAlone`: with a gyroscope, the long look opens on its gate (`gyro-rotation`,
+    /// `gyro-peak`) instead of, not beside, `look-rotation` estimated from the accelerometer
+    /// (which still decides where the samples around an impact have no gyroscope reading).
+    init(settings: DetectorSettings, name: String, gyroAlone: Bool) {
         self.name = name
-        self.gyroGate = gyroGate
+        gyroGate = (settings["gyro-rotation"], settings["gyro-peak"])
+        self.gyroAlone = gyroAlone
         impact = settings["impact"]
         postureChange = settings["posture-change"]
         stillness = settings["stillness"]
@@ -159,8 +174,7 @@ public struct MultiphaseDetector: FallDetector {
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         let zeros = [Double](repeating: 0, count: Self.ring)
         (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
-        let gyroZeros = gyroGate == nil ? [] : zeros
-        (gxs, gys, gzs) = (gyroZeros, gyroZeros, gyroZeros)
+        (gxs, gys, gzs) = (zeros, zeros, zeros)
     }
 
     public mutating func reset() {
@@ -185,12 +199,10 @@ public struct MultiphaseDetector: FallDetector {
         zs[k] = sample.z
         mags[k] = magnitude
         times[k] = sample.time
-        if gyroGate != nil {
-            if let g = sample.gyro {
-                gxs[k] = g.x; gys[k] = g.y; gzs[k] = g.z
-            } else {
-                lastWithoutGyro = t
-            }
+        if let g = sample.gyro {
+            gxs[k] = g.x; gys[k] = g.y; gzs[k] = g.z
+        } else {
+            lastWithoutGyro = t
         }
         if t >= Self.smoothing - 1 {
             // Summed directly (not a running sum) so long uptimes accumulate no rounding drift.
@@ -411,7 +423,8 @@ public struct MultiphaseDetector: FallDetector {
         /// The accelerometer's turn over one second (a slow fall's).
         var slow: Double
         var gyro: (degrees: Double, peakRate: Double)?
-        /// The trunk turned as in a fall: `look-rotation` in half a second, or the gyroscope's gate.
+        /// The trunk turned as in a fall: `look-rotation` in half a second or the gyroscope's
+        /// gate (the gate alone for ``SixAxisDetector``).
         var fast: Bool
 
         /// Whether the long look may open, before the posture change is known.
@@ -422,11 +435,12 @@ public struct MultiphaseDetector: FallDetector {
         let accelerometer = turn(around: c, span: Self.turnSpan)
         let slow = turn(around: c, span: Self.slowTurnSpan)
         let oldest = c - Self.turnFrom - Self.gyroSpan + 1
-        guard let gyroGate, oldest >= 0, lastWithoutGyro < oldest else {
+        guard oldest >= 0, lastWithoutGyro < oldest else {
             return Rotation(accelerometer: accelerometer, slow: slow, gyro: nil, fast: accelerometer >= lookRotation)
         }
         let g = gyroTurn(around: c)
-        return Rotation(accelerometer: accelerometer, slow: slow, gyro: g, fast: g.degrees >= gyroGate.rotation && g.peakRate >= gyroGate.peakRate)
+        let gyroFast = g.degrees >= gyroGate.rotation && g.peakRate >= gyroGate.peakRate
+        return Rotation(accelerometer: accelerometer, slow: slow, gyro: g, fast: gyroFast || (!gyroAlone && accelerometer >= lookRotation))
     }
 
     /// The gyroscope's measure of the turn: the largest net rotation |Σ ω Δt| over

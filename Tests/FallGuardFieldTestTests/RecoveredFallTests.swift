@@ -13,9 +13,10 @@ let recoveredFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponen
     /// The detector before issue 35's rules: no moving rule, no slow turn.
     static let before = ["moving-impact=16", "slow-rotation=180"]
 
-    func detections(_ path: String, _ settings: [String] = []) throws -> [FallSuspected] {
-        DetectorRunner.detections(in: try RecordingFile.read(path: path).samples,
-                                  configuration: try DetectorConfiguration(assignments: settings))
+    func detections(_ path: String, _ settings: [String] = [], accelerometerOnly: Bool = false) throws -> [FallSuspected] {
+        var configuration = try DetectorConfiguration(assignments: settings)
+        configuration.accelerometerOnly = accelerometerOnly
+        return DetectorRunner.detections(in: try RecordingFile.read(path: path).samples, configuration: configuration)
     }
 
     /// FallAllD AD07 F08 R02: a backward slip while walking, 2.5 s down, then up again. The
@@ -53,10 +54,11 @@ let recoveredFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponen
 
     /// SisFall SA01 F15 R01: a lateral fall out of a chair that turned 49° in half a second
     /// (75° in a second) and ended 73° from sitting: the fall the 55° turn lost in issue 26.
+    /// (The accelerometer's rules: the recording's gyroscope is left out, as on an ADXL345.)
     @Test func aSlowFallFromAChairIsFoundAgain() throws {
         let path = sixAxisFixtures + "/F15_SA01_R01.csv"
-        #expect(try detections(path, Self.before).isEmpty)
-        let d = try #require(try detections(path).first)
+        #expect(try detections(path, Self.before, accelerometerOnly: true).isEmpty)
+        let d = try #require(try detections(path, accelerometerOnly: true).first)
         #expect(d.phases.contains("slow-rotation") && abs(d.impactTime - 6.9) < 0.2, "\(d.reason)")
     }
 
