@@ -186,7 +186,7 @@ let package = Package(
             name: "fallguard",
             dependencies: [
                 "FallGuardCore", "FallGuardFieldTest", "FallGuardHardware", "FallGuardNotify",
-                "FallGuardConfig", "FallGuardDaemon", "FallGuardMQTT",
+                "FallGuardConfig", "FallGuardConfigKeys", "FallGuardDaemon", "FallGuardMQTT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Atomics", package: "swift-atomics"),

@@ -35,14 +35,18 @@ public struct DetectorSection: KeyedSection, Codable, Equatable {
 
     /// The detector to build; throws on an unknown name or setting (``problems(at:)`` lists them all).
     public func configuration() throws(DetectorSettingError) -> DetectorConfiguration {
-        try DetectorConfiguration(name: name, assignments: settings.keys.sorted().map { "\($0)=\(settings[$0]!)" })
+        try DetectorConfiguration(name: name, values: settings)
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
-        guard DetectorNames.value(named: name) != nil else { return [ConfigProblem(path + ["name"], DetectorNames.mismatch(name))] }
+        guard DetectorNames.value(named: name) != nil,
+              var defaults = try? DetectorSettings(parameters: DetectorCatalog.parameters(for: name)) else {
+            return [ConfigProblem(path + ["name"], DetectorNames.mismatch(name))]
+        }
+        // Every bad setting named, each checked once against the same settings.
         return settings.keys.sorted().compactMap { key -> ConfigProblem? in
             do throws(DetectorSettingError) {
-                _ = try DetectorConfiguration(name: name, assignments: ["\(key)=\(settings[key]!)"])
+                try defaults.set(key, settings[key]!, detector: name)
                 return nil
             } catch {
                 return ConfigProblem(path + ["settings", key], error.description)

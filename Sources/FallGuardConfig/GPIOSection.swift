@@ -136,6 +136,6 @@ enum BuzzerTypeWords: WordList {
     static var words: [(word: String, value: BuzzerWiring.Kind)] { GPIOSection.buzzerTypes.map { ($0.word, $0.type) } }
 }
 
-enum BiasWords: WordList {
-    static var words: [(word: String, value: LineBias)] { GPIOSection.biases.map { ($0.word, $0.bias) } }
+package enum BiasWords: WordList {
+    package static var words: [(word: String, value: LineBias)] { GPIOSection.biases.map { ($0.word, $0.bias) } }
 }

@@ -88,7 +88,7 @@ extension SensorCPU: ConfigSection {
             return
         }
         let word = try c.decode(String.self)
-        guard let cpu = SensorCPUWords.value(named: word) ?? Int(word).map(SensorCPU.number) else {
+        guard let cpu = SensorCPU(word) else {
             throw DecodingError.dataCorruptedError(in: c, debugDescription: SensorCPUWords.mismatch(word, orElse: "a CPU number"))
         }
         self = cpu
@@ -96,11 +96,7 @@ extension SensorCPU: ConfigSection {
 
     public func encodeConfig(to encoder: any Encoder) throws {
         var c = encoder.singleValueContainer()
-        switch self {
-        case .any: try c.encode("any")
-        case .last: try c.encode("last")
-        case let .number(n): try c.encode(n)
-        }
+        if case let .number(n) = self { try c.encode(n) } else { try c.encode(description) }
     }
 
     /// Checked by ``SensorSection``, which knows the range.
@@ -109,5 +105,5 @@ extension SensorCPU: ConfigSection {
 
 /// The words of `sensor.cpu` (besides a CPU number).
 enum SensorCPUWords: WordList {
-    static let words: [(word: String, value: SensorCPU)] = [("last", .last), ("any", .any)]
+    static var words: [(word: String, value: SensorCPU)] { SensorCPU.words.map { ($0.description, $0) } }
 }

@@ -41,6 +41,14 @@ public struct DetectorConfiguration: Sendable, Equatable {
         try settings.apply(assignments, detector: name)
     }
 
+    /// - Parameter values: settings by key (a configuration file's `detector.settings`), each
+    ///   checked against its parameter's range; no text round trip.
+    public init(name: String, values: [String: Double]) throws(DetectorSettingError) {
+        self.name = name
+        settings = DetectorSettings(parameters: try DetectorCatalog.parameters(for: name))
+        for key in values.keys.sorted() { try settings.set(key, values[key]!, detector: name) }
+    }
+
     public func makeDetector() -> any FallDetector {
         accelerometerOnly ? AccelerometerOnlyDetector(base: makeNamedDetector()) : makeNamedDetector()
     }

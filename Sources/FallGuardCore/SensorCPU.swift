@@ -34,14 +34,17 @@ public enum SensorCPU: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The choices that are words, not numbers (the configuration's word list, the options' help).
+    public static let words: [SensorCPU] = [.last, .any]
+
     /// `last`, `any` or a CPU number, as written in the configuration or on the command line.
     public init?(_ word: String) {
-        switch word {
-        case "any": self = .any
-        case "last": self = .last
-        default:
-            guard let n = Int(word) else { return nil }
+        if let named = Self.words.first(where: { $0.description == word }) {
+            self = named
+        } else if let n = Int(word) {
             self = .number(n)
+        } else {
+            return nil
         }
     }
 }

@@ -110,7 +110,8 @@ public final class Daemon: Sendable {
         // A state directory that cannot be made or must not be used (another user owns it or
         // may write in it) does not stop the daemon: it monitors and alerts as on a read-only
         // disk (alerts held in memory, sent directly), says why, and tries again every second.
-        if let why = StateFiles.prepare(state) {
+        let stateDirectoryProblem = StateFiles.prepare(state)
+        if let why = stateDirectoryProblem {
             logger.critical("state directory not used: \(why); monitoring anyway, alerts are held in memory and sent directly through the channels")
         }
         let systemd = try? SystemdNotifier.fromEnvironment()
@@ -130,7 +131,9 @@ public final class Daemon: Sendable {
         if let problem = incidentLog.problem {
             logger.critical("\(problem); monitoring anyway, retrying on every incident event (fix: chown fallguard: \(incidentLog.path))")
         }
-        do throws(AlertConfigurationError) { _ = try configuration.alarm.alertConfiguration() } catch {
+        // Built once, before any GPIO line is requested: a bad alarm section stops start-up first.
+        let alert: AlertConfiguration
+        do throws(AlertConfigurationError) { alert = try configuration.alarm.alertConfiguration() } catch {
             throw DaemonStartError(description: "alarm: \(AlarmSection.message(for: error))", status: 78)
         }
         let opened: AlarmOutputs
@@ -163,7 +166,7 @@ public final class Daemon: Sendable {
         let counters = self.counters
         let metrics = DaemonMetrics()
         // Cannot fail now: the outputs are open and the alarm section was checked above.
-        local = try LocalAlarm(alarm: configuration.alarm, gpio: configuration.gpio, outputs: .none, opened: opened,
+        local = try LocalAlarm(alarm: configuration.alarm, alert: alert, gpio: configuration.gpio, outputs: .none, opened: opened,
                                speech: configuration.speech, sink: notifiers.sink, incidentLog: incidentLog, logger: logger,
                                observers: [
                                    { _, effects in recorder.record(effects.compactMap { if case let .record(e) = $0 { e } else { nil } }) },
@@ -174,7 +177,8 @@ public final class Daemon: Sendable {
         alarm.onPass = { liveness.pass(Daemon.alarmThread, nowNanoseconds: MonotonicClock.nanoseconds()) }
         loop = SensorLoop(source: source, detector: detectorConfiguration.makeDetector())
         health = DaemonHealth(current: current, liveness: liveness, notifiers: notifiers, incidentLog: incidentLog,
-                              recorder: recorder, alarm: alarm, systemd: systemd, logger: logger)
+                              recorder: recorder, alarm: alarm, systemd: systemd, logger: logger,
+                              stateDirectoryProblem: stateDirectoryProblem)
         power = configuration.power.enabled
             ? PowerMonitor(configuration.power, notifiers: notifiers, incidentPrefix: configuration.alarm.incidentPrefix,
                            logger: Logger(label: "fallguard.power"))

@@ -26,14 +26,20 @@ final class DaemonHealth: Sendable {
     private let storageAlerted = Mutex(false)
     /// The last step of the wall clock the outbox followed: by how much, and when (ISO 8601).
     private let lastClockStep = Mutex<(seconds: Double, at: String)?>(nil)
+    /// Why the state directory is not used (nil while it is), as ``maintain()`` last found it.
+    private let stateDirectory: Mutex<String?>
 
+    /// `stateDirectoryProblem`: what `StateFiles.prepare` said at start.
     init(current: CurrentConfiguration, liveness: Liveness, notifiers: Notifiers, incidentLog: IncidentLog,
-         recorder: FieldRecorder, alarm: AlarmController, systemd: SystemdNotifier?, logger: Logger) {
+         recorder: FieldRecorder, alarm: AlarmController, systemd: SystemdNotifier?, logger: Logger,
+         stateDirectoryProblem: String?) {
         (self.current, self.liveness, self.notifiers, self.incidentLog) = (current, liveness, notifiers, incidentLog)
         (self.recorder, self.alarm, self.systemd, self.logger) = (recorder, alarm, systemd, logger)
+        stateDirectory = Mutex(stateDirectoryProblem)
     }
 
     /// What keeps alerts from going out or the record from being kept; empty when all is well.
+    /// Reads only (the status service and the page read it too): ``maintain()`` does the work.
     var problems: [String] {
         let stalled = liveness.stalled(nowNanoseconds: MonotonicClock.nanoseconds())
             .map { "\($0.part) has not gone round for \(Int($0.silentSeconds)) s (the watchdog is no longer fed)" }
@@ -41,9 +47,15 @@ final class DaemonHealth: Sendable {
             + recorder.problems + stalled
     }
 
-    /// Why the state directory is not used, nil while it is (made again if it went missing).
-    var stateDirectoryProblem: String? {
-        StateFiles.prepare(current.now.stateDirectory).map { "state directory not used: \($0)" }
+    /// Why the state directory is not used, nil while it is.
+    var stateDirectoryProblem: String? { stateDirectory.withLock { $0 }.map { "state directory not used: \($0)" } }
+
+    /// Once a second, before the problems are read: the state directory made again if it went
+    /// missing (or found usable again), the outbox file tried again while it cannot be opened.
+    func maintain() {
+        let why = StateFiles.prepare(current.now.stateDirectory)
+        stateDirectory.withLock { $0 = why }
+        notifiers.maintainStorage()
     }
 
     /// Why the daemon cannot store alerts (its state directory not used, the outbox not open),
@@ -52,6 +64,7 @@ final class DaemonHealth: Sendable {
 
     /// Once a second (health service): the problems now, told where they must be.
     func check() {
+        maintain()
         let now = problems
         let said = reported.withLock { last in
             let said = Self.toSay(now, last: last, at: MonotonicClock.seconds(), every: Self.reminderInterval)

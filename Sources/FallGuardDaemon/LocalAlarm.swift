@@ -34,12 +34,15 @@ public struct LocalAlarm: Sendable {
     /// The alarm on `outputs` (or on those `kind` opens): an `alarm` section the engine cannot
     /// take stops start-up with exit status 78. `observers` see every batch of effects on the
     /// alarm thread, after the display and the spoken prompts.
-    public init(alarm: AlarmSection, gpio: GPIOSection, outputs kind: AlarmOutputs.Kind, opened: AlarmOutputs? = nil,
-                speech: SpeechSection? = nil, sink: any AlertSink, incidentLog: IncidentLog?, logger: Logger,
-                observers: [@Sendable (AlertEngine, [AlertEffect]) -> Void] = []) throws(DaemonStartError) {
+    /// `alert`: the engine's configuration when the caller already built it from `alarm`.
+    public init(alarm: AlarmSection, alert built: AlertConfiguration? = nil, gpio: GPIOSection, outputs kind: AlarmOutputs.Kind,
+                opened: AlarmOutputs? = nil, speech: SpeechSection? = nil, sink: any AlertSink, incidentLog: IncidentLog?,
+                logger: Logger, observers: [@Sendable (AlertEngine, [AlertEffect]) -> Void] = []) throws(DaemonStartError) {
         let alert: AlertConfiguration
-        do throws(AlertConfigurationError) { alert = try alarm.alertConfiguration() } catch {
-            throw DaemonStartError(description: "alarm: \(AlarmSection.message(for: error))", status: 78)
+        if let built { alert = built } else {
+            do throws(AlertConfigurationError) { alert = try alarm.alertConfiguration() } catch {
+                throw DaemonStartError(description: "alarm: \(AlarmSection.message(for: error))", status: 78)
+            }
         }
         let outputs: AlarmOutputs
         if let opened { outputs = opened } else { outputs = try Self.outputs(kind, alarm: alarm, gpio: gpio, logger: logger) }

@@ -48,12 +48,12 @@ public final class Notifiers: Sendable {
         // sends them directly, and the file is tried again every second.
         outbox = Outbox(path: path, settings: settings, logger: Logger(label: "fallguard.outbox"),
                         clock: SteadyWallClock(), folderCheck: { StateFiles.prepare(state) })
-        if let why = outbox.unavailable {
+        if let why = outbox.retryOpen() {
             logger.critical("the outbox cannot be opened: \(why); monitoring anyway: alerts are held in memory and sent directly through the channels, the file is tried again every second")
         }
         handOff = OutboxHandOff(outbox: outbox)
         // A countdown the last process did not finish (crash, watchdog, power cut): its alert goes out.
-        // (An outbox not open yet is checked once it opens: see `problems`.)
+        // (An outbox not open yet is checked once it opens: see `maintainStorage()`.)
         let checkedAtStart = outbox.unavailable == nil
         if checkedAtStart {
             do { try outbox.resumeInterruptedCountdowns() } catch {
@@ -93,16 +93,19 @@ public final class Notifiers: Sendable {
          HeartbeatService(notifiers: self, logger: logger)]
     }
 
-    /// What keeps alerts from going out: the hand-off's and the worker's trouble.
-    public var problems: [String] {
-        let unavailable = outbox.unavailable
-        if unavailable == nil, countdownsChecked.withLock({ checked in defer { checked = true }; return !checked }) {
-            // The outbox opened after start: countdowns an earlier process left armed go out now.
-            do { try outbox.resumeInterruptedCountdowns() } catch {
-                logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
-            }
+    /// Once a second (health service): the outbox file tried again while it cannot be opened;
+    /// once it opens after start, the countdowns an earlier process left armed go out.
+    public func maintainStorage() {
+        guard outbox.retryOpen() == nil,
+              countdownsChecked.withLock({ checked in defer { checked = true }; return !checked }) else { return }
+        do { try outbox.resumeInterruptedCountdowns() } catch {
+            logger.critical("outbox: cannot check for interrupted countdowns: \(error)")
         }
-        let closed = unavailable.map { "the outbox cannot be opened (\($0)): alerts are held in memory and sent directly through the channels; tried again every second" }
+    }
+
+    /// What keeps alerts from going out: the hand-off's and the worker's trouble. Reads only.
+    public var problems: [String] {
+        let closed = outbox.unavailable.map { "the outbox cannot be opened (\($0)): alerts are held in memory and sent directly through the channels; tried again every second" }
         let nobody = nobodyToTell.withLock { $0 } ? NotifySections.nobodyWillBeToldMessage : nil
         return [nobody, closed, handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels
     }

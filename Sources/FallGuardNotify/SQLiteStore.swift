@@ -43,7 +43,7 @@ public final class SQLiteStore: Sendable {
     }
 
     /// Opens the file if it is not open and the last attempt is at least ``retryInterval`` old
-    /// (the health and status services call it every second, through ``Outbox/unavailable``). Returns why
+    /// (the daemon's health service calls it every second, through ``Outbox/retryOpen()``). Returns why
     /// it is still not open, nil once it is.
     @discardableResult
     public func openIfDue() -> String? {
@@ -72,6 +72,10 @@ public final class SQLiteStore: Sendable {
 
     /// Nil once open; otherwise why the file could not be opened on the last attempt.
     public var failure: String? { state.withLock { $0.pool == nil ? $0.failure : nil } }
+
+    /// Nil once open; otherwise why not: the last attempt's failure, or "not open yet". Reads
+    /// only (``openIfDue()`` tries again).
+    public var unopened: String? { state.withLock { $0.pool == nil ? ($0.failure ?? "not open yet") : nil } }
 
     private func open() throws -> DatabasePool {
         if let why = folderCheck() { throw SQLiteUnavailable(path: path, reason: why) }

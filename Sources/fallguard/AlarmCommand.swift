@@ -1,5 +1,6 @@
 import ArgumentParser
 import FallGuardConfig
+import FallGuardConfigKeys
 import FallGuardCore
 import FallGuardDaemon
 import FallGuardFieldTest
@@ -39,7 +40,7 @@ struct AlarmCommand: ParsableCommand {
     var device: String?
 
     @Option(help: "Buzzer, LED and button: console, gpio or none.")
-    var buzzer = "console"
+    var buzzer = Word<RawWords<AlarmOutputs.Kind>>(.console)
 
     @Option(help: ArgumentHelp("Directory for incidents.jsonl.", valueName: "dir"))
     var state = "fallguard-state"
@@ -54,7 +55,7 @@ struct AlarmCommand: ParsableCommand {
     func run() throws {
         // Standard output is JSON lines. On a terminal the console display prints the incident
         // events itself, between its status line redraws, so only warnings are logged there.
-        let quiet = buzzer == "console" && isatty(2) == 1
+        let quiet = buzzer.value == .console && isatty(2) == 1
         LoggingSystem.bootstrap { label in
             var h = StreamLogHandler.standardError(label: label)
             h.logLevel = quiet ? .warning : .info
@@ -70,7 +71,7 @@ struct AlarmCommand: ParsableCommand {
             printError("\(error)")
             throw ExitStatus.cantCreate
         }
-        guard let kind = AlarmOutputs.Kind(rawValue: buzzer) else { throw ValidationError("--buzzer: console, gpio or none") }
+        let kind = buzzer.value
         // The sensor: the recording through the same loop as a live one (resampled to 40 Hz,
         // health-checked), the accelerometer, or none.
         let source: (any SampleSource)?
@@ -161,7 +162,7 @@ struct GPIOOptions: ParsableArguments {
     private static let wiring = GPIOSection.defaults.wiring
 
     @Option(help: "libgpiod: auto (libgpiod.so.3 if present, else libgpiod.so.2), v1 (1.6) or v2 (2.x).")
-    var gpioLibrary = GPIOSection.defaults.library.rawValue
+    var gpioLibrary = Word<RawWords<GPIOLibraryChoice>>(GPIOSection.defaults.library)
     @Option(help: "GPIO chip: name, label or /dev path.")
     var chip = Self.wiring.chip
     @Option(help: "Buzzer line (name or offset).")
@@ -177,17 +178,14 @@ struct GPIOOptions: ParsableArguments {
     @Option(help: "Button line (name or offset).")
     var buttonLine = Self.wiring.button.line
     @Option(help: "Button bias: pull-up, pull-down, disable, as-is.")
-    var buttonBias = GPIOSection.word(for: Self.wiring.button.bias)
+    var buttonBias = Word<BiasWords>(Self.wiring.button.bias)
     @Flag(help: "The button reads high when pressed (default: active-low).")
     var activeHighButton = false
     @Option(help: "Status LED line (default: none).")
     var ledLine: String?
 
     func section() throws -> GPIOSection {
-        guard let bias = GPIOSection.bias(buttonBias) else {
-            throw ValidationError("--button-bias: pull-up, pull-down, disable or as-is")
-        }
-        guard let library = GPIOLibraryChoice(rawValue: gpioLibrary) else { throw ValidationError("--gpio-library: auto, v1 or v2") }
+        let (bias, library) = (buttonBias.value, gpioLibrary.value)
         var s = GPIOSection.defaults
         s.library = library
         s.wiring.chip = chip

@@ -37,10 +37,10 @@ struct CrossValidateCommand: ParsableCommand {
 
     @OptionGroup var populationOptions: PopulationOptions
 
-    @Option(help: "Worker threads (default: one per core).")
-    var threads: Int = defaultThreads()
+    @OptionGroup var workers: ThreadsOption
 
     func run() throws {
+        let threads = workers.threads
         let base = try detectorOptions.configuration()
         // The folds build their detectors by name and settings only (CrossValidation): refuse
         // rather than judge the gyroscope's data while saying it was left out.

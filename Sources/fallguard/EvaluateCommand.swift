@@ -63,18 +63,11 @@ struct EvaluateCommand: ParsableCommand {
 
     @OptionGroup var populationOptions: PopulationOptions
 
-    @Option(help: "Worker threads (default: one per core).")
-    var threads: Int = defaultThreads()
-
-    @Option(help: "Seconds between a labelled fall and a detection's impact for it to count (events and the incident archive).")
-    var tolerance: Double = EventEvaluator.defaultTolerance
-
-    func validate() throws {
-        guard (0.1...60).contains(tolerance) else { throw ValidationError("--tolerance must be 0.1 to 60 seconds") }
-        guard (1...256).contains(threads) else { throw ValidationError("--threads must be 1 to 256") }
-    }
+    @OptionGroup var workers: ThreadsOption
+    @OptionGroup var matching: ToleranceOption
 
     func run() throws {
+        let (threads, tolerance) = (workers.threads, matching.tolerance)
         let configuration = try detectorOptions.configuration()
         let populations = try populationOptions.populations()
         if IncidentArchive.isArchive(directory) {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FallGuardDaemon
 import FallGuardCore
+import FallGuardFieldTest
 
 struct FallGuardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,6 +50,26 @@ struct DetectorOptions: ParsableArguments {
         } catch {
             throw ValidationError(error.description)
         }
+    }
+}
+
+/// `--threads`, shared by the commands that judge a folder.
+struct ThreadsOption: ParsableArguments {
+    @Option(help: "Worker threads (default: one per core).")
+    var threads: Int = defaultThreads()
+
+    func validate() throws {
+        guard (1...256).contains(threads) else { throw ValidationError("--threads must be 1 to 256") }
+    }
+}
+
+/// `--tolerance`, shared by `evaluate` and `report`.
+struct ToleranceOption: ParsableArguments {
+    @Option(help: "Seconds between a labelled fall and a detection's impact for it to count (events and the incident archive).")
+    var tolerance: Double = EventEvaluator.defaultTolerance
+
+    func validate() throws {
+        guard (0.1...60).contains(tolerance) else { throw ValidationError("--tolerance must be 0.1 to 60 seconds") }
     }
 }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FallGuardConfig
+import FallGuardConfigKeys
 import FallGuardDaemon
 import FallGuardCore
 import FallGuardHardware
@@ -23,7 +24,7 @@ struct GPIOCommand: ParsableCommand {
             """)
 
     @Option(help: "libgpiod: auto (libgpiod.so.3 if present, else libgpiod.so.2), v1 (1.6) or v2 (2.x).")
-    var library = "auto"
+    var library = Word<RawWords<GPIOLibraryChoice>>(.auto)
 
     @Option(help: "Chip: name (gpiochip0), label (pinctrl-bcm2711), path (/dev/gpiochip0) or number.")
     var chip = GPIOSection.defaults.wiring.chip
@@ -35,7 +36,7 @@ struct GPIOCommand: ParsableCommand {
     var button: String?
 
     @Option(help: "Bias of the button line: pull-up, pull-down, disable, as-is.")
-    var bias = GPIOSection.word(for: GPIOSection.defaults.wiring.button.bias)
+    var bias = Word<BiasWords>(GPIOSection.defaults.wiring.button.bias)
 
     @Flag(help: "The button reads high when pressed (default: active-low, a button to ground).")
     var activeHighButton = false
@@ -62,8 +63,7 @@ struct GPIOCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let bias = GPIOSection.bias(bias) else { throw ValidationError("--bias: pull-up, pull-down, disable or as-is") }
-        guard let library = GPIOLibraryChoice(rawValue: library) else { throw ValidationError("--library: auto, v1 or v2") }
+        let (bias, library) = (bias.value, library.value)
         let timings = ButtonTimings(debounceMs: debounceMs, longPress: longPress)
         let played = try pattern.map { try parsePattern($0, patterns: AlarmSection.defaults.alarmPatterns) }
         let consumer = GPIOSection.defaults.wiring.consumer

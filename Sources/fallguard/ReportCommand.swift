@@ -27,16 +27,8 @@ struct ReportCommand: ParsableCommand {
 
     @OptionGroup var detectorOptions: DetectorOptions
 
-    @Option(help: "Seconds between a labelled fall and a detection's impact for it to count.")
-    var tolerance: Double = EventEvaluator.defaultTolerance
-
-    @Option(help: "Worker threads (default: one per core).")
-    var threads: Int = defaultThreads()
-
-    func validate() throws {
-        guard (0.1...60).contains(tolerance) else { throw ValidationError("--tolerance must be 0.1 to 60 seconds") }
-        guard (1...256).contains(threads) else { throw ValidationError("--threads must be 1 to 256") }
-    }
+    @OptionGroup var matching: ToleranceOption
+    @OptionGroup var workers: ThreadsOption
 
     func run() throws {
         let configuration = try detectorOptions.configuration()
@@ -72,6 +64,7 @@ struct ReportCommand: ParsableCommand {
 
     /// Scores `dataset` and plots what a person must see; a file that cannot be read stops it.
     private func makeReport(_ dataset: Dataset, configuration: DetectorConfiguration) throws(RecordingFileError) -> HTMLReport {
+        let (threads, tolerance) = (workers.threads, matching.tolerance)
         let evaluation = try Evaluator.evaluate(dataset, configuration: configuration, threads: threads)
         var events: [EventOutcome] = []
         for path in dataset.recordings {

@@ -31,7 +31,7 @@ struct WatchCommand: ParsableCommand {
     var polled = false
 
     @Option(help: ArgumentHelp("CPU for the sensor thread (capture and detection): a number (0: where a Raspberry Pi takes the sensor's interrupt), last or any (no pinning).", valueName: "cpu"))
-    var cpu: String = SensorCPU.default.description
+    var cpu: SensorCPU = .default
 
     @OptionGroup var detectorOptions: DetectorOptions
 
@@ -50,10 +50,7 @@ struct WatchCommand: ParsableCommand {
         let detector = try detectorOptions.configuration().makeDetector()
         let (stop, signals) = stopOnSignals()
         defer { signals.forEach { $0.cancel() } }
-        guard let sensorCPU = SensorCPU(cpu) else {
-            printError("--cpu: '\(cpu)' is not a CPU: use last, any or a CPU number")
-            throw ExitCode.validationFailure
-        }
+        let sensorCPU = cpu
         let source = AccelerometerSource(configuration: AccelerometerConfiguration(uri: uri, device: device, minimumRate: rate,
                                                                                    preferBuffered: !polled, cpu: sensorCPU))
         if let why = sensorCPU.pinCurrentThread() { printError("--cpu: not pinned: \(why)") }

@@ -36,7 +36,7 @@ import Testing
         let path = temporaryFolder() + "/outbox.sqlite"
         let box = steady ? Outbox(path: path, settings: settings, clock: SteadyWallClock(wall: wall.read), folderCheck: { nil })
                          : Outbox(path: path, settings: settings, now: wall.read, folderCheck: { nil })
-        #expect(box.unavailable == nil)
+        #expect(box.retryOpen() == nil && box.unavailable == nil)
         let follow = Task {
             while !Task.isCancelled {
                 _ = try? box.followWallClock()

@@ -44,6 +44,23 @@ import Testing
         #expect(Self.fallAlerts(dir).count == 1, "not sent twice")
     }
 
+    /// Issue 38 item 3: reading the health (the status service, the page and `problems` read it
+    /// every second) writes nothing; the health service's once-a-second pass makes a state
+    /// directory that went missing again. (Reading used to make it: `StateFiles.prepare` in a getter.)
+    @Test func readingTheProblemsWritesNothingTheHealthServiceRepairs() async throws {
+        let dir = TempDirectory("daemon")
+        defer { umask(0o022) }
+        let daemon = try InProcessDaemonTests.daemon(in: dir, gpio: InMemoryGPIO())
+        let state = dir.path + "/state"
+        #expect(daemon.problems == [], "\(daemon.problems)")
+        try FileManager.default.removeItem(atPath: state)
+        for _ in 0..<5 { _ = daemon.problems }
+        #expect(!FileManager.default.fileExists(atPath: state), "a read made the state directory again")
+        let run = Task { try await daemon.run(duration: 20) }
+        defer { run.cancel() }
+        #expect(await until(5) { FileManager.default.fileExists(atPath: state) }, "the health service makes it again")
+    }
+
     /// A state directory another user owns and anyone may write (0777, `nobody`), with links
     /// planted in it: the daemon (root here) writes nothing in it and nothing through the
     /// links, leaves its owner and mode alone, still gets the fall alert out and says why.

@@ -45,7 +45,7 @@ public final class Outbox: AlertSink, Sendable {
         try store.openNow()
     }
 
-    /// The outbox at `path`, not opened yet: ``unavailable`` opens it (at most once a second;
+    /// The outbox at `path`, not opened yet: ``retryOpen()`` opens it (at most once a second;
     /// nil once open, else why not) and every other use throws until then: the daemon starts on a
     /// read-only or full disk, or in a state directory it must not use (`folderCheck` says
     /// why, nil when the folder may be used), and stores alerts once the file opens.
@@ -109,9 +109,13 @@ public final class Outbox: AlertSink, Sendable {
         return (delta, moved)
     }
 
-    /// Nil while the file is open; otherwise why it could not be opened, after trying again
-    /// when the last attempt is a second old (the health and status services ask every second).
-    public var unavailable: String? { store.openIfDue() }
+    /// Nil while the file is open; otherwise why not, as of the last attempt. Reads only: the
+    /// health and status services read it every second, ``retryOpen()`` tries again.
+    public var unavailable: String? { store.unopened }
+
+    /// Opens the file if it is not open and the last attempt is a second old (the daemon's
+    /// health service, once a second); returns why it is still not open, nil once it is.
+    @discardableResult public func retryOpen() -> String? { store.openIfDue() }
 
     private static func derive(_ settings: NotificationSettings)
         -> (settings: NotificationSettings, planner: DeliveryPlanner, renderer: MessageRenderer) {
