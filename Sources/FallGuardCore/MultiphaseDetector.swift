@@ -256,6 +256,7 @@ public struct MultiphaseDetector: FallDetector {
         let still = post.std
         let angle = angleDegrees(before, (post.x, post.y, post.z))
         let rotation = self.rotation(around: c)
+        let freeFall = self.freeFall(before: c)   // once per candidate: the rules and the report share it
 
         // Hard impact: decided now. A strong impact that leaves the trunk less than
         // posture-change tilted (kneeling, half sitting) must come after a fall's descent:
@@ -264,23 +265,24 @@ public struct MultiphaseDetector: FallDetector {
         let strong = peak >= strongImpact
         let tier = strong ? "strong-impact" : hard ? "impact" : "soft-impact"
         if hard, still <= stillness,
-           angle >= postureChange || (strong && angle >= strongPostureChange && freeFall(before: c) <= strongFreeFall) {
+           angle >= postureChange || (strong && angle >= strongPostureChange && freeFall <= strongFreeFall) {
             refractoryUntil = t + refractorySamples
-            return event(describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, pre: p0..<p1, before: before),
-                         now: t, rule: .fast)
+            return event(describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
+                                  pre: p0..<p1, before: before), now: t, rule: .fast)
         }
         // A fall the wearer moves after (gets up from, or struggles on the floor): a fall's
         // descent, impact and turn, then down for a while, whatever follows. The alarm's
         // countdown decides later whether the wearer got up (a recovered fall).
         let down = downTime(after: c, before: before)
-        let moving = peak >= movingImpact && freeFall(before: c) <= strongFreeFall && rotation.fast
+        let moving = peak >= movingImpact && freeFall <= strongFreeFall && rotation.fast
             && down >= Double(movingDownBlocks * Self.downBlock) / detectorRate
         // Otherwise a long look, if the wearer settled, the trunk turned as in a fall (sitting
         // or lying down on purpose turns it slower, or a slow fall turned far and ended lying)
         // and the half seconds so far qualify.
         let opensLook = rotation.fast || (rotation.slow >= slowRotation && angle >= slowPostureChange)
         guard peak >= softImpact, still <= stillness, opensLook else {
-            return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, pre: p0..<p1, before: before, down: down) : nil
+            return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
+                                                pre: p0..<p1, before: before, down: down) : nil
         }
         // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
         // someone who slumps from sitting may end only 30° from where they were.
@@ -292,12 +294,13 @@ public struct MultiphaseDetector: FallDetector {
         var b = 0
         while c + Self.postStart + (b + 1) * Self.block <= t + 1 {
             guard check(block: b, of: &candidate) else {
-                return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, pre: p0..<p1, before: before, down: down) : nil
+                return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
+                                                pre: p0..<p1, before: before, down: down) : nil
             }
             b += 1
         }
         candidate.impact = describe(c, now: t, tier: tier == "strong-impact" ? "impact" : tier, angle: angle, still: still, rotation: rotation,
-                                    pre: p0..<p1, before: before)
+                                    freeFall: freeFall, pre: p0..<p1, before: before)
         candidate.impact.down = down
         if c + lookSamples - 1 <= t {   // a look no longer than the fast decision
             refractoryUntil = t + refractorySamples
@@ -309,9 +312,10 @@ public struct MultiphaseDetector: FallDetector {
 
     /// The moving rule's detection, decided now.
     private mutating func movingEvent(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation,
-                                      pre: Range<Int>, before: (x: Double, y: Double, z: Double), down: Double) -> FallSuspected {
+                                      freeFall: Double, pre: Range<Int>, before: (x: Double, y: Double, z: Double),
+                                      down: Double) -> FallSuspected {
         refractoryUntil = t + refractorySamples
-        var i = describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, pre: pre, before: before)
+        var i = describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall, pre: pre, before: before)
         i.down = down
         return event(i, now: t, rule: .moving)
     }
@@ -503,9 +507,8 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// The informational measurements of an impact at `c` (all its samples are still buffered).
-    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation, pre: Range<Int>,
-                          before: (x: Double, y: Double, z: Double)) -> Impact {
-        let freeFall = freeFall(before: c)
+    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation, freeFall: Double,
+                          pre: Range<Int>, before: (x: Double, y: Double, z: Double)) -> Impact {
         // The smoothed peak ends its 125 ms window; the impact itself is the largest raw |a| in it.
         var rawPeak = 0.0, rawPeakIndex = c
         for j in max(0, c - Self.smoothing + 1)...c where m(j) > rawPeak {

@@ -44,12 +44,14 @@ public final class WearWatch: Sendable {
             let walking = s.walking.process(sample)
             let notWorn = s.notWorn.process(sample)
             var upAfter: Double?
-            if s.recovery != nil {
+            if var recovery = s.recovery {
                 if sample.time > s.until {
                     s.recovery = nil
-                } else if s.recovery!.process(sample) {
-                    upAfter = s.recovery!.upAfter
+                } else if recovery.process(sample) {
+                    upAfter = recovery.upAfter
                     s.recovery = nil
+                } else {
+                    s.recovery = recovery
                 }
             }
             return (walking != wasWalking, walking, notWorn != wasNotWorn, notWorn, s.notWorn.settings.after, upAfter)

@@ -10,7 +10,7 @@ import FallGuardTestSupport
     static let loops: Set = ["Sources/FallGuardCore/DetectorRunner.swift", "Sources/FallGuardHardware/IIO/SensorPipeline.swift"]
     /// What else has a `process(_:)`, none of them a `FallDetector`: the resampler and the
     /// wearer-activity detectors (`WalkingDetector`, `NotWornDetector`, the daemon's `WearWatch`).
-    static let notFallDetectors: Set = ["resampler", "walking", "notWorn", "wear"]
+    static let notFallDetectors: Set = ["resampler", "walking", "notWorn", "wear", "recovery"]
 
     @Test func onlyTheRunnerAndTheLiveLoopFeedAFallDetector() throws {
         let sources = repositoryRoot + "/Sources"

@@ -54,19 +54,10 @@ def extra(rec, cands):
 class XTable(Table):
     KEYS = Table.KEYS + ("turn1",)
 
+    SERIES = {"tilt": 4 * LATE}
+
     def __init__(self, recs):
-        rows = []
-        for t, r in enumerate(recs):
-            for x in extra(r, candidates(r)):
-                x["t"] = t; rows.append(x)
-        self.N = len(recs)
-        self.t = np.array([r["t"] for r in rows], int)
-        for k in self.KEYS:
-            setattr(self, k, np.array([r[k] for r in rows], float))
-        from sixaxis import NB
-        self.bstd = np.array([r["bstd"] for r in rows]).reshape(-1, NB)
-        self.bang = np.array([r["bang"] for r in rows]).reshape(-1, NB)
-        self.tilt = np.array([r["tilt"] for r in rows]).reshape(-1, 4 * LATE)
+        super().__init__(recs, lambda r: extra(r, candidates(r)))
 
 
 def tables():

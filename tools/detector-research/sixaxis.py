@@ -139,10 +139,11 @@ def candidates(rec):
 class Table:
     KEYS = ("c", "s", "ang", "still", "ff", "preact", "turn", "wpeak", "grot", "grot1", "n")
 
-    def __init__(self, recs):
+    def __init__(self, recs, cands=None):
+        """`cands(rec)`: the candidates with their features (default `candidates`)."""
         rows = []
         for t, r in enumerate(recs):
-            for x in candidates(r):
+            for x in (cands or candidates)(r):
                 x["t"] = t; rows.append(x)
         self.N = len(recs)
         self.t = np.array([r["t"] for r in rows], int)
@@ -150,6 +151,8 @@ class Table:
             setattr(self, k, np.array([r[k] for r in rows], float))
         self.bstd = np.array([r["bstd"] for r in rows]).reshape(-1, NB)
         self.bang = np.array([r["bang"] for r in rows]).reshape(-1, NB)
+        for k, width in getattr(self, "SERIES", {}).items():   # a subclass's per-candidate series
+            setattr(self, k, np.array([r[k] for r in rows]).reshape(-1, width))
 
     def decide(self, p):
         """Per candidate: fired by the fast rule, fired by the look, the look still open at the end."""
