@@ -187,9 +187,10 @@ public final class Daemon: Sendable {
                                     live: live, health: health, counters: counters, metrics: metrics, power: power,
                                     gpio: opened.library?.description,
                                     logger: logger)
-        readiness = Readiness(current: current, start: start, replaying: source is ReplaySource, notifiers: notifiers,
+        readiness = Readiness(current: current, start: start, replaying: source is ReplaySource,
+                              channels: { (notifiers.summary, notifiers.channelsConfigured) },
                               publisher: publisher, systemd: systemd, onReady: onReady, logger: logger)
-        recovery = StartupRecovery(alarm: alarm, notifiers: notifiers, incidentLog: incidentLog, logger: logger)
+        recovery = StartupRecovery(alarm: alarm, outbox: notifiers.outbox, sink: notifiers.sink, incidentLog: incidentLog, logger: logger)
         recovery.takeOver(alertTimeout: alarm.alertConfiguration.alertTimeout)
     }
 
@@ -209,7 +210,8 @@ public final class Daemon: Sendable {
         let c = configuration
         var services: [any Service] = notifiers.services(drainOnStop: c.state.drainOnStop)
         services.append(AcknowledgementService(inbox: notifiers.inbox, alarm: alarm))
-        services.append(ProgressService(progress: notifiers.outbox.progress, alarm: alarm, notifiers: notifiers, recorder: recorder))
+        services.append(ProgressService(progress: notifiers.outbox.progress, alarm: alarm, progressed: notifiers.progressed,
+                                        recorder: recorder))
         services.append(AlarmService(alarm: local, liveness: liveness, recovery: recovery))
         services.append(RecorderService(recorder: recorder))
         services.append(SensorService(loop: loop, router: SensorRouter(alarm: alarm, counters: counters, logger: logger),

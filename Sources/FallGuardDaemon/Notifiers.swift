@@ -90,7 +90,7 @@ public final class Notifiers: Sendable {
         [MQTTBridgeService(channels: mqtt),
          DeliveryService(worker: worker, handOff: handOff, client: client, drain: drainOnStop, logger: logger),
          FollowUpService(followUp: followUp),
-         HeartbeatService(notifiers: self, logger: logger)]
+         HeartbeatService(outbox: outbox, logger: logger)]
     }
 
     /// Once a second (health service): the outbox file tried again while it cannot be opened;

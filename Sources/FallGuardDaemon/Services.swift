@@ -132,7 +132,8 @@ struct AcknowledgementService: Service {
 struct ProgressService: Service {
     let progress: AsyncStream<DeliveryProgress>
     let alarm: AlarmController
-    let notifiers: Notifiers
+    /// The status's and MQTT's last incident (``Notifiers/progressed(_:)``).
+    let progressed: @Sendable (DeliveryProgress) -> Void
     let recorder: FieldRecorder
 
     func run() async throws {
@@ -142,7 +143,7 @@ struct ProgressService: Service {
             case let .reached(incident, _, contact): alarm.reached(incident: incident, by: contact)
             case .notReached, .reply, .failed: break
             }
-            notifiers.progressed(p)
+            progressed(p)
             recorder.deliveriesChanged(incident: p.incident)
         }
     }
@@ -290,7 +291,7 @@ struct DeliveryService: Service {
 
 /// The daily heartbeat (`policy.heartbeat`), through the outbox.
 struct HeartbeatService: Service {
-    let notifiers: Notifiers
+    let outbox: Outbox
     let logger: Logger
 
     func run() async throws {
@@ -298,13 +299,13 @@ struct HeartbeatService: Service {
         // read once: a step of the clock (NTP setting a Pi's time days later, or back an
         // hour) moves the heartbeat with the time of day, once per local day (HeartbeatSchedule).
         await cancelWhenGracefulShutdown {
-            var schedule = HeartbeatSchedule(policy: notifiers.settings.policy)
+            var schedule = HeartbeatSchedule(policy: outbox.settings.policy)
             while let look = schedule.look(at: Date()) {
                 if look.send {
-                    do { try notifiers.outbox.enqueueHeartbeat() } catch { logger.error("heartbeat: \(error)") }
+                    do { try outbox.enqueueHeartbeat() } catch { logger.error("heartbeat: \(error)") }
                 }
                 do { try await Task.sleep(for: .seconds(look.sleep)) } catch { return }
-                schedule = HeartbeatSchedule(policy: notifiers.settings.policy, keeping: schedule)
+                schedule = HeartbeatSchedule(policy: outbox.settings.policy, keeping: schedule)
             }
         }
     }

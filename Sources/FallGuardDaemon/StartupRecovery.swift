@@ -8,7 +8,8 @@ import Logging
 /// must not leave behind: a fall alert nobody aborted goes out.
 struct StartupRecovery: Sendable {
     let alarm: AlarmController
-    let notifiers: Notifiers
+    /// Where the last run's alarms are looked up, and where an alert goes.
+    let outbox: Outbox, sink: any AlertSink
     let incidentLog: IncidentLog
     let logger: Logger
 
@@ -20,18 +21,18 @@ struct StartupRecovery: Sendable {
     func takeOver(alertTimeout: Double) {
         let lost = dispatchLostFall()
         let since = Date().timeIntervalSince1970 - alertTimeout
-        guard let open = lost ?? (try? notifiers.outbox.openAlarm(since: since)) ?? nil else { return }
+        guard let open = lost ?? (try? outbox.openAlarm(since: since)) ?? nil else { return }
         logger.critical("\(open.incident): the \(open.kind.rawValue) alert of a previous run is still out; the alarm takes it over")
         alarm.resume(open)
     }
 
     private func dispatchLostFall() -> Alert? {
         guard let lost = InterruptedIncident.find(inLog: incidentLog.lines(), now: Date().timeIntervalSince1970),
-              (try? notifiers.outbox.knows(incident: lost.incident)) != true else { return nil }
+              (try? outbox.knows(incident: lost.incident)) != true else { return nil }
         logger.critical("\(lost.incident): the last process ended during the countdown before its alert was stored; the fall alert goes out now")
         let time = MonotonicClock.seconds()
         let alert = Alert(kind: .fall, incident: lost.incident, time: time, fall: lost.fall)
-        try? notifiers.sink.deliver(alert)
+        try? sink.deliver(alert)
         try? incidentLog.append(IncidentEvent(time: time, incident: lost.incident, event: .countdownExpired,
                                               detail: "sent at start: the last process ended during the countdown", alert: .fall,
                                               fall: lost.fall))
@@ -45,7 +46,7 @@ struct StartupRecovery: Sendable {
         guard case let .countdown(c) = alarm.snapshot.state else { return }
         logger.critical("\(c.incident): shutting down during the countdown; the fall alert goes out now")
         let alert = c.fallAlert(at: MonotonicClock.seconds())
-        do { try notifiers.sink.deliver(alert) } catch {
+        do { try sink.deliver(alert) } catch {
             logger.critical("\(c.incident): the fall alert could NOT be handed to the notifiers: \(error)")
         }
     }
