@@ -19,7 +19,8 @@ export PATH="/opt/swift/usr/bin:$PATH"
 if [ -n "${FALLGUARD_BIN:-}" ]; then B=$FALLGUARD_BIN; else swift build --product fallguard >/dev/null; B=$PWD/.build/debug/fallguard; fi
 WORK=$(mktemp -d /var/tmp/fallguard-modem-bench.XXXXXX)
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$WORK"; }
+cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$WORK"; }
+stop() { kill -9 "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 trap cleanup EXIT
 FALL=Tests/FallGuardFieldTestTests/Fixtures/sisfall/F13_SA06_R01.csv   # a real fall, detected about 8 s in
 ANNA=+447700900001 BEN=+447700900002 CARA=+447700900003
@@ -47,7 +48,7 @@ sent() {   # the mock's sent SMS and calls: one "kind number unixtime" a line
     mock Sent | python3 -c '
 import re, sys
 text = sys.stdin.read()
-for kind, number, t in re.findall(r"string \"(sms|call)\"\s+string \"([^\"]*)\"\s+string \"[^\"]*\"\s+double ([0-9.e+]+)", text):
+for kind, number, t in re.findall(r"string \"(sms|call)\"\s+string \"([^\"]*)\"\s+string \"[^\"]*\"\s+string \"([0-9.]+)\"", text):
     print(kind, number, t)'
 }
 start_receiver() {   # the receiver; sets PORT (0: a free one) and RECEIVER
@@ -63,6 +64,7 @@ config() {   # $1: state folder, $2: receiver port
     local account="account-sid: AC0123456789abcdef0123456789abcdef, auth-token: test-token, from: \"+15005550006\", base-url: \"http://127.0.0.1:$2\""
     cat > "$1.yaml" <<EOF
 sensor: {replay: "$PWD/$FALL"}
+gpio: {enabled: false}
 alarm: {countdown: 5, final-phase: 2}
 state: {directory: "$1"}
 metrics: {enabled: false}
@@ -102,7 +104,7 @@ wait_for() {   # seconds, command…
 
 echo "== (a) the receiver stopped: the modem takes the fall"
 start_modem '{}'
-start_receiver; kill -9 "$RECEIVER"; wait "$RECEIVER" 2>/dev/null || true   # a port nobody listens on
+start_receiver; stop "$RECEIVER"   # a port nobody listens on
 S=$WORK/a; config "$S" "$PORT"; run_daemon "$S" 110
 check wait_for 100 sh -c "[ \$(dbus-send --bus='$BUS' --print-reply --dest=org.freedesktop.ModemManager1 /org/freedesktop/ModemManager1 org.freedesktop.DBus.Mock.Sent | grep -c '\"sms\"') -ge 3 ]"
 expired=$(expired_at "$S" || true)
@@ -130,7 +132,7 @@ else
     echo "the reply did not acknowledge"; failed=1
 fi
 grep -h "acknowledged" "$S/incidents.jsonl" | head -1
-kill -9 "$DAEMON" 2>/dev/null || true
+stop "$DAEMON"
 
 echo "== (b) both up: the modem is silent"
 start_modem '{}'
@@ -140,12 +142,13 @@ check wait_for 35 sh -c "grep -c 'Messages.json' '$WORK/requests.jsonl' | grep -
 sleep 5
 echo "receiver took $(grep -c '"POST"' "$WORK/requests.jsonl" || true) POSTs; the modem sent: $(sent | wc -l)"
 check [ "$(sent | wc -l)" = 0 ]
-kill -9 "$DAEMON" 2>/dev/null || true
+stop "$DAEMON"
 
 for problem in "sim missing:{\"sim\": \"missing\"}" "no signal:{\"signal\": 0}" "unplugged:unplug"; do
     name=${problem%%:*}; params=${problem#*:}
     echo "== (c) $name"
     if [ "$params" = unplug ]; then start_modem '{}'; mock Unplug >/dev/null; else start_modem "$params"; fi
+    # Each modem and daemon of a case: the previous ones are stopped.
     rm -f "$WORK/requests.jsonl"; start_receiver
     S=$WORK/c-${name// /-}; config "$S" "$PORT"; run_daemon "$S" 95
     # The status says it within one look; the device-problem alert goes out after two (30 s apart).
@@ -153,10 +156,14 @@ for problem in "sim missing:{\"sim\": \"missing\"}" "no signal:{\"signal\": 0}" 
     echo "status: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s.get("modem"), [p for p in s.get("problems", []) if "modem" in p])' "$S/status.json")"
     check wait_for 70 sh -c "grep -q 'Device problem\|device-problem\|modem' '$WORK/requests.jsonl' && grep 'Messages.json' '$WORK/requests.jsonl' | grep -qi 'modem'"
     echo "device-problem SMS by the receiver: $(grep -ci 'modem' "$WORK/requests.jsonl" || true) request(s) naming the modem"
-    fall=$(grep -c 'FALL\|Fall alert\|fall' "$WORK/requests.jsonl" || true)
-    echo "the fall's SMS and calls by the receiver: $fall; by the modem: $(sent | wc -l)"
+    # Nothing lost: the fall's SMS reached every contact by the receiver.
+    for n in $ANNA $BEN $CARA; do
+        c=$(grep 'Messages.json' "$WORK/requests.jsonl" | grep -F "$n" | grep -ci 'fall' || true)
+        echo "the fall's SMS to $n by the receiver: $c"; check [ "$c" -ge 1 ]
+    done
+    echo "sent by the modem: $(sent | wc -l)"
     check [ "$(sent | wc -l)" = 0 ]
-    kill -9 "$DAEMON" 2>/dev/null || true
+    stop "$DAEMON"
 done
 
 if [ "$failed" = 0 ]; then echo "bars: MET"; else echo "bars: NOT MET"; exit 1; fi

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,6 +19,11 @@ public let modemMockMissing: String? = {
     return nil
 }()
 
+/// Every mock's processes, killed when the test process exits (a mock a test kept alive to
+/// its end must not outlive the run).
+private let mockProcesses = Mutex<Set<pid_t>>([])
+private let killMocksAtExit: Void = { _ = atexit { mockProcesses.withLock { for pid in $0 { kill(pid, SIGKILL) } } } }()
+
 /// A private D-Bus daemon with the ModemManager mock on it: the real `mmcli` talks to it when
 /// given ``address`` as `DBUS_SYSTEM_BUS_ADDRESS`. Stopped (SIGKILL) when released.
 /// @unchecked: the processes are set once in `init` and only killed afterwards.
@@ -30,12 +36,14 @@ public final class ModemManagerMock: @unchecked Sendable {
     /// - Parameter sim: `present`, `missing` or `pin`; `signal` in percent; `registration`
     ///   `home`, `roaming`, `searching`, `idle` or `denied`.
     public init(sim: String = "present", signal: Int = 80, registration: String = "home") throws {
+        _ = killMocksAtExit
         let b = Process()
         b.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         b.arguments = ["--session", "--nofork", "--nopidfile", "--address=\(address)"]
         b.standardError = FileHandle.nullDevice
         try b.run()
         bus = b
+        mockProcesses.withLock { _ = $0.insert(b.processIdentifier) }
         guard waitFor({ FileManager.default.fileExists(atPath: "\(self.folder)/bus") }) else { throw BrokerError("dbus-daemon did not start") }
         let m = Process()
         m.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
@@ -47,6 +55,7 @@ public final class ModemManagerMock: @unchecked Sendable {
         m.standardError = FileHandle(forWritingAtPath: folder + "/mock.log")
         try m.run()
         mock = m
+        mockProcesses.withLock { _ = $0.insert(m.processIdentifier) }
         guard waitFor({ (try? self.mmcli(["-L", "-J"]))?.contains("Modem/0") ?? false }) else {
             throw BrokerError("the ModemManager mock did not start: \(log)")
         }

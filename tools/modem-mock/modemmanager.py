@@ -16,7 +16,7 @@ Control (interface org.freedesktop.DBus.Mock on /org/freedesktop/ModemManager1):
     Unplug() / Plug(): the modem object goes away / comes back
     ReceiveSms(ss number, text) -> o: an SMS arrives
     SetCallOutcome(s): what the next calls do: "answered", "no-answer", "busy"
-    Sent() -> a(sssd): every SMS sent and call started: (kind, number, text, unix time)
+    Sent() -> a(ssss): every SMS sent and call started: (kind, number, text, unix time as text)
 '''
 
 import time
@@ -187,9 +187,10 @@ def SetCallOutcome(self, outcome):
     _state(self)['outcome'] = str(outcome)
 
 
-@dbus.service.method(MOCK_IFACE, in_signature='', out_signature='a(sssd)')
+@dbus.service.method(MOCK_IFACE, in_signature='', out_signature='a(ssss)')
 def Sent(self):
-    return dbus.Array(_state(self)['sent'], signature='(sssd)')
+    # The time as text: dbus-send prints a double with six digits only.
+    return dbus.Array([(k, n, t, f'{at:.3f}') for k, n, t, at in _state(self)['sent']], signature='(ssss)')
 
 
 def _add_sms(mock, number, text, state, pdu, timestamp=''):

@@ -202,7 +202,7 @@ public struct ModemStatus: Sendable, Equatable, Codable {
                   unlockRequired: generic["unlock-required"] as? String ?? "--",
                   signalPercent: signal.flatMap { Int($0) },
                   registration: gpp["registration-state"] as? String ?? "--",
-                  operatorName: gpp["operator-name"] as? String ?? "")
+                  operatorName: (gpp["operator-name"] as? String).flatMap { $0 == "--" ? nil : $0 } ?? "")
     }
 
     /// Registered to a network (home or roaming): an SMS can go out.
