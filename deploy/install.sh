@@ -39,8 +39,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 case "$layout" in
-    local) unitdir=/etc/systemd/system; rulesdir=/etc/udev/rules.d ;;
-    package) unitdir=/usr/lib/systemd/system; rulesdir=/usr/lib/udev/rules.d ;;
+    local) unitdir=/etc/systemd/system; rulesdir=/etc/udev/rules.d; polkitdir=/etc/polkit-1/rules.d ;;
+    package) unitdir=/usr/lib/systemd/system; rulesdir=/usr/lib/udev/rules.d; polkitdir=/usr/share/polkit-1/rules.d ;;
     *) echo "install.sh: --layout is local or package, not $layout" >&2; exit 2 ;;
 esac
 if [ ! -x "$binary" ]; then
@@ -89,6 +89,9 @@ chmod 0750 "$d/etc/fallguard"
 
 install -D -m 0644 "$repo/udev/99-fallguard.rules" "$d$rulesdir/99-fallguard.rules"
 say "udev rules $rulesdir/99-fallguard.rules"
+# ModemManager's SMS and calls for the daemon's user (a `modem` channel, docs/off-the-grid.md).
+install -D -m 0644 "$repo/deploy/polkit/50-fallguard-modem.rules" "$d$polkitdir/50-fallguard-modem.rules"
+say "polkit rule $polkitdir/50-fallguard-modem.rules"
 
 mkdir -p "$d$unitdir"
 sed -e "s|^ExecStart=/usr/local/bin/fallguard|ExecStart=$prefix/bin/fallguard|" \

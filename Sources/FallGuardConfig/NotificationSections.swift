@@ -36,7 +36,7 @@ extension NotificationSettings: KeyedSection {
         for name in channels.keys.sorted() {
             found += ChannelEntry(channels[name]!).problems(at: path + ["channels", name])
         }
-        found += routeProblems(at: path)
+        found += routeProblems(at: path) + fallbackProblems(at: path)
         for name in wearer.locationChannels ?? [] where channels[name] == nil {
             found.append(unknownChannel(name, at: path + ["wearer", "location-channels"]))
         }
@@ -78,6 +78,27 @@ extension NotificationSettings: KeyedSection {
             }
         }
         found += addressProblems(at: path)
+        return found
+    }
+
+    /// A `fallback` names another channel that sends to a phone and has no fallback itself.
+    private func fallbackProblems(at path: [String]) -> [ConfigProblem] {
+        var found: [ConfigProblem] = []
+        for name in channels.keys.sorted() {
+            guard let fallback = (channels[name] as? any FallbackChannelOptions)?.fallback else { continue }
+            let at = path + ["channels", name, "fallback"]
+            guard let other = channels[fallback] else {
+                found.append(unknownChannel(fallback, at: at))
+                continue
+            }
+            if fallback == name {
+                found.append(ConfigProblem(at, "a channel cannot be its own fallback"))
+            } else if other.addressing != .phone {
+                found.append(ConfigProblem(at, "channel '\(fallback)' does not send to a phone: a fallback must (a 'modem' channel)"))
+            } else if (other as? any FallbackChannelOptions)?.fallback != nil {
+                found.append(ConfigProblem(at, "channel '\(fallback)' has a fallback of its own: fallbacks do not chain"))
+            }
+        }
         return found
     }
 

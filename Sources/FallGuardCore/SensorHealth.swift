@@ -29,6 +29,10 @@ public enum SensorProblem: String, Sendable, Codable, CaseIterable {
     case shuttingDown = "shutting-down"
     /// The mains has been gone for `power.on-battery-after` seconds: running on the battery.
     case onBattery = "on-battery"
+    /// Not the accelerometer: the cellular modem cannot send (no SIM, PIN-locked, no signal,
+    /// unplugged, ModemManager not running). Falls are still detected; alerts go by the other
+    /// channels, and a `modem` channel's deliveries wait.
+    case modem
 }
 
 /// A problem starting or ending, for the log and the alert engine.

@@ -122,6 +122,21 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var shuttingDown: Bool
     }
 
+    /// The cellular modem of the `modem` channels (ModemManager); nil without one.
+    public var modem: Modem?
+
+    public struct Modem: Codable, Sendable, Equatable {
+        /// ModemManager's word (`registered`, `searching`, `locked`, `failed`, …), or
+        /// `unavailable` when ModemManager or the modem cannot be reached.
+        public var state: String
+        public var signalPercent: Int?
+        /// `home`, `roaming`, `searching`, `denied`, `idle`, …
+        public var registration: String?
+        public var operatorName: String?
+        /// What stops it sending; nil when it can.
+        public var problem: String?
+    }
+
     public struct NotWorn: Codable, Sendable, Equatable {
         /// When the stillness began, ISO 8601 (the verdict comes minutes later).
         public var since: String

@@ -212,6 +212,7 @@ public final class FieldRecorder: Sendable {
                                                detector: detector.withLock { $0 }) {
             var r = r
             r.eventWallTime = iso8601(secondsSince1970: r.eventTime + offset)
+            r.clockSynchronized = SystemClock.synchronized()
             signal.begin(id, eventTime: r.eventTime)
             save(r, into: &records)
             // The lead-up at once: it is what a field tester most needs, and it is in memory only.

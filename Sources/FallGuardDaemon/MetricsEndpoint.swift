@@ -103,6 +103,18 @@ final class DaemonMetrics: Sendable {
             }
         }
     }
+    /// `fallguard_modem_signal_percent` and `fallguard_modem_ready` (1: registered, can send),
+    /// made at the first look at a modem: absent without a `modem` channel.
+    private let modem = Mutex<(signal: Metrics.Gauge?, ready: Metrics.Gauge?)>((nil, nil))
+
+    func record(modemSignal: Int?, registered: Bool) {
+        modem.withLock { m in
+            if m.ready == nil { m.ready = Metrics.Gauge(label: "fallguard_modem_ready") }
+            m.ready?.record(registered ? 1 : 0)
+            if m.signal == nil { m.signal = Metrics.Gauge(label: "fallguard_modem_signal_percent") }
+            m.signal?.record(modemSignal ?? 0)
+        }
+    }
     let cpuSeconds = Gauge(label: "fallguard_process_cpu_seconds")
     let residentBytes = Gauge(label: "fallguard_process_max_resident_bytes")
 }

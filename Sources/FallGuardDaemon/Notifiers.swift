@@ -27,6 +27,8 @@ public final class Notifiers: Sendable {
     private let worker: DeliveryWorker
     /// Call outcomes and SMS replies, read from the provider while an alarm is open.
     private let followUp: CaregiverFollowUp
+    /// The modem of the `modem` channels: its state and problems.
+    let modem: ModemWatch
     private let logger: Logger
     private let last = Mutex<DaemonStatus.Incident?>(nil)
     /// Whether the outbox was checked for countdowns an earlier process left armed.
@@ -80,6 +82,15 @@ public final class Notifiers: Sendable {
                                 onPass: onDeliveryPass)
         summary = channels.map(\.name).joined(separator: ", ") + " (outbox \(path))"
         followUp = CaregiverFollowUp(outbox: outbox, client: client, inbox: inbox)
+        let (sink, store, brokers) = (handOff, outbox, mqtt)
+        modem = ModemWatch(settings: { store.settings }, incidentPrefix: configuration.alarm.incidentPrefix,
+                           logger: Logger(label: "fallguard.modem"),
+                           tell: { alert in
+                               do { try sink.deliver(alert) } catch {
+                                   logger.critical("\(alert.incident): the modem's alert could not be handed over: \(error)")
+                               }
+                           },
+                           published: { status in brokers.forEach { $0.publish(modem: MQTTModem(status)) } })
         countdownsChecked.withLock { $0 = checkedAtStart }
     }
 
@@ -90,7 +101,8 @@ public final class Notifiers: Sendable {
         [MQTTBridgeService(channels: mqtt),
          DeliveryService(worker: worker, handOff: handOff, client: client, drain: drainOnStop, logger: logger),
          FollowUpService(followUp: followUp),
-         HeartbeatService(outbox: outbox, logger: logger)]
+         HeartbeatService(outbox: outbox, logger: logger),
+         ModemService(watch: modem)]
     }
 
     /// Once a second (health service): the outbox file tried again while it cannot be opened;
@@ -107,7 +119,7 @@ public final class Notifiers: Sendable {
     public var problems: [String] {
         let closed = outbox.unavailable.map { "the outbox cannot be opened (\($0)): alerts are held in memory and sent directly through the channels; tried again every second" }
         let nobody = nobodyToTell.withLock { $0 } ? NotifySections.nobodyWillBeToldMessage : nil
-        return [nobody, closed, handOff.problem, worker.problem].compactMap { $0 } + worker.unavailableChannels
+        return [nobody, closed, handOff.problem, worker.problem, modem.problem].compactMap { $0 } + worker.unavailableChannels
     }
 
     /// How many channels the configuration names (0: nobody will be told).

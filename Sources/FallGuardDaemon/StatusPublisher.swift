@@ -70,7 +70,7 @@ final class StatusPublisher: Sendable {
             problems: problems, gpio: gpio, recording: recorder.status,
             notWorn: engine.notWorn.map {
                 .init(since: isoTimestamp(Date(timeIntervalSinceNow: $0.since - now)), incident: $0.incident, reported: $0.reported)
-            }, clock: health.clock, power: power?.status)
+            }, clock: health.clock, power: power?.status, modem: notifiers.modem.status)
     }
 
     /// The status as the page reads it: `status.json`'s fields, the detector's thresholds on
@@ -143,6 +143,7 @@ final class StatusPublisher: Sendable {
         if let p = file.power {   // no power supply: no gauge claims one
             metrics.record(batteryCapacity: p.batteries.compactMap(\.capacity).min(), mainsOnline: p.mainsOnline)
         }
+        if let m = file.modem { metrics.record(modemSignal: m.signalPercent, registered: m.problem == nil) }
         let usage = ProcessUsage.current()
         metrics.cpuSeconds.record(usage.cpuSeconds)
         metrics.residentBytes.record(usage.maxResidentKiB * 1024)

@@ -87,6 +87,10 @@ public struct IncidentRecord: Sendable, Equatable, Codable {
     public var eventTime: Double
     /// The same moment on the wall clock, ISO 8601 UTC.
     public var eventWallTime: String
+    /// Whether the kernel called the wall clock synchronised (NTP) when the incident began:
+    /// false marks ``eventWallTime`` and the timeline's times as possibly off (a Pi without a
+    /// real-time clock boots with the time it last saved); nil when not known (an older record).
+    public var clockSynchronized: Bool?
     /// Seconds of signal kept before and after the event.
     public var before: Double
     public var after: Double
@@ -105,6 +109,9 @@ public struct IncidentRecord: Sendable, Equatable, Codable {
     public var deliveries: [Delivery]?
 
     public var label: IncidentLabelEntry? { labels.last }
+
+    /// What a list shows after the time: a mark when the clock was not synchronised.
+    public var clockMark: String { clockSynchronized == false ? " (clock not synchronised)" : "" }
 
     public init(id: String, kind: String, eventTime: Double, eventWallTime: String, before: Double, after: Double,
                 detector: DetectorInfo, detection: FallSuspected?, timeline: [Step] = [], outcome: String = "open",
@@ -154,6 +161,6 @@ public struct IncidentRecord: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case format, id, kind, detector, detection, timeline, outcome, labels, deliveries, before, after
-        case eventTime = "event_t_s", eventWallTime = "event_time"
+        case eventTime = "event_t_s", eventWallTime = "event_time", clockSynchronized = "clock_synchronized"
     }
 }

@@ -265,3 +265,16 @@ public struct MQTTPower: Sendable, Codable, Equatable {
     /// Which entities it feeds: a battery, the mains.
     var entities: [Bool] { [battery != nil, mains != nil] }
 }
+
+/// The retained JSON on `<prefix>/<device>/modem`: the cellular modem's state, signal
+/// (percent), registration and what stops it sending (absent when nothing does).
+public struct MQTTModem: Sendable, Codable, Equatable {
+    public var state: String
+    public var signal: Int?
+    public var registration: String?
+    public var problem: String?
+
+    public init(state: String, signal: Int?, registration: String?, problem: String?) {
+        (self.state, self.signal, self.registration, self.problem) = (state, signal, registration, problem)
+    }
+}

@@ -94,6 +94,12 @@ public final class MQTTChannel: NotificationChannel {
         retained.set(power: MQTTPower(power), client)
     }
 
+    /// Reports the cellular modem on the retained modem topic (``MQTTModem``), sent again
+    /// after a reconnect.
+    public func publish(modem: MQTTModem) {
+        retained.set(modem: modem, client)
+    }
+
     /// Reports the last incident on its retained topic (Home Assistant's button sends its id).
     public func publish(lastIncident: Alert, at time: Date) {
         let info = MQTTLastIncident(incident: lastIncident.incident, kind: lastIncident.kind.rawValue,
@@ -129,6 +135,7 @@ private final class BridgeSession: Sendable {
     private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, worn: Bool)>((nil, nil, true))
     /// The last power report; nil while the bridge has none (no entity discovered).
     private let power = Mutex<MQTTPower?>(nil)
+    private let modem = Mutex<MQTTModem?>(nil)
     private let refusals = Mutex(RefusalLog())
 
     init(topics: MQTTTopics, discovery: Bool, gate: MQTTAcknowledgementGate,
@@ -156,6 +163,11 @@ private final class BridgeSession: Sendable {
         guard old != new else { return }
         if discovery, old?.entities != new.entities { publishPowerDiscovery(new, client) }
         client.publish(topics.power, Self.json(new), retain: true)
+    }
+
+    func set(modem new: MQTTModem, _ client: MosquittoClient) {
+        modem.withLock { $0 = new }
+        client.publish(topics.modem, Self.json(new), retain: true)
     }
 
     private func publishPowerDiscovery(_ p: MQTTPower, _ client: MosquittoClient) {
@@ -241,6 +253,7 @@ private final class BridgeSession: Sendable {
             if discovery { publishPowerDiscovery(p, client) }
             client.publish(topics.power, Self.json(p), retain: true)
         }
+        if let m = modem.withLock({ $0 }) { client.publish(topics.modem, Self.json(m), retain: true) }
     }
 
     private func acknowledge(_ payload: [UInt8]) {

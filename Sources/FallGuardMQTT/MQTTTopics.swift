@@ -30,6 +30,8 @@ public struct MQTTTopics: Sendable, Equatable {
     /// Retained JSON about the battery and the mains (``MQTTPower``), only on a bridge with a
     /// power supply.
     public var power: String { base + "/power" }
+    /// The cellular modem (`MQTTModem`), retained; only with a `modem` channel.
+    public var modem: String { base + "/modem" }
     /// Retained JSON about the last incident (``MQTTLastIncident``).
     public var lastIncident: String { base + "/incident" }
     /// Subscribed: an incident id, `{"incident": …, "by": …}`, or `{"by": …}` for the current one.

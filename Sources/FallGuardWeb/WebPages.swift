@@ -62,7 +62,7 @@ public enum WebPages {
         var out = "<table id=\"incidents\"><tr><th>Incident</th><th>When</th><th>Kind</th><th>Outcome</th><th>Label</th></tr>"
         for r in records.reversed() {
             let label = r.label.map { "\(htmlEscaped($0.label.rawValue)) <span class=\"muted\">by \(htmlEscaped($0.by))</span>" } ?? "<span class=\"muted\">none</span>"
-            out += "<tr data-incident=\"\(htmlEscaped(r.id))\"><td><a href=\"/incidents/\(urlPathEscaped(r.id))\">\(htmlEscaped(r.id))</a></td><td>\(htmlEscaped(String(r.eventWallTime.prefix(19)).replacingT()))</td><td>\(htmlEscaped(r.kind))</td><td>\(htmlEscaped(r.outcome))</td><td class=\"label\">\(label)</td></tr>"
+            out += "<tr data-incident=\"\(htmlEscaped(r.id))\"><td><a href=\"/incidents/\(urlPathEscaped(r.id))\">\(htmlEscaped(r.id))</a></td><td>\(htmlEscaped(String(r.eventWallTime.prefix(19)).replacingT() + r.clockMark))</td><td>\(htmlEscaped(r.kind))</td><td>\(htmlEscaped(r.outcome))</td><td class=\"label\">\(label)</td></tr>"
         }
         out += "</table>"
         for u in unreadable { out += "<p class=\"err\">unreadable: \(htmlEscaped(u))</p>" }
@@ -99,7 +99,7 @@ public enum WebPages {
     public static func incident(_ r: IncidentRecord, signal: [AccelerationSample]?, deliveries: [WebDelivery],
                                 formToken: String?, signalProblem: String? = nil) -> String {
         var out = "<h1>\(htmlEscaped(r.id)): \(htmlEscaped(r.kind))</h1>"
-        out += "<p>\(htmlEscaped(String(r.eventWallTime.prefix(19)).replacingT())) UTC · outcome <b id=\"outcome\">\(htmlEscaped(r.outcome))</b> · detector \(htmlEscaped(r.detector.name)) (\(htmlEscaped(r.detector.software)))</p>"
+        out += "<p>\(htmlEscaped(String(r.eventWallTime.prefix(19)).replacingT())) UTC\(htmlEscaped(r.clockMark)) · outcome <b id=\"outcome\">\(htmlEscaped(r.outcome))</b> · detector \(htmlEscaped(r.detector.name)) (\(htmlEscaped(r.detector.software)))</p>"
         if let signal, !signal.isEmpty {
             let end = r.detection.map { max($0.decisionTime, $0.impactTime) + 3 } ?? r.eventTime + 8
             var p = SignalPlot(samples: signal, from: r.eventTime - 8, to: max(end, r.eventTime + 8))
@@ -157,7 +157,7 @@ public enum WebPages {
         layout(title: "FallGuard", body: """
             <h1>FallGuard</h1>
             <div id="state" class="state">connecting…</div>
-            <table id="now"><tr><th>Sensor</th><td id="sensor">—</td></tr><tr><th>Worn</th><td id="worn">—</td></tr><tr id="power-row" hidden><th>Power</th><td id="power">—</td></tr><tr><th>Outbox</th><td id="outbox">—</td></tr>
+            <table id="now"><tr><th>Sensor</th><td id="sensor">—</td></tr><tr><th>Worn</th><td id="worn">—</td></tr><tr id="power-row" hidden><th>Power</th><td id="power">—</td></tr><tr id="modem-row" hidden><th>Modem</th><td id="modem">—</td></tr><tr><th>Outbox</th><td id="outbox">—</td></tr>
             <tr><th>Last incident</th><td id="last-incident">—</td></tr><tr><th>Last heartbeat</th><td id="heartbeat">—</td></tr>
             <tr><th>Problems</th><td id="problems">—</td></tr><tr><th>Updated</th><td id="updated">—</td></tr></table>
             <h2>Live: |a| over the last 60 s (and |ω| in purple from a sensor with a gyroscope)</h2>
@@ -196,6 +196,9 @@ public enum WebPages {
           const pw = s.power;
           document.getElementById("power-row").hidden = !pw;
           if (pw) text("power", pw.batteries.map(b => `battery ${b.capacity != null ? b.capacity + " %" : "?"} (${b.status})`).concat(pw.mains_online == null ? [] : [pw.mains_online ? "mains online" : "ON BATTERY" + (pw.on_battery_since ? ` since ${pw.on_battery_since.slice(0, 19).replace("T", " ")}` : "")]).join(", ") + (pw.shutting_down ? " — SHUTTING DOWN" : pw.battery_low ? " — BATTERY LOW" : ""));
+          const md = s.modem;
+          document.getElementById("modem-row").hidden = !md;
+          if (md) text("modem", `${md.state}` + (md.signal_percent != null ? `, signal ${md.signal_percent} %` : "") + (md.registration ? `, ${md.registration}` : "") + (md.operator_name ? ` (${md.operator_name})` : "") + (md.problem ? ` — ${md.problem}` : ""));
           text("problems", s.problems && s.problems.length ? s.problems.join("; ") : "none");
           text("updated", new Date().toLocaleTimeString());
           const key = JSON.stringify([li && li.id, li && li.acknowledged_by, li && li.delivered, o && o.pending, o && o.sent, o && o.failed, s.state]);

@@ -51,7 +51,7 @@ struct IncidentsCommand: ParsableCommand {
         var rows = [["ID", "EVENT (UTC)", "KIND", "OUTCOME", "LABEL", "BY", "DETECTION"]]
         for r in records {
             let detection = r.detection.map { "\($0.detector): \($0.phases.joined(separator: "+")), peak \(fixedDecimal($0.peak, digits: 2)) g" } ?? ""
-            rows.append([r.id, String(r.eventWallTime.prefix(19)), r.kind, r.outcome, r.label?.label.rawValue ?? "-",
+            rows.append([r.id, String(r.eventWallTime.prefix(19)) + r.clockMark, r.kind, r.outcome, r.label?.label.rawValue ?? "-",
                          r.label?.by ?? "", detection])
         }
         let widths = (0..<rows[0].count).map { c in rows.map { $0[c].count }.max()! }

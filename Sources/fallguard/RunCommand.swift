@@ -2,6 +2,7 @@ import ArgumentParser
 import FallGuardConfig
 import FallGuardDaemon
 import FallGuardHardware
+import FallGuardNotify
 import Foundation
 import Logging
 import Metrics
@@ -115,8 +116,28 @@ struct CheckConfigCommand: ParsableCommand {
                     : .init(["gpio"], error.description)))
             }
         }
+        if !noHardware, !diagnostics.contains(where: \.isError) { diagnostics += Self.modemProblems(c, file: config) }
         if ConfigReport.printAndShouldStop(diagnostics.redacted(by: c.redactor)) { throw ExitCode(ConfigReport.exitStatus) }
         print("\(config): OK\(Self.warnings(diagnostics))")
+    }
+
+    /// What stops each `modem` channel's modem from sending now (no SIM, PIN, no signal,
+    /// unplugged, ModemManager not running), as warnings: the daemon starts anyway, says it in
+    /// its status and sends when the modem can.
+    static func modemProblems(_ c: DaemonConfiguration, file: String) -> [ConfigDiagnostic] {
+        let modems = (c.notify.settings?.channels ?? [:]).compactMapValues { $0 as? ModemOptions }
+        var found: [ConfigDiagnostic] = []
+        for name in modems.keys.sorted() {
+            let manager = modems[name]!.manager
+            let answer = (try? runBlocking { () -> String? in
+                do { return try await manager.status().problem } catch { return "\(error)" }
+            }) ?? nil
+            if let problem = answer {
+                found.append(ConfigDiagnostic(file: file, line: nil, problem: .init(["channels", name], "the modem cannot send now: \(problem)",
+                                                                                 severity: .warning)))
+            }
+        }
+        return found
     }
 
     /// A station's file, as `fallguard station` reads it at start.

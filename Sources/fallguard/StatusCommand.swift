@@ -49,6 +49,14 @@ struct StatusCommand: ParsableCommand {
         kill(pid, 0) == 0 || errno == EPERM
     }
 
+    /// `modem: registered, signal 80 %, home (Mock Mobile)`, or its problem.
+    static func modemLine(_ m: DaemonStatus.Modem) -> String {
+        var parts = [m.state]
+        if let signal = m.signalPercent { parts.append("signal \(signal) %") }
+        if let r = m.registration { parts.append(r + (m.operatorName.map { " (\($0))" } ?? "")) }
+        return "modem: " + parts.joined(separator: ", ") + (m.problem.map { " — \($0)" } ?? "")
+    }
+
     /// `power: battery BAT0 15 % (Discharging), mains offline since …, BATTERY LOW`.
     static func powerLine(_ p: DaemonStatus.Power) -> String {
         var parts = p.batteries.map { "battery \($0.name) \($0.capacity.map { "\($0) %" } ?? "?") (\($0.status))" }
@@ -81,6 +89,7 @@ struct StatusCommand: ParsableCommand {
             lines.append("sensor: not open")
         }
         if let p = s.power { lines.append(powerLine(p)) }
+        if let m = s.modem { lines.append(modemLine(m)) }
         if let last = s.lastIncident {
             var line = "last incident: \(last.id) (\(last.kind)) at \(last.at)"
             if last.delivered == true { line += ", delivered" }

@@ -17,15 +17,18 @@ struct ChildProcess {
         var outcome: Outcome
         /// The end of what it wrote to standard error.
         var stderr: String
+        /// What it wrote to standard output (empty unless asked for).
+        var stdout = ""
 
-        var describe: String {
-            let how: String = switch outcome {
+        var describeOutcome: String {
+            switch outcome {
             case .exited(let code): "exited with status \(code)"
             case .signalled(let sig): "was killed by signal \(sig)"
             case .timedOut: "ran past its timeout and was killed with everything it started"
             }
-            return stderr.isEmpty ? how : "\(how): \(stderr)"
         }
+
+        var describe: String { stderr.isEmpty ? describeOutcome : "\(describeOutcome): \(stderr)" }
     }
 
     /// What the command sees: a fixed PATH, the locale and time zone, nothing else.
@@ -42,18 +45,23 @@ struct ChildProcess {
     /// that inherited it) before the attempt ends without the rest.
     static let stderrGrace = 1.0
 
+    /// The most of a command's standard output kept.
+    static let outputLimit = 1 << 20
+
     /// Runs `executable` with `arguments`; kills its process group (SIGKILL) after `timeout` s.
-    static func run(_ executable: String, _ arguments: [String], input: Data, timeout: Double) async throws -> Result {
+    /// With `captureOutput`, its standard output (at most ``outputLimit`` bytes) is kept.
+    static func run(_ executable: String, _ arguments: [String], input: Data, timeout: Double,
+                    environment: [String: String] = ChildProcess.environment, captureOutput: Bool = false) async throws -> Result {
         // A command that exits without reading its input must not kill the bridge with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
         p.environment = environment
-        let stdin = Pipe(), stderr = Pipe()
+        let stdin = Pipe(), stderr = Pipe(), stdout = Pipe()
         p.standardInput = stdin
         p.standardError = stderr
-        p.standardOutput = FileHandle.nullDevice
+        p.standardOutput = captureOutput ? stdout : FileHandle.nullDevice
         let finished = AsyncStream<Void>.makeStream()
         p.terminationHandler = { _ in finished.continuation.finish() }
         do { try p.run() } catch {
@@ -80,14 +88,27 @@ struct ChildProcess {
             while case let d = stderrHandle.availableData, !d.isEmpty { collected.append(d) }
             collected.close()
         }
+        let output = StderrCollector()
+        if captureOutput {
+            let stdoutHandle = stdout.fileHandleForReading
+            Thread.detachNewThread {
+                while case let d = stdoutHandle.availableData, !d.isEmpty {
+                    if output.data.count < outputLimit { output.append(d) }
+                }
+                output.close()
+            }
+        } else {
+            output.close()
+        }
         for await _ in finished.stream {}
         killer.cancel()
         let timedOut = await killer.value
         await collected.waitForEnd(upTo: stderrGrace)
+        await output.waitForEnd(upTo: stderrGrace)
         let tail = String(decoding: collected.data.suffix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let outcome: Outcome = timedOut ? .timedOut
             : p.terminationReason == .exit ? .exited(p.terminationStatus) : .signalled(p.terminationStatus)
-        return Result(outcome: outcome, stderr: tail)
+        return Result(outcome: outcome, stderr: tail, stdout: String(decoding: output.data, as: UTF8.self))
     }
 }
 

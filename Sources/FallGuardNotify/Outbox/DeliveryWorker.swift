@@ -21,6 +21,8 @@ public final class DeliveryWorker: Sendable {
     /// Channels that could not start, with why: their deliveries wait (a transient failure)
     /// instead of failing for good as an unconfigured channel's do.
     private let unavailable: Mutex<[String: String]>
+    /// Since when each channel with a fallback has failed every attempt (cleared by a success).
+    private let failingSince = Mutex<[String: Double]>([:])
     /// Called on every pass of the loop (the daemon's watchdog counts them).
     private let onPass: @Sendable () -> Void
     /// The longest the loop sleeps between passes: a loop that lives calls `onPass` at least this often.
@@ -114,7 +116,7 @@ public final class DeliveryWorker: Sendable {
         }
         let result = await send(d.delivery)
         do {
-            try await outbox.record(result, for: d)
+            try await outbox.record(result, for: d, retryBy: fallbackDue(d.delivery.channel))
         } catch {
             // Kept until the outbox can store it; meanwhile the delivery is not sent again.
             unrecorded.withLock { $0[d.id] = (d, result) }
@@ -132,13 +134,53 @@ public final class DeliveryWorker: Sendable {
 }
 
 extension DeliveryWorker {
-    /// One attempt through the delivery's channel.
+    /// One attempt through the delivery's channel; when that fails and the channel has a
+    /// `fallback` (a modem) and has failed for its `fallback-after` (or failed for good, or
+    /// could not start), the same delivery through the fallback. One row, one success: each
+    /// contact is told once, by whichever channel worked.
     func send(_ delivery: Delivery) async -> AttemptResult {
-        guard let channel = channels[delivery.channel] else {
-            if let why = unavailable.withLock({ $0[delivery.channel] }) {
-                return .failed(.transient("channel '\(delivery.channel)' could not start: \(why)"))
+        let result = await sendThrough(delivery, channel: delivery.channel)
+        guard let options = outbox.settings.channels[delivery.channel] as? any FallbackChannelOptions,
+              let fallback = options.fallback, fallback != delivery.channel else { return result }
+        let t = outbox.now()
+        guard case let .failed(failure) = result else {
+            failingSince.withLock { $0[delivery.channel] = nil }
+            return result
+        }
+        let since = failingSince.withLock { f in
+            if f[delivery.channel] == nil { f[delivery.channel] = t }
+            return f[delivery.channel]!
+        }
+        let permanent = if case .permanent = failure { true } else { false }
+        guard permanent || unavailable.withLock({ $0[delivery.channel] != nil }) || t - since >= options.fallbackAfter else {
+            return result
+        }
+        let meta: Logger.Metadata = ["key": "\(delivery.idempotencyKey)", "channel": "\(delivery.channel)"]
+        outbox.logger.warning("\(delivery.channel) failing for \(Int(t - since)) s (\(failure)): sending by \(fallback)", metadata: meta)
+        switch await sendThrough(delivery, channel: fallback) {
+        case let .sent(receipt):
+            return .sent(DeliveryReceipt(providerID: receipt.providerID, detail: "by \(fallback) (fallback of \(delivery.channel)): \(receipt.detail)"))
+        case let .failed(second):
+            // Retried: the fallback may recover (a signal back), and so may the channel.
+            return .failed(.transient("\(failure); fallback \(fallback): \(second)"))
+        }
+    }
+
+    /// When a failing channel's deliveries are next due at the latest: the moment its fallback
+    /// takes over, so that a long backoff does not delay the fallback. Nil without one.
+    func fallbackDue(_ channel: String) -> Double? {
+        guard let options = outbox.settings.channels[channel] as? any FallbackChannelOptions, options.fallback != nil,
+              let since = failingSince.withLock({ $0[channel] }) else { return nil }
+        return since + options.fallbackAfter
+    }
+
+    /// One attempt through the channel named `name`.
+    private func sendThrough(_ delivery: Delivery, channel name: String) async -> AttemptResult {
+        guard let channel = channels[name] else {
+            if let why = unavailable.withLock({ $0[name] }) {
+                return .failed(.transient("channel '\(name)' could not start: \(why)"))
             }
-            return .failed(.permanent("channel '\(delivery.channel)' is not configured"))
+            return .failed(.permanent("channel '\(name)' is not configured"))
         }
         do {
             return .sent(try await channel.send(delivery))

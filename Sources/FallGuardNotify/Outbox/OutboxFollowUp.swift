@@ -26,8 +26,9 @@ struct OpenIncident: Sendable, Equatable {
 
 // What the caregiver follow-up (call outcomes, SMS replies) asks of the outbox.
 extension Outbox {
-    /// Sent calls of `channels` from the last `window` seconds whose outcome is not known yet.
-    func callsToFollow(channels: Set<String>, window: Double) throws -> [FollowedCall] {
+    /// Sent calls of `channels` from the last `window` seconds whose outcome is not known yet:
+    /// with `modem`, those a modem made (provider id `modem:…`), else the others.
+    func callsToFollow(channels: Set<String>, window: Double, modem: Bool = false) throws -> [FollowedCall] {
         guard !channels.isEmpty else { return [] }
         let since = now() - window
         return try db.read { db in
@@ -36,7 +37,7 @@ extension Outbox {
             return try Row.fetchAll(db, sql: """
                 SELECT id, incident, channel, provider_id, role, contact_index, delivery_json, idempotency_key FROM delivery
                 WHERE state = 'sent' AND outcome IS NULL AND provider_id IS NOT NULL AND finished_at >= ?
-                    AND channel IN (\(marks))
+                    AND channel IN (\(marks)) AND provider_id \(modem ? "" : "NOT ")LIKE '\(ModemChannel.providerPrefix)%'
                 ORDER BY id
                 """, arguments: StatementArguments([since] + names.map { $0 as (any DatabaseValueConvertible) })).compactMap { row in
                 let delivery = try? JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))

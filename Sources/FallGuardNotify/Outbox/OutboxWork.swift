@@ -84,7 +84,8 @@ extension Outbox {
 
     /// Stores the result of an attempt: sent; retried later with backoff; or failed (permanent,
     /// or past the deadline), which escalates when the responsible contact was not reached.
-    func record(_ result: AttemptResult, for d: DueDelivery) async throws {
+    /// `retryBy`: a transient failure is tried again no later than this (a fallback's moment).
+    func record(_ result: AttemptResult, for d: DueDelivery, retryBy: Double? = nil) async throws {
         let t = now()
         let attempts = d.attempts + 1
         let meta: Logger.Metadata = ["key": "\(d.delivery.idempotencyKey)", "channel": "\(d.delivery.channel)", "attempt": "\(attempts)"]
@@ -106,7 +107,7 @@ extension Outbox {
             }
         case .failed(.transient(let why)) where t < d.deadline:
             let wait = settings.policy.retry.delay(afterAttempts: attempts, random: Double.random(in: 0...1))
-            let next = min(t + wait, d.deadline)
+            let next = min(t + wait, d.deadline, max(retryBy ?? .infinity, t + 0.5))
             try await db.write { db in
                 try db.execute(sql: """
                     UPDATE delivery SET attempts = ?, last_attempt_at = ?, next_attempt_at = ?, last_error = ? WHERE id = ?

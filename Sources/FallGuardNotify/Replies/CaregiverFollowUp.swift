@@ -3,6 +3,7 @@ import FallGuardCore
 import Foundation
 import Logging
 import NIOCore
+import Synchronization
 
 /// Closes the loop with the caregivers through nothing but the provider's REST API (a Pi at
 /// home has no address for webhooks): follows each alarm call to its end and escalates at once
@@ -17,6 +18,8 @@ public final class CaregiverFollowUp: Sendable {
     let client: HTTPClient
     let inbox: AcknowledgementInbox
     let logger: Logger
+    /// The modem's calls being followed: when first seen, and when seen answered.
+    let modemCalls = Mutex<[String: (seen: Double, answered: Double?)]>([:])
     /// How long after an alarm its calls and replies are still followed.
     public static let window: Double = 3600
     /// A reply counts for an alarm when the provider dated it no earlier than the second in
@@ -31,8 +34,12 @@ public final class CaregiverFollowUp: Sendable {
 
     /// Polls until cancelled.
     public func run() async {
-        var calls = Schedule(), replies = Schedule()
+        var calls = Schedule(), replies = Schedule(), modem = Schedule()
         while !Task.isCancelled {
+            let modemWork = modemWork()
+            if let interval = modemWork.interval {
+                await modem.poll(every: interval, "follow the modem's calls and replies", self, []) { try await followModem(modemWork) }
+            }
             let channels = outbox.settings.channels
             let call = channels.compactMapValues { $0 as? TwilioCallOptions }.filter(\.value.followCalls)
             let sms = channels.compactMapValues { $0 as? TwilioSMSOptions }.filter(\.value.readReplies)
@@ -47,6 +54,7 @@ public final class CaregiverFollowUp: Sendable {
             // Asleep until the next poll is due (at most 5 s, so that a reload's new channels are
             // seen): no wake-ups of its own on a bridge without a provider to ask.
             let due = (call.isEmpty ? [] : [calls.next]) + (sms.isEmpty ? [] : [replies.next])
+                + (modemWork.interval == nil ? [] : [modem.next])
             let wait = due.min().map { min(max($0 - outbox.now(), 0.25), 5) } ?? 5
             try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
         }

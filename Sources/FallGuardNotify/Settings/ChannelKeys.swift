@@ -12,7 +12,7 @@ extension TwilioSMSOptions: KeyedSection {
     public static var keys: [ConfigKey<Self>] {
         TwilioAccount.keys(at: \.account) + [
             .value("read-replies", \.readReplies), .value("reply-poll-interval", \.replyPollInterval, in: 2...300, unit: " s"),
-            .value("acknowledge-words", \.acknowledgeWords)]
+            .value("acknowledge-words", \.acknowledgeWords)] + fallbackKeys
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
@@ -33,11 +33,48 @@ extension TwilioCallOptions: KeyedSection {
         TwilioAccount.keys(at: \.account) + [
             .value("repeat", \.repeat, in: 1...10), .value("language", \.language), .value("follow-calls", \.followCalls),
             .value("call-poll-interval", \.callPollInterval, in: 1...60, unit: " s"), .value("machine-detection", \.machineDetection)]
+            + fallbackKeys
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
         account.problems(at: path) + ConfigCheck.required(language, at: path + ["language"])
     }
+}
+
+extension FallbackChannelOptions where Self: KeyedSection {
+    /// `fallback` (a channel's name) and `fallback-after`.
+    static var fallbackKeys: [ConfigKey<Self>] {
+        [.optional("fallback", \.fallback), .value("fallback-after", \.fallbackAfter, in: 1...3600, unit: " s")]
+    }
+}
+
+/// `type: modem`: `mode` (sms or call), `modem`, `mmcli`, `timeout`, `read-replies`,
+/// `poll-interval`, `acknowledge-words`, `ring-timeout`, `answered-for`.
+extension ModemOptions: KeyedSection {
+    public init() { self.init(mode: .sms) }
+
+    public static var keys: [ConfigKey<Self>] {
+        [.word("mode", \.mode, ModemModeWords.self), .value("modem", \.manager.modem), .value("mmcli", \.manager.mmcli),
+         .value("timeout", \.manager.timeout, in: 1...300, unit: " s"), .value("read-replies", \.readReplies),
+         .value("poll-interval", \.pollInterval, in: 1...300, unit: " s"), .value("acknowledge-words", \.acknowledgeWords),
+         .value("ring-timeout", \.ringTimeout, in: 5...300, unit: " s"), .value("answered-for", \.answeredFor, in: 1...600, unit: " s")]
+    }
+
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        var found: [ConfigProblem] = []
+        if ExecChannel.resolve(manager.mmcli) == nil {
+            found.append(ConfigProblem(path + ["mmcli"], "'\(manager.mmcli)' is not installed (Debian: apt install modemmanager)",
+                                       severity: .warning))
+        }
+        if readReplies, mode == .sms, ReplyReader(words: acknowledgeWords).words.isEmpty {
+            found.append(ConfigProblem(path + ["acknowledge-words"], "no word acknowledges: give at least one (default: \(ReplyReader.defaultWords.joined(separator: ", ")))"))
+        }
+        return found
+    }
+}
+
+enum ModemModeWords: WordList {
+    static let words: [(word: String, value: ModemOptions.Mode)] = [("sms", .sms), ("call", .call)]
 }
 
 extension TwilioAccount {

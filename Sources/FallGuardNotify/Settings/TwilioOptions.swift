@@ -42,8 +42,11 @@ public struct TwilioAccount: Sendable, Equatable {
 
 /// A text message through the Messages resource; replies to the sending number are read while
 /// an alarm is open (``CaregiverFollowUp``).
-public struct TwilioSMSOptions: ChannelOptions, Equatable {
+public struct TwilioSMSOptions: FallbackChannelOptions, Equatable {
     public var account: TwilioAccount
+    /// The channel (a `modem`) that stands in while this one fails.
+    public var fallback: String?
+    public var fallbackAfter: Double = 30
     /// Read the contacts' replies while an alarm is open; an acknowledging one stops escalation.
     public var readReplies: Bool
     /// Seconds between two reads of the Messages list.
@@ -66,8 +69,11 @@ public struct TwilioSMSOptions: ChannelOptions, Equatable {
 }
 
 /// A voice call through the Calls resource that speaks the message.
-public struct TwilioCallOptions: ChannelOptions, Equatable {
+public struct TwilioCallOptions: FallbackChannelOptions, Equatable {
     public var account: TwilioAccount
+    /// The channel (a `modem` in `call` mode) that stands in while this one fails.
+    public var fallback: String?
+    public var fallbackAfter: Double = 30
     /// How many times the call speaks the message.
     public var `repeat`: Int
     /// The `<Say>` language.

@@ -1,0 +1,177 @@
+import FallGuardCore
+import Foundation
+@testable import FallGuardNotify
+import FallGuardTestSupport
+import Synchronization
+import Testing
+
+@Suite struct ModemStatusTests {
+    @Test func whatStopsAModemFromSendingIsSaidInWords() {
+        let good = ModemStatus(path: "/m/0", state: "registered", signalPercent: 70, registration: "home")
+        #expect(good.problem == nil)
+        #expect(ModemStatus(path: "/m/0", state: "registered", signalPercent: 40, registration: "roaming").problem == nil)
+        #expect(ModemStatus(path: "/m/0", state: "failed", failedReason: "sim-missing").problem == "the modem has no SIM card")
+        #expect(ModemStatus(path: "/m/0", state: "locked", unlockRequired: "sim-pin").problem?.contains("SIM is locked (sim-pin)") == true)
+        #expect(ModemStatus(path: "/m/0", state: "searching", signalPercent: 0, registration: "searching").problem == "the modem has no signal")
+        #expect(ModemStatus(path: "/m/0", state: "enabled", signalPercent: 30, registration: "denied").problem?.contains("not registered") == true)
+    }
+
+    @Test func timeStampsAndQuotingForMmcli() {
+        #expect(ISO8601Offset.seconds("2026-11-25T16:00:00+00") == 1_795_622_400)
+        #expect(ISO8601Offset.seconds("2026-11-25T17:00:00+01:00") == 1_795_622_400)
+        #expect(ISO8601Offset.seconds("2026-11-25T15:30:00-0030") == 1_795_622_400)
+        #expect(ISO8601Offset.seconds("2026-11-25T16:00:00Z") == 1_795_622_400)
+        #expect(ISO8601Offset.seconds("--") == nil)
+        #expect(ModemManager.quoted("Fall, help") == "'Fall, help'")
+        #expect(ModemManager.quoted("Ann's fall") == "\"Ann's fall\"")
+        #expect(ModemManager.quoted("Ann's \"fall\"") == "\"Ann's ''fall''\"")
+        #expect(ModemManager.objectPath(in: "Successfully created new SMS: /org/freedesktop/ModemManager1/SMS/4\n", kind: "SMS")
+            == "/org/freedesktop/ModemManager1/SMS/4")
+    }
+}
+
+/// The modem channel through the real `mmcli` against python-dbusmock's ModemManager (our
+/// template, tools/modem-mock, with Messaging and Voice) on a private bus.
+@Suite(.serialized) struct ModemChannelTests {
+    static func manager(_ mock: ModemManagerMock) -> ModemManager {
+        var m = ModemManager(timeout: 10)
+        m.systemBus = mock.address
+        return m
+    }
+
+    @Test(.disabled(if: modemMockMissing != nil)) func anSMSGoesOutThroughModemManagerWithItsTextWhole() async throws {
+        let mock = try ModemManagerMock()
+        let status = try await Self.manager(mock).status()
+        #expect(status.registered && status.signalPercent == 80 && status.operatorName == "Mock Mobile", "\(status)")
+        let channel = ModemChannel(name: "modem", options: ModemOptions(manager: Self.manager(mock)))
+        var d = delivery(channel: "modem", to: anna)
+        d.payload.message.body = "FALL ALERT: Margaret's fall, \"Flat 3\", 12 Mill Lane & more.\nReply OK."
+        let receipt = try await channel.send(d)
+        #expect(receipt.providerID?.hasPrefix("modem:/org/freedesktop/ModemManager1/SMS/") == true)
+        let sent = try mock.sentSMS()
+        #expect(sent.count == 1)
+        #expect(sent.first?.number == anna.phone)
+        #expect(sent.first?.text == "FALL ALERT: Margaret's fall, ''Flat 3'', 12 Mill Lane & more.\nReply OK.")
+    }
+
+    @Test(.disabled(if: modemMockMissing != nil)) func noSIMALockedSIMNoSignalAndUnpluggedAreClearTransientFailures() async throws {
+        let mock = try ModemManagerMock()
+        let manager = Self.manager(mock)
+        let channel = ModemChannel(name: "modem", options: ModemOptions(manager: manager))
+        let cases: [(set: () throws -> Void, says: String)] = [
+            ({ try mock.set(sim: "missing") }, "no SIM card"),
+            ({ try mock.set(sim: "pin") }, "SIM is locked"),
+            ({ try mock.set(sim: "present", signal: 0) }, "no signal"),
+            ({ try mock.set(signal: 60, registration: "searching") }, "not registered"),
+            ({ try mock.set(registration: "home"); try mock.unplug() }, "lists no modem"),
+        ]
+        for (set, says) in cases {
+            try set()
+            await #expect(throws: DeliveryFailure.self) { try await channel.send(delivery(channel: "modem", to: anna)) }
+            do {
+                _ = try await channel.send(delivery(channel: "modem", to: anna))
+            } catch let DeliveryFailure.transient(why) {
+                #expect(why.contains(says), "\(why)")
+            }
+        }
+        #expect(try mock.mmcli(["-L"]).contains("No modems were found"))
+        try mock.plug()
+        _ = try await channel.send(delivery(channel: "modem", to: anna))
+        #expect(try mock.sentSMS().count == 1, "only once the modem could send")
+        // ModemManager not running at all.
+        mock.stopModemManager()
+        do {
+            _ = try await channel.send(delivery(channel: "modem", to: anna))
+            Issue.record("sent without ModemManager")
+        } catch let DeliveryFailure.transient(why) {
+            #expect(why.contains("ModemManager is not running"), "\(why)")
+        }
+    }
+
+    /// `sms` (Twilio) with `fallback: modem`, `call` with `fallback: modem-call`; the receiver
+    /// stopped or running; the follow-up reading the modem's replies and calls.
+    static func settings(_ receiver: Receiver, _ mock: ModemManagerMock) -> NotificationSettings {
+        var s = testSettings(receiver, acknowledgeWithin: 300)
+        s.policy.fall.broadcast = []
+        var sms = TwilioSMSOptions(account: twilioAccount(receiver), readReplies: false)
+        sms.fallback = "modem"
+        sms.fallbackAfter = 2
+        var call = TwilioCallOptions(account: twilioAccount(receiver), followCalls: false)
+        call.fallback = "modem-call"
+        call.fallbackAfter = 2
+        s.channels = ["sms": sms, "call": call,
+                      "modem": ModemOptions(mode: .sms, manager: manager(mock), pollInterval: 1),
+                      "modem-call": ModemOptions(mode: .call, manager: manager(mock), pollInterval: 1, ringTimeout: 6, answeredFor: 1)]
+        return s
+    }
+
+    static func withOutbox(_ settings: NotificationSettings, _ body: (Outbox, AcknowledgementInbox) async throws -> Void) async throws {
+        let outbox = try Outbox(path: temporaryFolder() + "/outbox.sqlite", settings: settings)
+        let inbox = AcknowledgementInbox(contactNames: [anna, ben, cara].map(\.name))
+        try await withHTTPClient { client in
+            let worker = DeliveryWorker(outbox: outbox, channels: try outbox.settings.makeChannels(context: channelContext(client)))
+            let followUp = CaregiverFollowUp(outbox: outbox, client: client, inbox: inbox)
+            let tasks = [Task { await worker.run() }, Task { await followUp.run() }]
+            defer { tasks.forEach { $0.cancel() } }
+            try await body(outbox, inbox)
+            tasks.forEach { $0.cancel() }
+            for t in tasks { await t.value }
+        }
+    }
+
+    @Test(.disabled(if: modemMockMissing != nil)) func withTheInternetDownTheModemTellsEachContactOnceAndAnOKAcknowledges() async throws {
+        let mock = try ModemManagerMock()
+        let receiver = try Receiver()
+        receiver.stop()
+        try await Self.withOutbox(Self.settings(receiver, mock)) { outbox, inbox in
+            let start = Date().timeIntervalSince1970
+            try outbox.enqueue(fallAlert())
+            #expect(await until(30) { ((try? mock.sentSMS()) ?? []).count == 3 }, "\((try? mock.sentSMS()) ?? [])")
+            let took = Date().timeIntervalSince1970 - start
+            print("internet down → SMS by the modem to all three contacts: \(String(format: "%.2f", took)) s (fallback-after 2 s)")
+            #expect(took >= 2 && took < 15)
+            let sent = try mock.sentSMS()
+            #expect(Set(sent.map(\.number)) == Set([anna, ben, cara].compactMap(\.phone)))
+            #expect(sent.allSatisfy { $0.text.contains("Margaret") })
+            #expect(await until(20) { ((try? mock.calls()) ?? []).contains { $0.number == anna.phone } }, "Anna is called by the modem")
+            let records = try outbox.deliveries(incident: "FG-1")
+            #expect(records.filter { $0.channel == "sms" }.allSatisfy { $0.state == .sent && ($0.receipt ?? "").contains("by modem (fallback of sms)") },
+                    "\(records.map { ($0.idempotencyKey, $0.state, $0.receipt ?? "") })")
+            // Anna answers "OK" on her phone.
+            let acks = Task { await inbox.acknowledgements.first { _ in true } }
+            try mock.receive(from: anna.phone!, "OK")
+            #expect(await until(10) { (try? CaregiverFollowUpTests.acknowledgedBy(outbox, "FG-1")) != nil })
+            #expect(try CaregiverFollowUpTests.acknowledgedBy(outbox, "FG-1") == "Anna (SMS reply)")
+            #expect(await acks.value?.by == "Anna")
+            // Nothing went twice: three SMS, one per contact.
+            try await Task.sleep(for: .seconds(3))
+            #expect(try mock.sentSMS().count == 3)
+        }
+    }
+
+    @Test(.disabled(if: modemMockMissing != nil)) func withBothUpTheModemStaysSilent() async throws {
+        let mock = try ModemManagerMock()
+        let receiver = try Receiver()
+        try await Self.withOutbox(Self.settings(receiver, mock)) { outbox, _ in
+            try outbox.enqueue(fallAlert())
+            #expect(await until(15) { CaregiverFollowUpTests.posts(receiver, "Messages.json", to: cara).count == 1 })
+            try await Task.sleep(for: .seconds(3))
+            #expect(try mock.sentSMS().isEmpty)
+            #expect(try mock.calls().isEmpty)
+            #expect(try outbox.deliveries(incident: "FG-1").allSatisfy { $0.state == .sent && !($0.receipt ?? "").contains("modem") })
+        }
+    }
+
+    @Test(.disabled(if: modemMockMissing != nil)) func aBusyModemCallTellsTheNextContactAtOnce() async throws {
+        let mock = try ModemManagerMock()
+        try mock.callOutcome("busy")
+        let receiver = try Receiver()
+        receiver.stop()
+        try await Self.withOutbox(Self.settings(receiver, mock)) { outbox, _ in
+            try outbox.enqueue(fallAlert())
+            #expect(await until(30) { ((try? mock.calls()) ?? []).contains { $0.number == ben.phone } },
+                    "Ben is called after Anna's line was busy: \((try? mock.calls()) ?? [])")
+            #expect(try CaregiverFollowUpTests.outcome(outbox, key: "p0.call") == "not-reached: busy")
+        }
+    }
+}
