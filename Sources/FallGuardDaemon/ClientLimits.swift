@@ -77,13 +77,11 @@ final class ClientConnections: Sendable {
                 guard let i = list.firstIndex(where: { $0.waiting }) else { return (false, nil) }
                 evicted = list.remove(at: i).closer
             } else if all.values.reduce(0, { $0 + $1.count }) >= total {
-                // The biggest holder that has a connection waiting gives its oldest one.
+                // The biggest holder with a connection waiting gives its oldest one to a client
+                // that holds fewer (one client alone waits for the accept limit, as before).
                 let holders = all.filter { $0.value.contains(where: \.waiting) }
-                guard let other = holders.max(by: { $0.value.count < $1.value.count })?.key,
-                      let i = all[other]!.firstIndex(where: { $0.waiting }) else { return (false, nil) }
-                if other == client {
-                    evicted = list.remove(at: i).closer
-                } else {
+                if let other = holders.max(by: { $0.value.count < $1.value.count })?.key, all[other]!.count > list.count + 1,
+                   let i = all[other]!.firstIndex(where: { $0.waiting }) {
                     evicted = all[other]!.remove(at: i).closer
                     if all[other]!.isEmpty { all[other] = nil }
                 }

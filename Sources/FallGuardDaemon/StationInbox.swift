@@ -10,8 +10,11 @@ import Synchronization
 /// Bounded and fair: each bridge (the device level of its topic) has its own queue of at most
 /// ``perDevice`` messages, and the worker takes one message of each bridge in turn, so a
 /// bridge that floods its own topics delays another bridge's alarm by one message, not by its
-/// backlog. Past ``perDevice`` (or ``total`` in all, or ``bytes``) a message is dropped and
-/// counted, and the next batch says how many.
+/// backlog. Each bridge may also send ``perSecond`` messages a second after a burst of ``burst``
+/// (a bridge sends a few a minute, an alarm a handful at once): past that, or past ``perDevice``
+/// waiting (or ``total`` in all, or ``bytes``), a message is dropped and counted, and the next
+/// batch says how many. So a bridge that floods its topics costs the worker at most
+/// ``perSecond`` messages a second, whatever it sends.
 final class StationInbox: Sendable {
     struct Message: Sendable {
         var topic: String
@@ -24,8 +27,12 @@ final class StationInbox: Sendable {
     static let perDevice = 256
     static let total = 200_000
     static let bytes = 48 << 20
+    static let perSecond = 10.0
+    static let burst = 100.0
+    /// Bridges whose rate is followed; past it every bridge starts again with a full burst.
+    static let followed = 65_536
     /// Messages folded in one batch (one lock of the site, one SQLite transaction).
-    static let batch = 1_024
+    static let batch = 256
 
     private struct Queues {
         var byDevice: [String: CircularBuffer<Message>] = [:]
@@ -35,6 +42,8 @@ final class StationInbox: Sendable {
         var bytes = 0
         var dropped = 0
         var draining = false
+        /// Each bridge's tokens and when they were last counted (a token bucket).
+        var rate: [String: (tokens: Double, at: Double)] = [:]
     }
 
     private let queues = Mutex(Queues())
@@ -55,10 +64,18 @@ final class StationInbox: Sendable {
         let key = device(message.topic)
         let size = message.topic.utf8.count + message.payload.count
         let start: Bool = queues.withLock { q in
-            guard q.count < Self.total, q.bytes + size <= Self.bytes, (q.byDevice[key]?.count ?? 0) < Self.perDevice else {
+            if q.rate.count >= Self.followed { q.rate.removeAll(keepingCapacity: true) }
+            var bucket = q.rate[key] ?? (Self.burst, message.at)
+            bucket.tokens = min(Self.burst, bucket.tokens + max(0, message.at - bucket.at) * Self.perSecond)
+            bucket.at = message.at
+            guard bucket.tokens >= 1, q.count < Self.total, q.bytes + size <= Self.bytes,
+                  (q.byDevice[key]?.count ?? 0) < Self.perDevice else {
+                q.rate[key] = bucket
                 q.dropped += 1
                 return false
             }
+            bucket.tokens -= 1
+            q.rate[key] = bucket
             if q.byDevice[key] == nil {
                 q.byDevice[key] = CircularBuffer(initialCapacity: 4)
                 q.ready.append(key)

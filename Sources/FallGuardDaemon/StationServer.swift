@@ -62,13 +62,18 @@ public final class StationServer: Sendable {
         // Off libmosquitto's network thread: it only queues; the inbox's worker folds batches.
         let inbox = StationInbox(device: { Self.device(of: $0, prefix: prefix) ?? "" }) { batch, dropped in
             let now = Date().timeIntervalSince1970
-            let refused: [SiteModel.Refusal] = model.mutex.withLock { site in
-                batch.compactMap { site.apply(topic: $0.topic, payload: $0.payload, now: $0.at) }
+            var refused: [SiteModel.Refusal] = []
+            var taken: [StationInbox.Message] = []
+            model.mutex.withLock { site in
+                for m in batch {
+                    if let r = site.apply(topic: m.topic, payload: m.payload, now: m.at) { refused.append(r) } else { taken.append(m) }
+                }
             }
+            // The history takes only what the site took (not the bridges past its cap).
             let residents = roster.mutex.withLock { $0 }
-            let capped = history.apply(batch, now: now, prefix: prefix, roster: { d in residents[d].map { ($0.wearer, $0.location) } })
+            let capped = history.apply(taken, now: now, prefix: prefix, roster: { d in residents[d].map { ($0.wearer, $0.location) } })
             var lines = refused.map { "station: refused from \($0)" }
-            if dropped > 0 { lines.append("station: \(dropped) messages dropped: more than \(StationInbox.perDevice) waiting from one bridge (or \(StationInbox.total) in all)") }
+            if dropped > 0 { lines.append("station: \(dropped) messages dropped: a bridge sent more than \(Int(StationInbox.perSecond)) a second (after \(Int(StationInbox.burst))), or more than \(StationInbox.perDevice) were waiting from it") }
             if capped > 0 { lines.append("station: \(capped) alarms not recorded: their bridge opened \(PastIncidents.alarmsPerHour) within the hour") }
             for line in lines { logger.warning(line, within: refusals, now: now) }
         }
