@@ -80,7 +80,10 @@ def login_status(base, user, password, source):
     ctx = ssl.create_default_context()
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
     host, port = base.split("//")[1].split(":")
-    s = socket.create_connection((host, int(port)), timeout=5, source_address=(source, 0))
+    try:
+        s = socket.create_connection((host, int(port)), timeout=5, source_address=(source, 0))
+    except OSError:
+        return 0
     try:
         t = ctx.wrap_socket(s)
         body = urllib.parse.urlencode({"user": user, "password": password})
@@ -93,6 +96,33 @@ def login_status(base, user, password, source):
         return 0
     finally:
         s.close()
+
+
+def wrong_logins_from_many(base):
+    lines_before = open(OUT + "/station.log").read().count("\n")
+    sources = [f"127.{20 + i // 65000}.{(i // 250) % 250 + 1}.{i % 250 + 1}" for i in range(4100)]
+    statuses = []
+    lock = threading.Lock()
+
+    def attacker(chunk):
+        for s in chunk:
+            st = login_status(base, "anna", "wrong", s)
+            with lock:
+                statuses.append(st)
+    started = time.time()
+    threads = [threading.Thread(target=attacker, args=(sources[i::6],)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    took = time.time() - started
+    owner = [login_status(base, "anna", PASSWORD, "127.0.0.1") for _ in range(3)]
+    counts = {s: statuses.count(s) for s in set(statuses)}
+    say(4, all(s // 100 == 3 for s in owner), f"4,100 addresses one wrong password each in {took:.0f} s ({counts}); the owner then: {owner}")
+    time.sleep(1)
+    flood_lines = open(OUT + "/station.log").read().count("\n") - lines_before
+    allowed = 31 * (int(took // 60) + 2)   # 30 a minute and the line saying how many were withheld, per minute begun
+    say(14, flood_lines <= allowed, f"{flood_lines} station log lines for that flood of {took:.0f} s (at most {allowed}: 30 a minute, and the line saying how many were withheld)")
 
 
 def main():
@@ -203,32 +233,15 @@ policy:
     say(10, unknown == known, f"7 wrong logins for an unknown name: {unknown}; for anna: {known}")
 
     # 4 and 14. One wrong password from each of 4,100 addresses, then the owner; the log's lines.
-    lines_before = open(OUT + "/station.log").read().count("\n")
-    sources = [f"127.{20 + i // 65000}.{(i // 250) % 250 + 1}.{i % 250 + 1}" for i in range(4100)]
-    statuses = []
-    lock = threading.Lock()
-
-    def attacker(chunk):
-        for s in chunk:
-            st = login_status(base, "anna", "wrong", s)
-            with lock:
-                statuses.append(st)
-    started = time.time()
-    threads = [threading.Thread(target=attacker, args=(sources[i::6],)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    took = time.time() - started
-    owner = [login_status(base, "anna", PASSWORD, "127.0.0.1") for _ in range(3)]
-    counts = {s: statuses.count(s) for s in set(statuses)}
-    say(4, all(s // 100 == 3 for s in owner), f"4,100 addresses one wrong password each in {took:.0f} s ({counts}); the owner then: {owner}")
-    time.sleep(1)
-    flood_lines = open(OUT + "/station.log").read().count("\n") - lines_before
-    say(14, flood_lines <= 45, f"{flood_lines} station log lines for that flood (budget 30 a minute, and the line saying how many were withheld)")
+    if os.environ.get("SKIP_SLOW"):
+        not_run(4, "SKIP_SLOW")
+        not_run(14, "SKIP_SLOW")
+    else:
+        wrong_logins_from_many(base)
 
     # 8. 80 addresses × 8 half-sent TLS requests held (reopened as they are closed); the owner's logins.
     stop = threading.Event()
+    lock = threading.Lock()
     held = [0]
 
     def holder(addr):

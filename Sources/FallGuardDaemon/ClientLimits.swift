@@ -78,12 +78,16 @@ final class ClientConnections: Sendable {
                 evicted = list.remove(at: i).closer
             } else if all.values.reduce(0, { $0 + $1.count }) >= total {
                 // The biggest holder with a connection waiting gives its oldest one to a client
-                // that holds fewer (one client alone waits for the accept limit, as before).
+                // that holds fewer; else the client gives its own oldest waiting one; else no room.
                 let holders = all.filter { $0.value.contains(where: \.waiting) }
-                if let other = holders.max(by: { $0.value.count < $1.value.count })?.key, all[other]!.count > list.count + 1,
-                   let i = all[other]!.firstIndex(where: { $0.waiting }) {
+                if let other = holders.max(by: { $0.value.count < $1.value.count })?.key, other != client,
+                   all[other]!.count > list.count, let i = all[other]!.firstIndex(where: { $0.waiting }) {
                     evicted = all[other]!.remove(at: i).closer
                     if all[other]!.isEmpty { all[other] = nil }
+                } else if let i = list.firstIndex(where: { $0.waiting }) {
+                    evicted = list.remove(at: i).closer
+                } else {
+                    return (false, nil)
                 }
             }
             list.append(Held(channel: channel, closer: closer))
