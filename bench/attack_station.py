@@ -8,6 +8,9 @@ from the site key). Prints one line per class, `attack N: refused (evidence)` or
 """
 import hashlib, hmac, json, os, re, signal, socket, ssl, subprocess, sys, threading, time, urllib.parse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from care_home import free_port   # noqa: E402
+
 B = os.environ["B"]
 OUT = os.environ["OUT"]
 ROOT = os.getcwd()
@@ -24,14 +27,6 @@ def say(n, ok, evidence):
 
 def not_run(n, why):
     print(f"attack {n}: NOT RUN ({why})", flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 def start(args, log):

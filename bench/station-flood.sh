@@ -4,7 +4,7 @@
 # bridge raises real alarms: each shown on /site.json within 2 s, the station's peak RSS
 # < 128 MB, still connected, its history and log bounded (bench/station_flood.py says how).
 # FALLGUARD=path/to/fallguard (default .build/debug/fallguard: say which build in a report);
-# FAKES, CYCLES, ALARMS change the sizes. Usage: bench/station-flood.sh   (about 1-2 minutes)
+# FAKES, CYCLES, ALARMS change the sizes; KEEP=1 keeps its folder (logs). Usage: bench/station-flood.sh   (about 1-2 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v mosquitto >/dev/null || { echo "mosquitto missing: tools/setup-debian installs it" >&2; exit 1; }

@@ -12,7 +12,10 @@ its incident. Prints each figure and PASS/FAIL lines:
   - the site it shows is bounded (bridges the file does not name: at most 1,000), and the
     flooding bridge's incidents in the history at most 30 an hour.
 """
-import http.cookiejar, json, os, signal, socket, struct, subprocess, sys, tempfile, time, urllib.parse, urllib.request
+import http.cookiejar, json, os, shutil, signal, socket, struct, subprocess, sys, tempfile, time, urllib.parse, urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from care_home import free_port   # noqa: E402
 
 BIN = os.environ.get("FALLGUARD", ".build/debug/fallguard")
 FAKES = int(os.environ.get("FAKES", "20000"))
@@ -25,14 +28,6 @@ signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 def check(ok, text):
     results.append(bool(ok))
     print(("PASS: " if ok else "FAIL: ") + text, flush=True)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class RawPublisher:
@@ -213,6 +208,8 @@ def main():
                 station.kill()
         broker.terminate()
         broker.wait(10)
+        if not os.environ.get("KEEP"):
+            shutil.rmtree(folder, ignore_errors=True)
     passed = sum(results)
     print(f"{passed} passed, {len(results) - passed} failed")
     sys.exit(0 if passed == len(results) else 1)
