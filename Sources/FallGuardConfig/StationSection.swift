@@ -13,7 +13,8 @@ import Foundation
 ///   broker: {host: broker.rosewood.example, tls: true, ca-file: /etc/fallguard/site-ca.pem,
 ///            username: station, password: ${STATION_MQTT_PASSWORD}}
 ///   listen: 127.0.0.1:8470                   # beyond this machine: tls-certificate and tls-key
-///   acknowledge-secret: ${FALLGUARD_ACK_SECRET}   # the bridges' acknowledge-secret
+///   site-key: ${FALLGUARD_SITE_KEY}          # each bridge's key derived from it (fallguard station --bridge-key)
+///   acknowledge-secret: ${FALLGUARD_ACK_SECRET}   # or: one acknowledge-secret for every bridge (before site-key)
 ///   acknowledge-secrets: {room-012: ...}     # a bridge with its own
 ///   staff:
 ///     - {user: anna, name: Anna Smith, password: ...}   # in the credentials file
@@ -133,6 +134,11 @@ public struct StationSection: KeyedSection, Equatable {
     public var sessionHours = 12.0
     public var acknowledgeSecret: String?
     public var acknowledgeSecrets: [String: String] = [:]
+    /// Key `site-key`: the site's key, held by the station (and Home Assistant) only; each
+    /// bridge's `acknowledge-secret` is derived from it for its device name
+    /// (``MQTTAcknowledgementGate/bridgeKey(siteKey:device:)``), so a bridge's file proves
+    /// acknowledgements for that bridge alone (issue 40).
+    public var siteKey: String?
     public var staff: [Staff] = []
     public var residents: [String: Resident] = [:]
     /// Key `display-key`: the secret a wall or kiosk display opens its session with
@@ -153,6 +159,7 @@ public struct StationSection: KeyedSection, Equatable {
          .value("allow-plain-http", \.allowPlainHTTP), .value("session-hours", \.sessionHours, in: 0.1...720, unit: " h"),
          .optional("acknowledge-secret", \.acknowledgeSecret, secret: true, nullWhenUnset: false),
          .value("acknowledge-secrets", \.acknowledgeSecrets, secret: true),
+         .optional("site-key", \.siteKey, secret: true, nullWhenUnset: false),
          .sections("staff", \.staff), .sections("residents", \.residents),
          .optional("display-key", \.displayKey, secret: true, nullWhenUnset: false),
          .section("escalation", \.escalation),
@@ -170,12 +177,15 @@ public struct StationSection: KeyedSection, Equatable {
     private func withoutChannelsEqual(_ o: StationSection) -> Bool {
         broker == o.broker && escalation == o.escalation && listen == o.listen && tlsCertificate == o.tlsCertificate
             && tlsKey == o.tlsKey && allowPlainHTTP == o.allowPlainHTTP && sessionHours == o.sessionHours
-            && acknowledgeSecret == o.acknowledgeSecret && acknowledgeSecrets == o.acknowledgeSecrets && staff == o.staff
+            && acknowledgeSecret == o.acknowledgeSecret && acknowledgeSecrets == o.acknowledgeSecrets && siteKey == o.siteKey && staff == o.staff
             && residents == o.residents && displayKey == o.displayKey && stateDirectory == o.stateDirectory && historyDays == o.historyDays
     }
 
-    /// The secret that proves an acknowledgement to `device`.
-    public func secret(for device: String) -> String? { acknowledgeSecrets[device] ?? acknowledgeSecret }
+    /// The secret that proves an acknowledgement to `device`: its own in `acknowledge-secrets`,
+    /// else its key derived from `site-key`, else the one `acknowledge-secret`.
+    public func secret(for device: String) -> String? {
+        acknowledgeSecrets[device] ?? siteKey.map { MQTTAcknowledgementGate.bridgeKey(siteKey: $0, device: device) } ?? acknowledgeSecret
+    }
 
     /// `listen` split into host and port (as `metrics.listen`).
     public var address: (host: String, port: Int)? {
@@ -277,8 +287,14 @@ public struct StationSection: KeyedSection, Equatable {
                 if addressing == .email, onCall.email == nil { problem(["escalation", "on-call", "email"], "channel '\(name)' sends to an address: set email") }
             }
         }
-        if acknowledgeSecret == nil && acknowledgeSecrets.isEmpty {
-            problem(["acknowledge-secret"], "without the bridges' acknowledge-secret the page cannot acknowledge (the bridges take only proven acknowledgements)")
+        if acknowledgeSecret == nil && acknowledgeSecrets.isEmpty && siteKey == nil {
+            problem(["site-key"], "without site-key (or the bridges' acknowledge-secret) the page cannot acknowledge (the bridges take only proven acknowledgements)")
+        }
+        if let key = siteKey, key.count < 32 {
+            problem(["site-key"], "must be at least 32 characters (e.g. openssl rand -hex 32): every bridge's key is derived from it")
+        }
+        if siteKey != nil, acknowledgeSecret != nil {
+            problem(["acknowledge-secret"], "not used with site-key (each bridge's key is derived from site-key): remove it once every bridge has its own key (docs/care-home.md)", .warning)
         }
         if let secret = acknowledgeSecret, secret.count < 16 {
             problem(["acknowledge-secret"], "must be at least 16 characters (e.g. openssl rand -hex 16)")
@@ -310,7 +326,9 @@ public struct StationConfiguration: Sendable {
         if let s = doc.section(StationSection.self, at: "station") { c.station = s }
         let diagnostics = doc.finish()
         c.redactor = doc.redactor
-        c.redactor.add(contentsOf: c.station.staff.map(\.password) + [c.station.acknowledgeSecret, c.station.broker.password, c.station.displayKey].compactMap { $0 }
+        c.redactor.add(contentsOf: c.station.staff.map(\.password) + [c.station.acknowledgeSecret, c.station.broker.password, c.station.displayKey,
+                                                                         c.station.siteKey].compactMap { $0 }
+            + c.station.residents.keys.compactMap(c.station.secret(for:))
             + c.station.channels.values.flatMap(\.secrets)
             + Array(c.station.acknowledgeSecrets.values))
         return (c, diagnostics)

@@ -12,6 +12,10 @@ import Synchronization
 /// - each client (``clientKey(_:)``) holds at most ``connectionsPerClient`` connections; a new
 ///   one beyond that closes the client's oldest connection that is still waiting for a whole
 ///   request, and is refused only while all of them are being answered;
+/// - all clients together hold at most the server's total (below its accept limit): a new
+///   connection beyond it closes the oldest waiting connection of the client that holds the
+///   most, so many addresses each holding a few half-sent requests (issue 40: 40-80 addresses
+///   × 8) cannot keep the owner's one connection from being accepted and answered;
 /// - an answer that says `Connection: close` (every refusal: 401, 403, 421, 429, 503) ends its
 ///   connection;
 /// - streams (`/live`, which need a session) are capped at ``streamsPerClient`` per client and
@@ -21,6 +25,10 @@ public enum ClientLimits {
     public static let connectionsPerClient = 8
     public static let streamsPerClient = 4
     public static let streams = 8
+
+    /// What all clients together may hold on a server that accepts at most `acceptLimit`: an
+    /// eighth below it, so that a new connection is still accepted, and makes room.
+    static func total(below acceptLimit: Int) -> Int { max(1, acceptLimit - max(1, acceptLimit / 8)) }
 }
 
 /// Who a peer is for the caps and the password throttle: its IP address (an IPv4-mapped IPv6
@@ -47,6 +55,8 @@ func clientKey(_ address: SocketAddress?) -> String {
 /// request (idle, half-sent, or its body still coming) or being answered.
 final class ClientConnections: Sendable {
     let perClient: Int
+    /// All clients together (Int.max: no cap of its own).
+    let total: Int
     private struct Held {
         let channel: any Channel
         let closer: NIOLoopBound<SocketCloser>
@@ -54,11 +64,11 @@ final class ClientConnections: Sendable {
     }
     private let held = Mutex<[String: [Held]]>([:])
 
-    init(perClient: Int = ClientLimits.connectionsPerClient) { self.perClient = perClient }
+    init(perClient: Int = ClientLimits.connectionsPerClient, total: Int = .max) { (self.perClient, self.total) = (perClient, total) }
 
     /// Takes a new connection of `client` (its socket shut through `closer`): true when it may
-    /// go on. At the cap, the client's oldest connection still waiting for its request is shut
-    /// to make room.
+    /// go on. At the client's cap, its oldest connection still waiting for its request is shut
+    /// to make room; at the total, the oldest waiting one of the client that holds the most.
     func admit(_ channel: any Channel, closer: NIOLoopBound<SocketCloser>, client: String) -> Bool {
         let outcome: (admitted: Bool, evicted: NIOLoopBound<SocketCloser>?) = held.withLock { all in
             var list = all[client] ?? []
@@ -66,6 +76,19 @@ final class ClientConnections: Sendable {
             if list.count >= perClient {
                 guard let i = list.firstIndex(where: { $0.waiting }) else { return (false, nil) }
                 evicted = list.remove(at: i).closer
+            } else if all.values.reduce(0, { $0 + $1.count }) >= total {
+                // The biggest holder with a connection waiting gives its oldest one to a client
+                // that holds fewer; else the client gives its own oldest waiting one; else no room.
+                let holders = all.filter { $0.value.contains(where: \.waiting) }
+                if let other = holders.max(by: { $0.value.count < $1.value.count })?.key, other != client,
+                   all[other]!.count > list.count, let i = all[other]!.firstIndex(where: { $0.waiting }) {
+                    evicted = all[other]!.remove(at: i).closer
+                    if all[other]!.isEmpty { all[other] = nil }
+                } else if let i = list.firstIndex(where: { $0.waiting }) {
+                    evicted = list.remove(at: i).closer
+                } else {
+                    return (false, nil)
+                }
             }
             list.append(Held(channel: channel, closer: closer))
             all[client] = list

@@ -48,7 +48,7 @@ public enum MetricsEndpoint {
                             body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
         web?.addRoutes(to: router)
-        let clients = ClientConnections(perClient: connectionsPerClient)
+        let clients = ClientConnections(perClient: connectionsPerClient, total: ClientLimits.total(below: maximumConnections))
         let http1 = HTTPServerBuilder.http1(configuration: .init(
             additionalChannelHandlers: [ConnectionGuard(clients, deadline: requestDeadline)], idleTimeout: TimeAmount(idleTimeout)))
         return HTTPServer(router: router,

@@ -48,12 +48,31 @@ final class StationHistory: Sendable {
     /// Folds a message in and writes what changed.
     func apply(topic: String, payload: [UInt8], retained: Bool, now: Double, prefix: String,
                roster: (wearer: String?, location: String?)?) {
-        state.withLock { s in
-            let changed = s.incidents.apply(topic: topic, payload: payload, retained: retained, now: now, prefix: prefix, roster: roster)
-            guard !changed.isEmpty else { return }
-            save(changed, &s)
+        apply([StationInbox.Message(topic: topic, payload: payload, retained: retained, at: now)], now: now, prefix: prefix,
+              roster: { _ in roster })
+    }
+
+    /// Folds messages in, in order, and writes what they changed in one transaction (issue 40:
+    /// a flood is written in batches, not a transaction a message). Returns how many alarms
+    /// were not recorded because their bridge had opened ``PastIncidents/alarmsPerHour`` within the hour.
+    @discardableResult
+    func apply(_ messages: [StationInbox.Message], now: Double, prefix: String,
+               roster: (String) -> (wearer: String?, location: String?)?) -> Int {
+        let capped: Int = state.withLock { s in
+            let before = s.incidents.capped
+            var changed: [String: PastIncidents.Record] = [:]
+            for m in messages {
+                let device = StationServer.device(of: m.topic, prefix: prefix)
+                for r in s.incidents.apply(topic: m.topic, payload: m.payload, retained: m.retained, now: m.at, prefix: prefix,
+                                           roster: device.flatMap(roster)) {
+                    changed[r.key] = r
+                }
+            }
+            if !changed.isEmpty { save(Array(changed.values), &s) }
+            return s.incidents.capped - before
         }
         prune(now: now)
+        return capped
     }
 
     /// The records raised in the last `days`, newest first.

@@ -31,9 +31,14 @@ public final class StationServer: Sendable {
     private let model: SiteBox
     let history: StationHistory
     private let mqtt: MQTTSiteClient
+    /// The messages between the MQTT network thread and the site (bounded, fair per bridge).
+    let inbox: StationInbox
     let escalation: StationEscalation
     private let logger: Logger
     private let loopbackOnly: Bool
+    /// The log's lines of refused logins, PINs, keys and forms: 30 a minute from all clients
+    /// together, as the bridge's page (issue 40: 4,102 lines in 2 s from a wrong-login flood).
+    let webLines = LineBudget(perMinute: 30)
 
     public init(section: StationSection, logger: Logger) throws {
         self.section = section
@@ -53,12 +58,29 @@ public final class StationServer: Sendable {
         let prefix = section.broker.topicPrefix
         loopbackOnly = section.onLoopback
         let clientID = section.broker.clientID ?? "fallguard-station-\(ProcessInfo.processInfo.processIdentifier)"
+        let refusals = LineBudget(perMinute: 30)
+        // Off libmosquitto's network thread: it only queues; the inbox's worker folds batches.
+        let inbox = StationInbox(device: { Self.device(of: $0, prefix: prefix) ?? "" }) { batch, dropped in
+            let now = Date().timeIntervalSince1970
+            var refused: [SiteModel.Refusal] = []
+            var taken: [StationInbox.Message] = []
+            model.mutex.withLock { site in
+                for m in batch {
+                    if let r = site.apply(topic: m.topic, payload: m.payload, now: m.at) { refused.append(r) } else { taken.append(m) }
+                }
+            }
+            // The history takes only what the site took (not the bridges past its cap).
+            let residents = roster.mutex.withLock { $0 }
+            let capped = history.apply(taken, now: now, prefix: prefix, roster: { d in residents[d].map { ($0.wearer, $0.location) } })
+            var lines = refused.map { "station: refused from \($0)" }
+            if dropped > 0 { lines.append("station: \(dropped) messages dropped: a bridge sent more than \(Int(StationInbox.perSecond)) a second (after \(Int(StationInbox.burst))), or more than \(StationInbox.perDevice) were waiting from it") }
+            if capped > 0 { lines.append("station: \(capped) alarms not recorded: their bridge opened \(PastIncidents.alarmsPerHour) within the hour") }
+            for line in lines { logger.warning(line, within: refusals, now: now) }
+        }
+        self.inbox = inbox
         do {
             mqtt = try MQTTSiteClient(settings: section.broker.settings, clientID: clientID, logger: logger) { topic, payload, retained in
-                let now = Date().timeIntervalSince1970
-                model.mutex.withLock { $0.apply(topic: topic, payload: payload, now: now) }
-                history.apply(topic: topic, payload: payload, retained: retained, now: now, prefix: prefix,
-                              roster: Self.device(of: topic, prefix: prefix).flatMap { d in roster.mutex.withLock { $0[d] } }.map { ($0.wearer, $0.location) })
+                inbox.post(.init(topic: topic, payload: payload, retained: retained, at: Date().timeIntervalSince1970))
             }
         } catch {
             throw DaemonStartError(description: "station: \(error)", status: 69)
@@ -147,7 +169,7 @@ public final class StationServer: Sendable {
             case let (.throttled(seconds, _), _):
                 return .failure(.init(WebSite.refused(.tooManyRequests, "too many wrong PINs: try again in \(seconds) s")))
             default:
-                logger.warning("station: a wrong PIN on a display (from \(client))")
+                logger.warning("station: a wrong PIN on a display (from \(client))", within: webLines, now: WebSite.now())
                 return .failure(.init(WebSite.refused(.forbidden, "wrong PIN")))
             }
         }
@@ -164,7 +186,7 @@ public final class StationServer: Sendable {
         }
         let fields = await WebSite.form(&request)
         guard access.acceptsForm(token: fields["csrf"], session: session(request), now: WebSite.now()) else {
-            logger.warning("station: a form without the page's form token was refused (from \(client))")
+            logger.warning("station: a form without the page's form token was refused (from \(client))", within: webLines, now: WebSite.now())
             return .failure(.init(WebSite.refused(.forbidden, "missing or wrong form token")))
         }
         return who(v, pin: fields["pin"], client: client).map { (fields, $0) }
@@ -188,7 +210,7 @@ public final class StationServer: Sendable {
         case .wrong:
             break
         }
-        logger.warning("station: a wrong display key from \(client)")
+        logger.warning("station: a wrong display key from \(client)", within: webLines, now: WebSite.now())
         return Self.html(StationPage.login(message: access.hasDisplays ? "Wrong display key." : "This station has no display mode (display-key)."),
                          status: .unauthorized, close: true)
     }
@@ -265,7 +287,7 @@ public final class StationServer: Sendable {
                 keepSessions()
                 return r
             case .wrong:
-                logger.warning("station: a wrong user or password from \(context.client)")
+                logger.warning("station: a wrong user or password from \(context.client)", within: webLines, now: WebSite.now())
                 return Self.html(StationPage.login(message: "Wrong user or password."), status: .unauthorized, close: true)
             case let .throttled(seconds, _):
                 return Self.html(StationPage.login(message: "Too many wrong passwords: try again in \(seconds) s."), status: .tooManyRequests, close: true)
@@ -307,7 +329,11 @@ public final class StationServer: Sendable {
             }
             guard let device = fields["device"], let incident = fields["incident"],
                   MQTTTopics.levelProblem(device) == nil, !incident.isEmpty, incident.count <= 64,
-                  snapshot.bridges[device] != nil else { return WebSite.refused(.badRequest, "no such bridge or incident") }
+                  let bridge = snapshot.bridges[device] else { return WebSite.refused(.badRequest, "no such bridge or incident") }
+            guard bridge.isOpenAlert(incident) else {
+                logger.warning("station: \(m.user) asked to acknowledge \(incident) on \(device), which is not its open alert: not signed")
+                return WebSite.refused(.conflict, "\(incident) is not \(device)'s open alert: nothing to acknowledge")
+            }
             guard let secret = section.secret(for: device) else { return WebSite.refused(.conflict, "no acknowledge-secret for \(device)") }
             do {
                 try await mqtt.acknowledge(device: device, incident: incident, by: m.name, secret: secret)
@@ -326,7 +352,7 @@ public final class StationServer: Sendable {
         guard let address = section.address else { throw DaemonStartError(description: "station.listen: malformed", status: 78) }
         let router = Router(context: BridgeRequestContext.self)
         addRoutes(to: router)
-        let clients = ClientConnections(perClient: ClientLimits.connectionsPerClient)
+        let clients = ClientConnections(perClient: ClientLimits.connectionsPerClient, total: ClientLimits.total(below: 256))
         let http1 = HTTPServerBuilder.http1(configuration: .init(
             additionalChannelHandlers: [ConnectionGuard(clients, deadline: ClientLimits.requestDeadline)],
             idleTimeout: TimeAmount(MetricsEndpoint.idleTimeout)))

@@ -107,10 +107,7 @@ public struct WebSite: Sendable {
         case let .throttled(seconds, first):
             line = first ? "page: \(WebAccess.throttleLimit) wrong passwords from \(client) within \(Int(WebAccess.throttleWindow)) s: its password checks are refused for \(seconds) s" : nil
         }
-        if let line, let withheld = passwordLines.take(now: now) {
-            if withheld > 0 { logger.warning("page: \(withheld) more password lines were not logged (at most \(passwordLines.perMinute) a minute)") }
-            logger.warning("\(line)")
-        }
+        if let line { logger.warning(line, within: passwordLines, now: now) }
         return result
     }
 

@@ -129,6 +129,15 @@ public struct MQTTAcknowledgementGate: Sendable {
         return code.lowercaseHex
     }
 
+    /// Bridge `device`'s own key, derived from the site's key (issue 40 item 5): the hex
+    /// HMAC-SHA256(site key, `fallguard-bridge-key\n<device>`). It is that bridge's
+    /// `acknowledge-secret`; the station and Home Assistant hold the site key and derive every
+    /// bridge's, so a bridge's file proves acknowledgements for itself alone.
+    public static func bridgeKey(siteKey: String, device: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Array("fallguard-bridge-key\n\(device)".utf8),
+                                        using: SymmetricKey(data: Array(siteKey.utf8))).lowercaseHex
+    }
+
     /// The incident the ack acknowledges, or why it acknowledges nothing.
     public func incident(of ack: MQTTAcknowledgement, now: Date = Date()) -> Result<String, MQTTAcknowledgementError> {
         check(ack, now: now).map(\.incident)

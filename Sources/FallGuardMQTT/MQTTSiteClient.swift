@@ -25,6 +25,18 @@ public final class MQTTSiteClient: Sendable {
     /// Connected or not, since when (the last change), and the last refusal, error or loss.
     public var connection: Link { link.mutex.withLock { $0 } }
 
+    /// When the station last spoke to the broker while receiving (the network thread's alone).
+    private final class Nudge: Sendable {
+        private let last = Mutex(ContinuousClock.now)
+        func due(every seconds: Double) -> Bool {
+            last.withLock { t in
+                guard ContinuousClock.now - t >= .seconds(seconds) else { return false }
+                t = .now
+                return true
+            }
+        }
+    }
+
     /// Shared by the network thread's events and the page's readers.
     private final class LinkBox: Sendable {
         let mutex = Mutex(Link(isConnected: false, since: Date(), problem: "not connected yet"))
@@ -41,6 +53,7 @@ public final class MQTTSiteClient: Sendable {
         let prefix = settings.topicPrefix
         let link = LinkBox()
         self.link = link
+        let nudge = Nudge()
         // A change of the link's state (its time is when it changed), or a new reason.
         let linked: @Sendable (Bool, String?) -> Void = { up, problem in
             link.mutex.withLock { l in
@@ -80,6 +93,15 @@ public final class MQTTSiteClient: Sendable {
                 linked(false, "\(client.endpoint): \(text)")
             case let .message(topic, payload, retained):
                 onMessage(topic, payload, retained)
+                // A broker that is sending is not hung. But libmosquitto's ping, sent after a
+                // keepalive without a packet out, waits for its answer behind everything the
+                // broker queued before it (60,000 retained messages of fake bridges: issue 40),
+                // and the link is closed after a second keepalive, to fetch them all again.
+                // While messages come, the station says it is online at most every half
+                // keepalive, so that no ping goes out; when they stop, the keepalive rules.
+                if nudge.due(every: Double(settings.keepalive) / 2) {
+                    _ = client.publish(availability, Array(MQTTAvailability.online.utf8), qos: 0, retain: true)
+                }
             }
         }
     }

@@ -152,6 +152,21 @@ public struct PastIncidents: Sendable, Equatable {
     public private(set) var records: [Record]
     /// Device → index in ``records`` of its alarm still open.
     private var open: [String: Int] = [:]
+    /// `<device>\n<incident>` → index in ``records`` of its last record.
+    private var byIncident: [String: Int] = [:]
+    /// Each device's records made in the last hour (the station's clock), oldest first.
+    private var madeLastHour: [String: [Double]] = [:]
+
+    /// Alarms one bridge may open in an hour (issue 40: a bridge publishing 20,000 alarm cycles
+    /// made 25,261 records); past it a new alarm of that bridge is not recorded (its live state
+    /// is still shown) and ``capped`` counts it.
+    public static let alarmsPerHour = 30
+    /// Alarms not recorded because their bridge had opened ``alarmsPerHour`` within the hour.
+    public private(set) var capped = 0
+
+    /// Equal when the records are (the indexes and the hour's count follow from them, or only
+    /// bound what a bridge may add).
+    public static func == (a: PastIncidents, b: PastIncidents) -> Bool { a.records == b.records }
 
     /// The records read back from the station's file (an unended one is its bridge's open alarm).
     public init(records: [Record] = []) {
@@ -165,6 +180,7 @@ public struct PastIncidents: Sendable, Equatable {
     /// Drops the records raised before `cutoff`; returns how many.
     @discardableResult
     public mutating func drop(before cutoff: Double) -> Int {
+        guard let first = records.first, first.raisedAt < cutoff else { return 0 }   // oldest first: nothing to drop
         let before = records.count
         records.removeAll { $0.raisedAt < cutoff }
         reindex()
@@ -184,26 +200,45 @@ public struct PastIncidents: Sendable, Equatable {
         let device = String(rest[0])
         var changed: Set<String> = []
         var made: Set<String> = []
-        func newRecord(at t: Double) -> Int {
+        // Where the changed records are (all of them looked up again after a sort).
+        var changedAt: Set<Int> = []
+        var resorted = false
+        func newRecord(at t: Double) -> Int? {
+            var recent = madeLastHour[device, default: []].filter { $0 > now - 3_600 }
+            guard recent.count < Self.alarmsPerHour else {
+                madeLastHour[device] = recent
+                capped += 1
+                return nil
+            }
+            recent.append(now)
+            madeLastHour[device] = recent
             var r = Record(key: "\(device)@\(Int64((t * 1000).rounded()))", device: device, raisedAt: t)
             r.wearer = roster?.wearer
             r.location = roster?.location
-            records.append(r)
-            records.sort { ($0.raisedAt, $0.key) < ($1.raisedAt, $1.key) }
-            reindex()
             changed.insert(r.key)
             made.insert(r.key)
-            return records.firstIndex { $0.key == r.key }!
+            if let last = records.last, (last.raisedAt, last.key) > (t, r.key) {
+                records.append(r)
+                records.sort { ($0.raisedAt, $0.key) < ($1.raisedAt, $1.key) }
+                reindex()
+                resorted = true
+                return records.firstIndex { $0.key == r.key }!
+            }
+            records.append(r)   // the usual case, in order: no sort
+            open[device] = records.count - 1
+            changedAt.insert(records.count - 1)
+            return records.count - 1
         }
         func update(_ i: Int, _ change: (inout Record) -> Void) {
             var r = records[i]
             change(&r)
-            if r != records[i] { records[i] = r; changed.insert(r.key) }
+            if r != records[i] { records[i] = r; changed.insert(r.key); changedAt.insert(i) }
+            if let id = r.incident { byIncident[device + "\n" + id] = i }
         }
         /// The record of `incident` on this device: known, or the open alarm that has no id
         /// yet, or (for an alarm, or one seen over) a new one.
         func record(of incident: String, kind: String, at: String?) -> Int? {
-            if let i = records.lastIndex(where: { $0.device == device && $0.incident == incident }) { return i }
+            if let i = byIncident[device + "\n" + incident], records[i].device == device, records[i].incident == incident { return i }
             if let i = open[device] {
                 if records[i].incident == nil { update(i) { $0.incident = incident }; return i }
                 // Another incident while one was open: that one is over.
@@ -212,8 +247,8 @@ public struct PastIncidents: Sendable, Equatable {
             }
             let over = !Self.alarmKinds.contains(kind)
             guard !over || kind == "acknowledged" || kind == "resolved-by-wearer" else { return nil }
-            let dated = (retained || over) ? at.flatMap(Self.parseTime) : nil
-            let i = newRecord(at: dated ?? now)
+            let dated = (retained || over) ? Self.bridgeTime(at, now: now) : nil
+            guard let i = newRecord(at: dated ?? now) else { return nil }
             update(i) { $0.incident = incident }
             if over {
                 update(i) { $0.endedAt = $0.raisedAt }
@@ -226,8 +261,7 @@ public struct PastIncidents: Sendable, Equatable {
         case "state":
             switch text {
             case "countdown", "alert-out":
-                let i: Int
-                if let o = open[device] { i = o } else { i = newRecord(at: now) }
+                guard let i = open[device] ?? newRecord(at: now) else { break }
                 if text == "alert-out" { update(i) { $0.alertOut = true; $0.alertAt = $0.alertAt ?? now } }
             case "monitoring":
                 if let i = open[device] {
@@ -242,10 +276,10 @@ public struct PastIncidents: Sendable, Equatable {
             update(i) { r in
                 if Self.alarmKinds.contains(p.kind) {
                     r.kind = r.kind ?? p.kind; r.alertOut = true; r.alertAt = r.alertAt ?? now
-                    if let t = p.at.flatMap(Self.parseTime), r.bridgeRaisedAt.map({ t < $0 }) ?? true { r.bridgeRaisedAt = t }
+                    if let t = Self.bridgeTime(p.at, now: now), r.bridgeRaisedAt.map({ t < $0 }) ?? true { r.bridgeRaisedAt = t }
                 }
                 if p.kind == "acknowledged", r.bridgeAcknowledgedAt == nil, !made.contains(r.key) {
-                    r.bridgeAcknowledgedAt = p.at.flatMap(Self.parseTime)
+                    r.bridgeAcknowledgedAt = Self.bridgeTime(p.at, now: now)
                 }
                 if p.delivered == true { r.delivered = true }
                 if let who = p.reachedBy { r.reachedBy = who }
@@ -253,7 +287,7 @@ public struct PastIncidents: Sendable, Equatable {
                     r.acknowledgedBy = p.acknowledgedBy ?? "someone"
                     // Seen as it happened: now; a retained copy (the station was down then):
                     // the bridge's time of it; an alarm never seen open: no duration.
-                    if !made.contains(r.key) { r.acknowledgedAt = retained ? (p.at.flatMap(Self.parseTime) ?? now) : now }
+                    if !made.contains(r.key) { r.acknowledgedAt = retained ? (Self.bridgeTime(p.at, now: now) ?? now) : now }
                 }
                 if p.kind == "resolved-by-wearer" { r.resolvedByWearer = true }
             }
@@ -266,7 +300,7 @@ public struct PastIncidents: Sendable, Equatable {
                 if r.wearer == nil, !a.wearer.name.isEmpty { r.wearer = a.wearer.name }
                 if Self.alarmKinds.contains(kind) {
                     r.kind = r.kind ?? kind; r.alertOut = true; r.alertAt = r.alertAt ?? now
-                    if let t = a.sentAt.flatMap(Self.parseTime), r.bridgeRaisedAt.map({ t < $0 }) ?? true { r.bridgeRaisedAt = t }
+                    if let t = Self.bridgeTime(a.sentAt, now: now), r.bridgeRaisedAt.map({ t < $0 }) ?? true { r.bridgeRaisedAt = t }
                 }
                 if kind == "acknowledged", r.acknowledgedBy == nil {
                     r.acknowledgedBy = a.alert.acknowledgedBy ?? "someone"
@@ -277,12 +311,24 @@ public struct PastIncidents: Sendable, Equatable {
         default:
             break
         }
-        return records.filter { changed.contains($0.key) }
+        if resorted { return records.filter { changed.contains($0.key) } }
+        return changedAt.sorted().map { records[$0] }
     }
 
     private mutating func reindex() {
         open = [:]
-        for (i, r) in records.enumerated() where r.endedAt == nil { open[r.device] = i }
+        byIncident = [:]
+        for (i, r) in records.enumerated() {
+            if r.endedAt == nil { open[r.device] = i }
+            if let id = r.incident { byIncident[r.device + "\n" + id] = i }
+        }
+    }
+
+    /// A time a bridge's message states (its `at`, `sentAt`), as Unix seconds, never later than
+    /// the receiver's clock `now` (issue 40: a retained incident dated 9999 would stay on top of
+    /// the history and never be pruned); nil when absent or not a time.
+    public static func bridgeTime(_ s: String?, now: Double) -> Double? {
+        s.flatMap(parseTime).map { min($0, now) }
     }
 
     /// An ISO 8601 time (the bridges' `at`) as Unix seconds.

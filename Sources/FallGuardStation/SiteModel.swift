@@ -51,6 +51,13 @@ public struct SiteModel: Sendable, Equatable {
         /// The alarm shows as open: an alert out (or its countdown) nobody has acknowledged.
         public var alarmOpen: Bool { (state == "alert-out" || state == "countdown") && !answered }
 
+        /// Whether `incident` is this bridge's alert out now, open: the only incident the
+        /// station signs an acknowledgement for (issue 40: a signature for an incident not open
+        /// yet, kept and published later, would acknowledge a fall nobody has seen).
+        public func isOpenAlert(_ incident: String) -> Bool {
+            state == "alert-out" && alarmOpen && self.incident?.id == incident
+        }
+
         /// What keeps this bridge from protecting its wearer now, each a fault call on the page:
         /// `offline`, `not worn`, `sensor: <problem>` (empty: none known).
         public var faults: [String] {
@@ -89,16 +96,49 @@ public struct SiteModel: Sendable, Equatable {
         for (d, r) in roster { bridges[d, default: Bridge(device: d)].apply(roster: r) }
     }
 
+    /// Bridges the roster does not name that the station keeps (issue 40: 20,000 fake bridges
+    /// on the broker must not fill its memory nor its page); a bridge the roster names is always
+    /// kept, and one already known stays.
+    public static let unlistedBridges = 1_000
+
+    /// The most bytes each topic's payload may have (a bridge's messages are far shorter:
+    /// a word, an incident of ~200 bytes, an alert of ~1 KB); a longer one is refused.
+    public static func payloadLimit(_ topic: Substring) -> Int {
+        switch topic {
+        case "incident": 2_048
+        case "alert": 8_192
+        default: 64
+        }
+    }
+
+    /// The most characters a name or a text from a bridge keeps (wearer, location, who answered, a device problem).
+    public static let fieldLength = 200
+
+    /// A message the site did not take, and why (the station logs these at a budget).
+    public struct Refusal: Sendable, Equatable, CustomStringConvertible {
+        public var device: String
+        public var why: String
+        public var description: String { "\(device): \(why)" }
+    }
+
     /// Folds one message in; messages on topics it does not know change nothing. A bridge is
-    /// known once it publishes (or the roster names it).
-    public mutating func apply(topic: String, payload: [UInt8], now: Double) {
-        guard topic.hasPrefix(prefix + "/") else { return }
+    /// known once it publishes (or the roster names it). Returns why a message was refused
+    /// (a payload too long for its topic, a new bridge past ``unlistedBridges``).
+    @discardableResult
+    public mutating func apply(topic: String, payload: [UInt8], now: Double) -> Refusal? {
+        guard topic.hasPrefix(prefix + "/") else { return nil }
         let rest = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
-        guard rest.count == 2, !rest[0].isEmpty else { return }
+        guard rest.count == 2, !rest[0].isEmpty else { return nil }
         let device = String(rest[0])
+        guard rest[1] != "ack" else { return nil }
+        guard !payload.isEmpty else { return nil }   // an ack cleared, a retained message withdrawn
+        guard payload.count <= Self.payloadLimit(rest[1]) else {
+            return Refusal(device: device, why: "a \(rest[1]) of \(payload.count) bytes (at most \(Self.payloadLimit(rest[1])))")
+        }
+        guard bridges[device] != nil || bridges.count < roster.count + Self.unlistedBridges else {
+            return Refusal(device: device, why: "more than \(Self.unlistedBridges) bridges the station's residents do not name: not shown")
+        }
         let text = String(decoding: payload, as: UTF8.self)
-        guard rest[1] != "ack" else { return }
-        guard !payload.isEmpty else { return }   // an ack cleared, a retained message withdrawn
         var b = bridges[device] ?? Bridge(device: device)
         if let r = roster[device] { b.apply(roster: r) }
         b.lastSeen = now
@@ -122,10 +162,10 @@ public struct SiteModel: Sendable, Equatable {
             }
             b.state = text
         case "incident":
-            guard let i = try? JSONDecoder().decode(IncidentPayload.self, from: Data(payload)) else { return }
+            guard let i = try? JSONDecoder().decode(IncidentPayload.self, from: Data(payload)) else { return nil }
             let acknowledged: String? = i.kind == "acknowledged" ? (i.acknowledgedBy ?? "someone") : i.acknowledgedBy
-            var incident = Incident(id: i.incident, kind: i.kind, at: i.at, delivered: i.delivered, reachedBy: i.reachedBy,
-                                    acknowledgedBy: acknowledged, atTime: i.at.flatMap(PastIncidents.parseTime), receivedAt: now)
+            var incident = Incident(id: Self.clip(i.incident), kind: Self.clip(i.kind), at: i.at.map(Self.clip), delivered: i.delivered,
+                                    reachedBy: i.reachedBy.map(Self.clip), acknowledgedBy: acknowledged.map(Self.clip), atTime: PastIncidents.bridgeTime(i.at, now: now), receivedAt: now)
             // The previous alarm's incident (its retained copy again, or its acknowledgement
             // landing late: not an alarm of another time under the same id, as a bridge whose
             // state was wiped would number it), or one that is over during a countdown (the new
@@ -145,28 +185,34 @@ public struct SiteModel: Sendable, Equatable {
             }
             b.incident = incident
         case "alert":
-            guard let a = try? JSONDecoder().decode(AlertPayload.self, from: Data(payload)) else { return }
-            if roster[device]?.wearer == nil, !a.wearer.name.isEmpty { b.wearer = a.wearer.name }
+            guard let a = try? JSONDecoder().decode(AlertPayload.self, from: Data(payload)) else { return nil }
+            if roster[device]?.wearer == nil, !a.wearer.name.isEmpty { b.wearer = Self.clip(a.wearer.name) }
             switch a.alert.kind {
             case "heartbeat": b.lastHeartbeat = now
-            case "device-problem": b.sensorProblem = a.message?.body ?? "device problem"
+            case "device-problem": b.sensorProblem = Self.clip(a.message?.body ?? "device problem")
             case "device-recovered": b.sensorProblem = nil
             case let kind where PastIncidents.alarmKinds.contains(kind):
                 // The alert of the current alarm: its time by the bridge's clock.
-                if b.incident == nil || b.incident?.id == a.alert.incident, let t = a.sentAt.flatMap(PastIncidents.parseTime),
+                if b.incident == nil || b.incident?.id == a.alert.incident, let t = PastIncidents.bridgeTime(a.sentAt, now: now),
                    b.raisedAt.map({ t < $0 }) ?? true {
                     (b.raisedAt, b.raisedSeenAt) = (t, now)
                 }
             default: break
             }
         default:
-            return
+            return nil
         }
         // Since when the alarm is open: from the message that opened it (a new incident while
         // one was open opens a new alarm); none while nothing is open.
         if b.alarmOpen, !wasOpen || newIncident || b.alarmSince == nil { b.alarmSince = now }
         if !b.alarmOpen { b.alarmSince = nil }
         bridges[device] = b
+        return nil
+    }
+
+    /// A bridge's text cut to ``fieldLength`` characters.
+    public static func clip(_ text: String) -> String {
+        text.count <= fieldLength ? text : String(text.prefix(fieldLength - 1)) + "…"
     }
 
     /// Every bridge: open alarms first (oldest first), then those with a fault, then the rest,

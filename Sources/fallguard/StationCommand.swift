@@ -24,10 +24,21 @@ struct StationCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Stop gracefully after this many seconds (tests, benches).", valueName: "seconds"))
     var duration: Seconds?
 
+    @Option(help: ArgumentHelp("Print this bridge's acknowledge-secret (derived from site-key, or its own) and exit.", valueName: "device"))
+    var bridgeKey: String?
+
     func run() async throws {
         let (c, diagnostics) = StationConfiguration.load(path: config)
         if ConfigReport.printAndShouldStop(diagnostics.redacted(by: c.redactor)) {
             throw ExitCode(ConfigReport.exitStatus)
+        }
+        if let device = bridgeKey {
+            guard let key = c.station.secret(for: device) else {
+                printError("\(config): station.site-key: not set: no key for \(device)")
+                throw ExitCode(ConfigReport.exitStatus)
+            }
+            print(key)
+            return
         }
         let redactor = c.redactor
         LoggingSystem.bootstrap { JournalLogHandler(label: $0, level: .info, redactor: redactor) }

@@ -10,6 +10,7 @@ import FallGuardWeb
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 import Testing
 
 struct StationDidNotServe: Error { var why: String }
@@ -345,6 +346,114 @@ struct StationDidNotServe: Error { var why: String }
         if case .success = MQTTAcknowledgementGate(device: "room-003", secret: secret).incident(of: ack, now: now) {
             Issue.record("another bridge with the same secret and incident id took it")
         }
+    }
+
+    /// Issue 40 item 5: each bridge's key is derived from the site key for its name; the
+    /// station signs with it, the bridge takes it, and another bridge's key (its file) proves
+    /// nothing to this one.
+    @Test func eachBridgeHasItsOwnKeyDerivedFromTheSiteKey() throws {
+        var section = StationSection()
+        section.siteKey = "the-site-key-of-rosewood-0123456789abcdef"
+        let (one, two) = (try #require(section.secret(for: "room-001")), try #require(section.secret(for: "room-002")))
+        #expect(one != two && one.count == 64 && one == MQTTAcknowledgementGate.bridgeKey(siteKey: section.siteKey!, device: "room-001"))
+        section.acknowledgeSecrets = ["room-002": "room-two-has-its-own-0123"]
+        #expect(section.secret(for: "room-002") == "room-two-has-its-own-0123", "its own key first")
+        let now = Date(timeIntervalSince1970: 1_800_000_010)
+        let signed = try MQTTAcknowledgement(payload: MQTTSiteClient.acknowledgement(
+            device: "room-001", incident: "FG-1", by: "Anna Smith", secret: one, time: 1_800_000_000))
+        #expect(try MQTTAcknowledgementGate(device: "room-001", secret: one).check(signed, now: now).get().provenBy == "Anna Smith")
+        // room-003's file holds room-003's key only: with it, room-001's alarm cannot be acknowledged.
+        let three = try #require(section.secret(for: "room-003"))
+        let forged = try MQTTAcknowledgement(payload: MQTTSiteClient.acknowledgement(
+            device: "room-001", incident: "FG-1", by: "Mallory", secret: three, time: 1_800_000_000))
+        if case .success = MQTTAcknowledgementGate(device: "room-001", secret: one).check(forged, now: now) {
+            Issue.record("room-003's key acknowledged room-001's alarm")
+        }
+        section.siteKey = "too-short"
+        #expect(section.checks(at: ["station"]).contains { $0.keyPath.last == "site-key" && $0.severity == .error })
+    }
+
+    /// Issue 40 attack 3: the station signs only the bridge's open alert; attack 11: a bridge's
+    /// times are never later than the station's clock (no row in year 9999 on top for ever).
+    @Test func onlyTheOpenAlertIsSignableAndBridgeTimesAreClamped() {
+        var site = SiteModel()
+        fold(&site, "fallguard/room-002/state", "alert-out", at: 100)
+        fold(&site, "fallguard/room-002/incident", #"{"incident":"FG-2","kind":"fall","at":"9999-12-31T23:59:59Z"}"#, at: 101)
+        let b = site.bridges["room-002"]!
+        #expect(b.isOpenAlert("FG-2") && !b.isOpenAlert("FG-3"), "FG-3 is not open yet: not signed")
+        #expect(b.raisedAt == 101 && b.incident?.atTime == 101, "9999 clamped to the station's clock: \(String(describing: b.raisedAt))")
+        fold(&site, "fallguard/room-002/incident", #"{"incident":"FG-2","kind":"acknowledged","at":"2026-11-26T10:00:00Z","acknowledged-by":"Ben"}"#, at: 102)
+        #expect(!site.bridges["room-002"]!.isOpenAlert("FG-2"), "acknowledged: nothing to sign")
+
+        var history = PastIncidents()
+        _ = history.apply(topic: "fallguard/room-009/incident",
+                          payload: Array(#"{"incident":"FG-9","kind":"acknowledged","at":"9999-12-31T23:59:59Z","acknowledged-by":"Anna Smith (station)"}"#.utf8),
+                          retained: true, now: 1_800_000_000)
+        #expect(history.records.count == 1 && history.records.allSatisfy { $0.raisedAt <= 1_800_000_000 && ($0.acknowledgedAt ?? 0) <= 1_800_000_000 })
+        #expect(history.drop(before: 1_800_000_000 + 8 * 86_400) == 1, "pruned with the rest after its days")
+    }
+
+    /// Issue 40 attacks 2, 5 and 6: what one message or one bridge can make the station keep is
+    /// bounded: a payload too long for its topic and new bridges past the cap are refused (and
+    /// said why), names are cut, and a bridge opens at most `alarmsPerHour` records an hour.
+    @Test func whatABridgeCanMakeTheStationKeepIsBounded() {
+        var site = SiteModel(roster: ["room-001": (wearer: "Margaret", location: nil)])
+        let big = #"{"wearer":{"name":""# + String(repeating: "x", count: 9_000) + #""},"alert":{"kind":"fall","incident":"FG-1"}}"#
+        #expect(site.apply(topic: "fallguard/room-002/alert", payload: Array(big.utf8), now: 1)?.why.contains("9") == true)
+        let long = #"{"wearer":{"name":""# + String(repeating: "y", count: 1_000) + #""},"alert":{"kind":"heartbeat","incident":"FG-1"}}"#
+        #expect(site.apply(topic: "fallguard/room-002/alert", payload: Array(long.utf8), now: 1) == nil)
+        #expect(site.bridges["room-002"]?.wearer?.count == SiteModel.fieldLength)
+        for i in 0..<(SiteModel.unlistedBridges + 50) { site.apply(topic: "fallguard/fake-\(i)/state", payload: Array("monitoring".utf8), now: 2) }
+        #expect(site.bridges.count == SiteModel.unlistedBridges + 1, "the roster's bridge and \(SiteModel.unlistedBridges) others: \(site.bridges.count)")
+        #expect(site.apply(topic: "fallguard/fake-99999/state", payload: Array("countdown".utf8), now: 3) != nil)
+        #expect(site.apply(topic: "fallguard/room-001/state", payload: Array("alert-out".utf8), now: 3) == nil, "a resident's bridge is always kept")
+        #expect(site.openAlarms.map(\.device) == ["room-001"])
+
+        var history = PastIncidents()
+        for i in 0..<2_000 {
+            let t = 1_800_000_000 + Double(i)
+            _ = history.apply(topic: "fallguard/flood/state", payload: Array("alert-out".utf8), now: t)
+            _ = history.apply(topic: "fallguard/flood/incident", payload: Array(#"{"incident":"FG-\#(i)","kind":"fall"}"#.utf8), now: t)
+            _ = history.apply(topic: "fallguard/flood/state", payload: Array("monitoring".utf8), now: t)
+        }
+        #expect(history.records.count == PastIncidents.alarmsPerHour && history.capped > 0, "\(history.records.count) records, \(history.capped) not recorded")
+        _ = history.apply(topic: "fallguard/room-001/state", payload: Array("alert-out".utf8), now: 1_800_002_000)
+        #expect(history.records.last?.device == "room-001", "another bridge's alarm is still recorded")
+    }
+
+    /// Issue 40 item 3: the inbox between libmosquitto's thread and the site takes one message
+    /// of each bridge in turn, and drops (and counts) past a bridge's own rate and bound: a
+    /// flooding bridge does not hold back another bridge's alarm.
+    @Test func theInboxIsFairAndBoundedPerBridge() throws {
+        final class Seen: Sendable { let m = Mutex<(order: [String], dropped: Int)>(([], 0)) }
+        let seen = Seen()
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let inbox = StationInbox(device: { StationServer.device(of: $0, prefix: "fallguard") ?? "" }) { batch, dropped in
+            if seen.m.withLock({ $0.order.isEmpty }) { started.signal(); gate.wait() }   // hold the worker while the flood queues
+            seen.m.withLock { $0.order += batch.map(\.topic); $0.dropped += dropped }
+        }
+        inbox.post(.init(topic: "fallguard/first/state", payload: Array("monitoring".utf8), retained: false, at: 0))
+        started.wait()
+        for _ in 0..<(StationInbox.perDevice + 100) {
+            inbox.post(.init(topic: "fallguard/flood/state", payload: Array("countdown".utf8), retained: false, at: 0))
+        }
+        inbox.post(.init(topic: "fallguard/room-001/state", payload: Array("alert-out".utf8), retained: false, at: 0))
+        gate.signal()
+        for _ in 0..<100 where inbox.waiting > 0 { Thread.sleep(forTimeInterval: 0.02) }
+        Thread.sleep(forTimeInterval: 0.1)
+        let (order, dropped) = seen.m.withLock { $0 }
+        let at = order.firstIndex(of: "fallguard/room-001/state")
+        #expect(at != nil && at! <= 2, "the alarm came \(at.map(String.init) ?? "never") in, after at most one flood message")
+        let flood = order.filter { $0 == "fallguard/flood/state" }.count
+        #expect(flood == Int(StationInbox.burst) && dropped == StationInbox.perDevice + 100 - flood,
+                "the flood's burst taken (\(flood)), the rest dropped (\(dropped))")
+        // Ten seconds later the bridge may send again, at its rate.
+        for _ in 0..<200 { inbox.post(.init(topic: "fallguard/flood/state", payload: Array("countdown".utf8), retained: false, at: 10)) }
+        for _ in 0..<100 where inbox.waiting > 0 { Thread.sleep(forTimeInterval: 0.02) }
+        Thread.sleep(forTimeInterval: 0.1)
+        let later = seen.m.withLock { $0 }
+        #expect(later.order.count - order.count == Int(StationInbox.perSecond * 10), "\(later.order.count - order.count) taken after 10 s")
     }
 
     @Test func theStationsFileIsCheckedWithFileAndLine() throws {
@@ -749,9 +858,11 @@ struct StationDidNotServe: Error { var why: String }
         let form = "csrf=\(after.display.csrf)&device=room-003&incident=FG-3"
         #expect(try await Self.get(base + "/ack", ["-b", wall, "--data", form + "&pin=1357"]).status == 403, "a wrong PIN")
         #expect(try await Self.get(base + "/ack", ["-b", wall, "--data", form]).status == 403, "no PIN")
+        let notOpen = "csrf=\(after.display.csrf)&device=room-003&incident=FG-4&pin=2468"
+        #expect(try await Self.get(base + "/ack", ["-b", wall, "--data", notOpen]).status == 409, "FG-4 is not open yet: nothing signed")
         #expect(try await Self.get(base + "/ack", ["-b", wall, "--data", form + "&pin=2468"]).status == 204)
         let got = await acks.lines()
-        #expect(got.count == 1 && got[0].contains(#""by":"Ben Okafor"#), "\(got)")
+        #expect(got.count == 1 && got[0].contains(#""by":"Ben Okafor"#) && got[0].contains(#""incident":"FG-3""#), "\(got)")
         running.cancel()
         _ = await running.result
     }
