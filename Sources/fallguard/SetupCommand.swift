@@ -234,13 +234,8 @@ struct SetupCommand: ParsableCommand {
     /// `until` says true (given all the output so far, at least every 200 ms), or after
     /// `timeout` seconds, it is stopped (SIGTERM, then SIGKILL after 2 s).
     static func watchSelf(_ arguments: [String], timeout: Double, until: (String) -> Bool) -> (matched: Bool, status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        p.arguments = arguments
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        do { try p.run() } catch { return (false, 127, "cannot run \(p.executableURL!.path): \(error)\n") }
+        let (p, pipe, failed) = startSelf(arguments)
+        if let failed { return (false, 127, failed) }
         let fd = pipe.fileHandleForReading.fileDescriptor
         var data = Data(), matched = false, open = true
         let end = MonotonicClock.nanoseconds() + Int64(timeout * 1e9)
@@ -268,15 +263,23 @@ struct SetupCommand: ParsableCommand {
         return (matched, p.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
-    /// This program again, with other arguments: its output and exit status.
-    static func runSelf(_ arguments: [String]) -> (status: Int32, output: String) {
+    /// This program again, started with its standard output and error into one pipe; the
+    /// reason when it could not start.
+    private static func startSelf(_ arguments: [String]) -> (Process, Pipe, String?) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         p.arguments = arguments
         let pipe = Pipe()
         p.standardOutput = pipe
         p.standardError = pipe
-        do { try p.run() } catch { return (127, "cannot run \(p.executableURL!.path): \(error)\n") }
+        do { try p.run() } catch { return (p, pipe, "cannot run \(p.executableURL!.path): \(error)\n") }
+        return (p, pipe, nil)
+    }
+
+    /// This program again, with other arguments: its output and exit status.
+    static func runSelf(_ arguments: [String]) -> (status: Int32, output: String) {
+        let (p, pipe, failed) = startSelf(arguments)
+        if let failed { return (127, failed) }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
