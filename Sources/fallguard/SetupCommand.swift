@@ -1,4 +1,5 @@
 import ArgumentParser
+import FallGuardConfig
 import FallGuardCore
 import FallGuardDaemon
 import FallGuardHardware
@@ -420,6 +421,9 @@ struct SetupFiles {
         }
         if !secrets.isEmpty { c += "credentials-file: \(q(credentialsPath))\n\n" }
         let device = a["sensor"].flatMap { $0 == "auto" ? nil : $0 }
+        // A countdown shorter than the default final phase (its faster beeping) is all final phase.
+        let seconds = Double(a["countdown"] ?? "30") ?? 30
+        let finalPhase = seconds < AlarmSection.defaults.finalPhase ? "\n  final-phase: \(a["countdown"] ?? "30")" : ""
         c += """
             sensor:
               uri: "local:"
@@ -433,7 +437,7 @@ struct SetupFiles {
               led: {line: \(a["led"] ?? "GPIO27")}
 
             alarm:
-              countdown: \(a["countdown"] ?? "30")
+              countdown: \(a["countdown"] ?? "30")\(finalPhase)
 
             wearer:
               name: \(q(a["wearer-name"] ?? ""))

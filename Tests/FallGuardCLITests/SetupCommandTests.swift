@@ -200,6 +200,24 @@ import FallGuardTestSupport
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }
 
+    /// The simulated fall that nobody aborts fails the check (exit 1, saying so) after the
+    /// buzzer's countdown ran out: --answers with `simulated-fall: aborted`, the real libgpiod on
+    /// the GPIO emulator, the real libiio on the IIO emulator's ADXL345, nobody pressing.
+    @Test(.enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
+    func aSimulatedFallNobodyAbortsFailsTheCheck() throws {
+        let dir = TempDirectory("setup-unaborted")
+        let answers = dir.write("answers.yaml", Self.common.replacingOccurrences(of: "countdown: 30", with: "countdown: 5")
+            + Self.channels["ntfy"]! + "simulated-fall: aborted\n")
+        let run = try GPIOEmulatorRun(["setup", "--answers", answers, "--config", dir.path + "/config.yaml"],
+                                      wrapper: [Emulator.root + "/tools/iio-emulator/iio-emu", "--model", "adxl345-direct",
+                                                "--recording", Emulator.fixtures + "/D01_SA08_R01.csv", "--"])
+        let status = run.wait()
+        #expect(status == 1, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("FALL DETECTED"), "\(run.stdout)")
+        #expect(run.stderr.contains("the countdown was not stopped"), "\(run.stderr)")
+        #expect(try run.levels(offset: 18).contains { $0.value == 1 }, "the countdown sounded")
+    }
+
     /// --answers: the checks' recorded answers. The orientation's result goes into the file,
     /// a skipped check says so, a wrong recorded answer names the file, line and key.
     @Test func answersRecordTheChecks() throws {
