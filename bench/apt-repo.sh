@@ -22,7 +22,8 @@
 #
 # Usage: bench/apt-repo.sh [--arch amd64|arm64] [--deb FILE]
 #   --deb FILE  the package to publish (default: deploy/build-deb.sh of tools/build-release's
-#               program, built if missing: a release build, 12 to 60 min on a loaded machine).
+#               program, built if missing: a release build, 12 to 60 min on a loaded machine;
+#               FALLGUARD_DEBUG_PACKAGE=1: of .build/debug/fallguard instead).
 #               A package of a debug program works too: the toolchain's Swift runtime is then
 #               bind-mounted read-only into the root (the release package needs none).
 #   --arch arm64  an arm64 root under qemu-user (binfmt; slow: apt's maintainer scripts run
@@ -52,29 +53,12 @@ check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then result PASS "$what
 finish() { echo "apt-repo: $passed passed, $failed failed ($(elapsed) s)"; [ "$failed" = 0 ]; exit $?; }
 
 work="$(mktemp -d /tmp/fg-apt-repo.XXXXXX)"
-servers=()
-cleanup() {
-    for p in "${servers[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-    rm -rf "$work"
-}
+. bench/lib-trixie-root.sh
+cleanup() { trixie_cleanup; rm -rf "$work"; }
 trap cleanup EXIT
 
 # ---- the packages: 0.4.x as built, and the next patch version repacked from it -------------
-if [ -z "$deb" ]; then
-    binary=$repo/.build/release/fallguard
-    if [ ! -x "$binary" ]; then
-        echo "apt-repo: building the release program (tools/build-release) ..."
-        tools/build-release fallguard >"$work/build.log" 2>&1 || { tail -n 20 "$work/build.log"; exit 1; }
-    fi
-    export SOURCE_DATE_EPOCH; SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
-    s=$(date +%s)
-    deb=$(deploy/build-deb.sh --arch "$arch" --binary "$binary" --output "$work/debs" 2>"$work/build-deb.log") ||
-        { cat "$work/build-deb.log"; exit 1; }
-    echo "apt-repo: $(basename "$deb") built in $(( $(date +%s) - s )) s, $(du -k "$deb" | cut -f1) KiB"
-    again=$(deploy/build-deb.sh --arch "$arch" --binary "$binary" --output "$work/debs-again" 2>/dev/null)
-    check "same program and SOURCE_DATE_EPOCH: byte-identical .deb ($(sha256sum "$deb" | cut -c1-16))" cmp -s "$deb" "$again"
-    unset SOURCE_DATE_EPOCH
-fi
+trixie_package apt-repo
 [ "$(dpkg-deb -f "$deb" Architecture)" = "$arch" ] || { echo "apt-repo.sh: $deb is not $arch" >&2; exit 2; }
 v1=$(dpkg-deb -f "$deb" Version)
 v2=$(echo "$v1" | awk -F. -v OFS=. '{ $NF = $NF + 1; print }')
@@ -94,55 +78,10 @@ deploy/release.sh --deb "$deb" --output "$site" --test-key "$work/key" --url "$u
 check "release.sh: signed InRelease, Release.gpg, SHA256SUMS.asc, the key" test -s "$site/dists/trixie/InRelease" -a -s "$site/dists/trixie/Release.gpg" -a -s "$site/SHA256SUMS.asc" -a -s "$site/fallguard-archive-keyring.gpg"
 check "SHA256SUMS matches every published file" sh -c "cd '$site' && sha256sum --quiet -c SHA256SUMS"
 check "InRelease verifies with the published key alone (gpgv)" gpgv --keyring "$site/fallguard-archive-keyring.gpg" "$site/dists/trixie/InRelease"
-serve() { # serve DIR PORT: a static file server on loopback
-    python3 -m http.server --bind 127.0.0.1 --directory "$1" "$2" >>"$work/http-$2.log" 2>&1 &
-    servers+=($!)
-    for _ in $(seq 50); do curl -fs -o /dev/null "http://127.0.0.1:$2/" && return 0; sleep 0.1; done
-    return 1
-}
 serve "$site" "$port" || { echo "apt-repo.sh: the static server did not start" >&2; exit 1; }
 
 # ---- a fresh trixie root ----------------------------------------------------------------------
-cache=${FALLGUARD_APT_CACHE:-$HOME/.cache/fallguard-apt}
-base="$cache/trixie-$arch-base.tar"
-if [ "$arch" != "$(dpkg --print-architecture)" ]; then
-    [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-    [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64
-fi
-if [ ! -s "$base" ]; then
-    mkdir -p "$cache"
-    s=$(date +%s)
-    # What an owner's Raspberry Pi OS Lite has that the bench uses: apt, curl, ca-certificates.
-    mmdebstrap --arch="$arch" --variant=apt --include=ca-certificates,curl \
-        trixie "$base.tmp.tar" http://deb.debian.org/debian >"$work/mmdebstrap.log" 2>&1 ||
-        { tail -n 5 "$work/mmdebstrap.log"; exit 1; }
-    mv "$base.tmp.tar" "$base"
-    echo "apt-repo: trixie $arch base made in $(( $(date +%s) - s )) s ($(du -m "$base" | cut -f1) MB)"
-fi
-root="$work/root"
-mkdir -p "$root"
-tar -xf "$base" -C "$root"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-# The docs' `apt install` asks "Do you want to continue?": yes, as the owner would answer.
-echo 'APT::Get::Assume-Yes "true";' > "$root/etc/apt/apt.conf.d/90bench-yes"
-# A debug program (no release build at hand) loads the Swift runtime from the toolchain it was
-# built with (its RUNPATH): that folder is bind-mounted read-only at the same path in the root.
-# The release package (static runtime) needs nothing of the kind; apt's part is the same.
-runtime=""
-dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/bin/fallguard > "$work/program"
-if readelf -d "$work/program" | grep -q 'NEEDED.*libswiftCore'; then
-    for dir in $(readelf -d "$work/program" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p' | tr ':' ' '); do
-        [ -e "$dir/libswiftCore.so" ] && { runtime=$dir; break; }
-    done
-    [ -n "$runtime" ] || { echo "apt-repo.sh: the program needs libswiftCore.so and its RUNPATH has none" >&2; exit 1; }
-    echo "apt-repo: the package's program is a debug build: the toolchain's runtime ($runtime) is bind-mounted read-only into the root"
-fi
-rm -f "$work/program"
-in_root() {
-    unshare --mount --propagation private -- sh -c 'r="$0"; rt="$1"; shift; mount -t proc proc "$r/proc"; mount --bind /dev "$r/dev"; mount -t tmpfs tmpfs "$r/run"
-        if [ -n "$rt" ]; then mkdir -p "$r$rt" && mount --bind -o ro "$rt" "$r$rt"; fi; exec chroot "$r" "$@"' \
-        "$root" "$runtime" env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"
-}
+trixie_root
 
 # ---- the docs' steps, literally -----------------------------------------------------------------
 steps=$(sed -n '/<!-- owner-apt-steps: begin/,/<!-- owner-apt-steps: end/p' docs/raspberry-pi.md | grep '^sudo ' |

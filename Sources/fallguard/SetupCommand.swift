@@ -1,4 +1,6 @@
 import ArgumentParser
+import FallGuardConfig
+import FallGuardCore
 import FallGuardDaemon
 import FallGuardHardware
 import Foundation
@@ -6,8 +8,9 @@ import Foundation
 /// `fallguard setup`: the first run on the Pi (issue 39). Asks who wears it, whom to tell and
 /// how (a channel without an account first), which sensor and pins; writes the configuration
 /// and the credentials file (0600); then checks the file (`check-config`), looks for the
-/// sensor, sends a test alert and asks whether it arrived. `--answers FILE` takes the answers
-/// from a file (a flat YAML mapping of the keys below) and only writes and checks the file.
+/// checks (SetupChecks): the sensor found and oriented, the buzzer heard, the button pressed, a
+/// test alert received, a simulated fall aborted. `--answers FILE` takes the answers from a file
+/// (a flat YAML mapping of the keys below), the checks' too (absent: skipped).
 struct SetupCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "setup",
@@ -15,11 +18,19 @@ struct SetupCommand: ParsableCommand {
         discussion: """
             Interactive: every question shows its default in [brackets] (Enter takes it). With \
             --answers FILE the answers come from FILE, one `key: value` a line: \
-            \(Question.all.map(\.key).joined(separator: ", ")). Writes --config (the previous \
+            \(Question.all.map(\.key).joined(separator: ", ")); and the checks' recorded answers \
+            (a check whose key is absent is skipped): \(SetupChecks.keys.map { "\($0.key) (\($0.values.joined(separator: "|")))" }.joined(separator: ", ")). \
+            Writes --config (the previous \
             file is kept as <file>.before-setup) and, when a channel has a secret, --credentials \
-            (mode 0600, owned by fallguard when that user exists). Exit status 78 when an answer \
-            is invalid or the written file does not pass check-config; 1 when the test alert \
-            failed or did not arrive.
+            (mode 0600, owned by fallguard when that user exists). Then the checks, each skippable \
+            (answer skip): the sensor found and oriented (stand still, then lie on the back: \
+            sets or confirms sensor.mount-matrix), the buzzer heard, the button pressed within \
+            20 s, a test alert received, a simulated fall (the bundled recording through the \
+            alarm, nothing sent) aborted with the button. A running fallguard.service is stopped \
+            for the checks and started again. Exit status 78 when an answer \
+            is invalid or the written file does not pass check-config; 1 when a check failed \
+            (the test alert not sent or not received, the buzzer not heard, no press, the \
+            countdown not aborted).
             """)
 
     @Option(help: ArgumentHelp("The configuration file to write.", valueName: "path"))
@@ -28,7 +39,7 @@ struct SetupCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The credentials file to write (secrets only).", valueName: "path"))
     var credentials = "/etc/fallguard/credentials.yaml"
 
-    @Option(help: ArgumentHelp("Take the answers from this file instead of asking; no test alert.", valueName: "path"))
+    @Option(help: ArgumentHelp("Take the answers from this file instead of asking (the checks' too).", valueName: "path"))
     var answers: String?
 
     @Flag(help: "Do not open the sensor or the GPIO lines (setting up on another machine).")
@@ -58,49 +69,83 @@ struct SetupCommand: ParsableCommand {
             }
             a[q.key] = value
         }
-        let written = SetupFiles(answers: a, credentialsPath: URL(fileURLWithPath: credentials).standardizedFileURL.path)
-        try Self.write(written.config, to: config, mode: 0o640, owner: nil, keepPrevious: true)
-        if let secrets = written.credentials {
-            try Self.write(secrets, to: credentials, mode: 0o600, owner: "fallguard", keepPrevious: false)
-            print("wrote \(credentials) (the secrets, mode 0600)")
+        // The orientation's recorded result (interactive: the check measures it).
+        if let m = given["mount-matrix"], m != "null" {
+            guard Self.matrix(m) != nil else { throw Self.fail("\(answers!): mount-matrix: three rows of three numbers, a rotation, e.g. [[1, 0, 0], [0, 0, -1], [0, 1, 0]]") }
+            a["mount-matrix"] = m
         }
-        print("wrote \(config)")
+        let credentialsPath = URL(fileURLWithPath: credentials).standardizedFileURL.path
+        try writeFiles(a, credentialsPath: credentialsPath, quiet: false)
 
         print("\n1. Checking the configuration (fallguard check-config) ...")
+        try checkConfig()
+        var checks = SetupChecks(config: config, answers: a, recorded: interactive ? nil : given, noHardware: noHardware) { changed in
+            try writeFiles(changed, credentialsPath: credentialsPath, quiet: true)
+            try checkConfig()
+        }
+        let service = ServicePause()
+        defer { service.restart() }
+        if !noHardware {
+            service.stopForChecks()
+            try checks.sensor()
+            try checks.buzzer()
+            try checks.button()
+        }
+        try testAlert(channel: Channel(a["channel"] ?? ""), checks: checks)
+        if !noHardware { try checks.simulatedFall() }
+        print("""
+
+            Done. \(service.stopped ? "" : "Start (or restart) the service: sudo systemctl restart fallguard\n")\
+            Then try the whole chain once for real (docs/raspberry-pi.md, step 10): drop the sensor onto a \
+            cushion, hear the buzzer's countdown and press the button to abort it; then let one \
+            countdown run out; then hold the button 2 s for a help request.
+            """)
+    }
+
+    private func writeFiles(_ a: [String: String], credentialsPath: String, quiet: Bool) throws {
+        let written = SetupFiles(answers: a, credentialsPath: credentialsPath)
+        try Self.write(written.config, to: config, mode: 0o640, owner: nil, keepPrevious: !quiet)
+        if let secrets = written.credentials {
+            try Self.write(secrets, to: credentials, mode: 0o600, owner: "fallguard", keepPrevious: false)
+            if !quiet { print("wrote \(credentials) (the secrets, mode 0600)") }
+        }
+        if !quiet { print("wrote \(config)") }
+    }
+
+    private func checkConfig() throws {
         let check = Self.runSelf(["check-config", "--config", config] + (noHardware ? ["--no-hardware"] : []))
         print(check.output, terminator: "")
         guard check.status == 0 else { throw Self.fail("the written configuration does not pass check-config (above)") }
-        guard interactive else { return }
+    }
 
-        if !noHardware {
-            print("\n2. Looking for the sensor ...")
-            let found = (try? AccelerometerDiscovery.list(uri: "local:")) ?? []
-            if let first = found.first {
-                print("sensor found: \(first.name)")
-            } else {
-                print("NO SENSOR FOUND: check the wiring and the overlay (docs/raspberry-pi.md, steps 3, 5 and 6), then `fallguard devices`.")
-            }
+    /// 5. A test alert, sent and received.
+    private func testAlert(channel: Channel, checks: SetupChecks) throws {
+        if !checks.interactive, SetupChecks.says(checks.recorded?["test-alert-received"] ?? "skip", "skip") {
+            print("\n5. The test alert: skipped")
+            return
         }
-
-        print("\n3. Sending a test alert (fallguard test-alert) ...")
+        print("\n5. Sending a test alert (fallguard test-alert) ...")
         flushStandardOutput()
         let alert = Self.runSelf(["test-alert", "--config", config])
         print(alert.output, terminator: "")
         guard alert.status == 0 else {
             throw Self.fail("the test alert could not be sent (above): correct the answer and run `fallguard setup` again, or edit \(config)", status: 1)
         }
-        let arrived = Self.ask(Question(key: "arrived", prompt: "Did the test alert arrive (\(Channel(a["channel"] ?? "").whereToLook))? yes/no"), default: nil)
-        guard ["y", "yes"].contains(arrived.lowercased()) else {
-            throw Self.fail("the test alert did not arrive: \(Channel(a["channel"] ?? "").ifNotArrived)", status: 1)
+        let arrived = try checks.answer("test-alert-received", "Did the test alert arrive (\(channel.whereToLook))? yes/no (skip)", suggested: "")
+        if arrived == "skip" { print("test alert: not confirmed (skipped)"); return }
+        guard SetupChecks.says(arrived, "y", "yes") else {
+            throw Self.fail("the test alert did not arrive: \(channel.ifNotArrived)", status: 1)
         }
         print("test alert received.")
-        print("""
+    }
 
-            Done. Start (or restart) the service: sudo systemctl restart fallguard
-            Then try the whole chain once (docs/raspberry-pi.md, step 10): drop the sensor onto a \
-            cushion, hear the buzzer's countdown and press the button to abort it; then let one \
-            countdown run out; then hold the button 2 s for a help request.
-            """)
+    /// A mount matrix as the answers file or the orientation check writes it: three rows of
+    /// three numbers, a rotation (determinant ±1).
+    static func matrix(_ text: String) -> [[Double]]? {
+        guard let rows = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[NSNumber]],
+              rows.count == 3, rows.allSatisfy({ $0.count == 3 }) else { return nil }
+        let m = rows.map { $0.map(\.doubleValue) }
+        return abs(abs(MountOrientation.determinant(m)) - 1) <= 0.05 ? m : nil
     }
 
     // MARK: - Reading answers
@@ -109,10 +154,6 @@ struct SetupCommand: ParsableCommand {
     static func askOrStop(_ q: Question, default d: String?) throws -> String {
         guard let v = ask(q, default: d, atEnd: nil) else { throw fail("\n\(q.key): no answer (end of input): nothing written") }
         return v
-    }
-
-    static func ask(_ q: Question, default d: String?) -> String {
-        ask(q, default: d, atEnd: d ?? "") ?? ""
     }
 
     static func ask(_ q: Question, default d: String?, atEnd: String?) -> String? {
@@ -138,8 +179,12 @@ struct SetupCommand: ParsableCommand {
             if value.count >= 2, let f = value.first, f == value.last, f == "\"" || f == "'" {
                 value = String(value.dropFirst().dropLast())
             }
-            guard Question.all.contains(where: { $0.key == key }) else {
-                throw fail("\(path):\(n + 1): \(key): unknown key (known: \(Question.all.map(\.key).joined(separator: ", ")))")
+            let known = Question.all.map(\.key) + SetupChecks.keys.map { $0.key }
+            guard known.contains(key) else {
+                throw fail("\(path):\(n + 1): \(key): unknown key (known: \(known.joined(separator: ", ")))")
+            }
+            if let allowed = SetupChecks.keys.first(where: { $0.key == key })?.values, key != "mount-matrix", !allowed.contains(value) {
+                throw fail("\(path):\(n + 1): \(key): '\(value)': one of \(allowed.joined(separator: ", "))")
             }
             result[key] = value
         }
@@ -174,15 +219,68 @@ struct SetupCommand: ParsableCommand {
         guard rename(temporary, path) == 0 else { throw fail("\(path): cannot replace: \(String(cString: strerror(errno)))", status: 73) }
     }
 
-    /// This program again, with other arguments: its output and exit status.
-    static func runSelf(_ arguments: [String]) -> (status: Int32, output: String) {
+    /// A program's exit status (its output discarded).
+    static func run(_ path: String, _ arguments: [String]) -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = arguments
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return 127 }
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    /// This program again, its output (standard output and error) looked at as it comes: when
+    /// `until` says true (given all the output so far, at least every 200 ms), or after
+    /// `timeout` seconds, it is stopped (SIGTERM, then SIGKILL after 2 s).
+    static func watchSelf(_ arguments: [String], timeout: Double, until: (String) -> Bool) -> (matched: Bool, status: Int32, output: String) {
+        let (p, pipe, failed) = startSelf(arguments)
+        if let failed { return (false, 127, failed) }
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        var data = Data(), matched = false, open = true
+        let end = MonotonicClock.nanoseconds() + Int64(timeout * 1e9)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while MonotonicClock.nanoseconds() < end {
+            if open {
+                var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                if poll(&pfd, 1, 200) > 0 {
+                    let n = read(fd, &buffer, buffer.count)
+                    if n > 0 { data.append(contentsOf: buffer[0..<n]) } else { open = false }
+                }
+            } else {
+                usleep(200_000)
+            }
+            if until(String(decoding: data, as: UTF8.self)) { matched = true; break }
+            if !open, !p.isRunning { break }
+        }
+        if p.isRunning {
+            p.terminate()
+            let grace = MonotonicClock.nanoseconds() + 2_000_000_000
+            while p.isRunning, MonotonicClock.nanoseconds() < grace { usleep(20_000) }
+            if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        }
+        p.waitUntilExit()
+        return (matched, p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// This program again, started with its standard output and error into one pipe; the
+    /// reason when it could not start.
+    private static func startSelf(_ arguments: [String]) -> (Process, Pipe, String?) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         p.arguments = arguments
         let pipe = Pipe()
         p.standardOutput = pipe
         p.standardError = pipe
-        do { try p.run() } catch { return (127, "cannot run \(p.executableURL!.path): \(error)\n") }
+        do { try p.run() } catch { return (p, pipe, "cannot run \(p.executableURL!.path): \(error)\n") }
+        return (p, pipe, nil)
+    }
+
+    /// This program again, with other arguments: its output and exit status.
+    static func runSelf(_ arguments: [String]) -> (status: Int32, output: String) {
+        let (p, pipe, failed) = startSelf(arguments)
+        if let failed { return (127, failed) }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
@@ -323,11 +421,14 @@ struct SetupFiles {
         }
         if !secrets.isEmpty { c += "credentials-file: \(q(credentialsPath))\n\n" }
         let device = a["sensor"].flatMap { $0 == "auto" ? nil : $0 }
+        // A countdown shorter than the default final phase (its faster beeping) is all final phase.
+        let seconds = Double(a["countdown"] ?? "30") ?? 30
+        let finalPhase = seconds < AlarmSection.defaults.finalPhase ? "\n  final-phase: \(a["countdown"] ?? "30")" : ""
         c += """
             sensor:
               uri: "local:"
               device: \(device.map(q) ?? "null")
-              mount-matrix: null
+              mount-matrix: \(a["mount-matrix"] ?? "null")
 
             gpio:
               chip: gpiochip0
@@ -336,7 +437,7 @@ struct SetupFiles {
               led: {line: \(a["led"] ?? "GPIO27")}
 
             alarm:
-              countdown: \(a["countdown"] ?? "30")
+              countdown: \(a["countdown"] ?? "30")\(finalPhase)
 
             wearer:
               name: \(q(a["wearer-name"] ?? ""))
