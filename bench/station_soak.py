@@ -12,13 +12,14 @@ monitoring. Every 10th alarm one bridge goes offline (its connection dropped: th
 comes back. The station's RSS (VmRSS of its process) is sampled every 5 s for MINUTES (30).
 Prints the figures and PASS/FAIL: max RSS <= 64 MiB; every alarm on screen <= 2 s.
 """
-import json, os, random, shutil, socket, struct, subprocess, sys, time
+import json, os, random, socket, struct, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tools/page-check"))
 import care_home as ch   # noqa: E402
 from cdp import Browser, BrowserError   # noqa: E402
+from station_check import fresh_broker, write_station_config   # noqa: E402
 
 BRIDGES = int(os.environ.get("BRIDGES", "200"))
 MINUTES = float(os.environ.get("MINUTES", "30"))
@@ -85,26 +86,13 @@ def rss_kib(pid):
 
 
 def main():
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT + "/broker")
-    port = ch.free_port()
-    broker = ch.Broker(OUT + "/broker", port)
-    broker.start()
+    port, broker = fresh_broker(OUT)
     web = ch.free_port()
     conf = OUT + "/station.yaml"
     residents = "".join(f"    {ch.device(i)}: {{wearer: Resident {i}, location: \"Room {i}\", floor: floor-{i // 50}}}\n" for i in range(BRIDGES))
-    with open(conf, "w") as f:
-        f.write(f"""station:
-  broker: {{host: 127.0.0.1, port: {port}}}
-  listen: 127.0.0.1:{web}
-  acknowledge-secret: {ch.SECRET}
-  staff:
-    - {{user: anna, name: Anna Smith, password: anna-station-pw}}
-  residents:
-{residents}  state-directory: {OUT}/station-state
+    write_station_config(conf, port, web, "", residents, f"""  state-directory: {OUT}/station-state
   escalation: {{accept-within: 3600, presence-within: 7200}}
 """)
-    os.chmod(conf, 0o600)
     station = subprocess.Popen([ch.BIN, "station", "--config", conf], stdout=subprocess.DEVNULL,
                                stderr=open(OUT + "/station.log", "w"))
     base = f"http://127.0.0.1:{web}"
