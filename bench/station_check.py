@@ -55,6 +55,31 @@ def curl(url, *extra):
     return int(r.stdout or 0)
 
 
+def fresh_broker(out):
+    """An empty `out` and a mosquitto started in it: (port, broker)."""
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out + "/broker")
+    port = ch.free_port()
+    broker = ch.Broker(out + "/broker", port)
+    broker.start()
+    return port, broker
+
+
+def write_station_config(conf, port, web, more_staff, residents, rest):
+    """A station's file (0600): the broker, the address, the bridges' secret, anna and
+    `more_staff`, `residents` (YAML lines), then `rest`."""
+    with open(conf, "w") as f:
+        f.write(f"""station:
+  broker: {{host: 127.0.0.1, port: {port}}}
+  listen: 127.0.0.1:{web}
+  acknowledge-secret: {ch.SECRET}
+  staff:
+    - {{user: anna, name: Anna Smith, password: anna-station-pw}}
+{more_staff}  residents:
+{residents}{rest}""")
+    os.chmod(conf, 0o600)
+
+
 def fmt(v):
     return f"{v:.2f}" if v is not None else "nan"
 
@@ -297,11 +322,7 @@ def escalation_and_phone(browser, wall, port, base):
 
 
 def main():
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT + "/broker")
-    port = ch.free_port()
-    broker = ch.Broker(OUT + "/broker", port)
-    broker.start()
+    port, broker = fresh_broker(OUT)
     sub = ch.Subscriber(port, OUT + "/messages.tsv", topics=("fallguard/room-000/#",))
     # The other bridges, as their retained messages stand on the broker.
     lines = []
@@ -323,17 +344,8 @@ def main():
     # The station: two members of staff, the bridges' secret, who lives in room-000.
     web = ch.free_port()
     conf = OUT + "/station.yaml"
-    with open(conf, "w") as f:
-        f.write(f"""station:
-  broker: {{host: 127.0.0.1, port: {port}}}
-  listen: 127.0.0.1:{web}
-  acknowledge-secret: {ch.SECRET}
-  staff:
-    - {{user: anna, name: Anna Smith, password: anna-station-pw}}
-    - {{user: bob, name: Bob Jones, password: bob-station-pw, pin: "4711"}}
-  residents:
-    room-000: {{wearer: Margaret, location: "Room 0, ground floor"}}
-  state-directory: {OUT}/station-state
+    write_station_config(conf, port, web, '    - {user: bob, name: Bob Jones, password: bob-station-pw, pin: "4711"}\n',
+                         '    room-000: {wearer: Margaret, location: "Room 0, ground floor"}\n', f"""  state-directory: {OUT}/station-state
   display-key: {DISPLAY_KEY}
   escalation: {{accept-within: 10, presence-within: 1800}}
 """)

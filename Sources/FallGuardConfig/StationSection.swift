@@ -82,28 +82,73 @@ public struct StationSection: KeyedSection, Equatable {
     public struct Resident: KeyedSection, Codable, Equatable, Sendable {
         public var wearer: String?
         public var location: String?
+        /// Key `floor`: the floor or wing (`ground`, `east wing`): the page's filter, the shifts'
+        /// assignments, the incidents' CSV.
+        public var floor: String?
 
         public init() {}
 
         public static var keys: [ConfigKey<Self>] {
-            [.optional("wearer", \.wearer, nullWhenUnset: false), .optional("location", \.location, nullWhenUnset: false)]
+            [.optional("wearer", \.wearer, nullWhenUnset: false), .optional("location", \.location, nullWhenUnset: false),
+             .optional("floor", \.floor, nullWhenUnset: false)]
         }
     }
+
+    /// `shifts:` — a shift (local time `from`-`to`, across midnight when `to` is earlier) and
+    /// which floors each member of staff looks after in it (`floors: {anna: [ground, first]}`):
+    /// their page shows those floors first, and the incidents' CSV names the shift.
+    public struct Shift: KeyedSection, Codable, Equatable, Sendable {
+        public var name = ""
+        public var from = ""
+        public var to = ""
+        /// User → the floors (the residents' `floor`) they look after in this shift.
+        public var floors: [String: [String]] = [:]
+
+        public init() {}
+        public init(name: String, from: String, to: String, floors: [String: [String]] = [:]) {
+            (self.name, self.from, self.to, self.floors) = (name, from, to, floors)
+        }
+
+        /// `from`-`to` (nil: malformed, a problem of the file).
+        public var window: DailyWindow? {
+            guard let a = LocalTime(parsing: from), let b = LocalTime(parsing: to), a != b else { return nil }
+            return DailyWindow(start: a, end: b)
+        }
+
+        public static var keys: [ConfigKey<Self>] {
+            [.value("name", \.name, required: true), .value("from", \.from, required: true), .value("to", \.to, required: true),
+             .value("floors", \.floors)]
+        }
+    }
+
+    /// The first of `shifts` whose hours hold `time` (local).
+    public static func shift(at time: LocalTime, in shifts: [Shift]) -> Shift? { shifts.first { $0.window?.contains(time) == true } }
+
+    /// The floors the residents are on, sorted.
+    public var floors: [String] { Set(residents.values.compactMap(\.floor)).sorted() }
 
     /// `escalation:` — the steps of a call (issue 37 item 4): accepted ("I'm going", the
     /// acknowledgement) within `accept-within` seconds of the alarm, presence at the bedside
     /// ("I'm here") within `presence-within` seconds of the acceptance, else it escalates: every
-    /// page's louder tone, and the `on-call` contact through the station's own `channels`.
+    /// page's louder tone, and the `on-call` contact through the station's own `channels`. A
+    /// call still late `escalate-again-after` seconds later (0: never) escalates once more, to
+    /// the `senior` contact (the on-call contact again without one).
     public struct Escalation: KeyedSection, Equatable, Sendable {
         public var acceptWithin = 60.0
         public var presenceWithin = 300.0
         public var onCall: OnCall?
+        public var escalateAgainAfter = 0.0
+        public var senior: OnCall?
 
         public init() {}
 
+        /// Who the second tier tells: the senior contact, else the on-call contact again.
+        public var secondTier: OnCall? { senior ?? onCall }
+
         public static var keys: [ConfigKey<Self>] {
             [.value("accept-within", \.acceptWithin, in: 10...3_600, unit: " s"),
-             .value("presence-within", \.presenceWithin, in: 30...7_200, unit: " s"), .section("on-call", \.onCall)]
+             .value("presence-within", \.presenceWithin, in: 30...7_200, unit: " s"), .section("on-call", \.onCall),
+             .value("escalate-again-after", \.escalateAgainAfter, in: 0...3_600, unit: " s"), .section("senior", \.senior)]
         }
     }
 
@@ -141,6 +186,7 @@ public struct StationSection: KeyedSection, Equatable {
     public var siteKey: String?
     public var staff: [Staff] = []
     public var residents: [String: Resident] = [:]
+    public var shifts: [Shift] = []
     /// Key `display-key`: the secret a wall or kiosk display opens its session with
     /// (`/display?key=…`); nil: no display mode.
     public var displayKey: String?
@@ -160,7 +206,7 @@ public struct StationSection: KeyedSection, Equatable {
          .optional("acknowledge-secret", \.acknowledgeSecret, secret: true, nullWhenUnset: false),
          .value("acknowledge-secrets", \.acknowledgeSecrets, secret: true),
          .optional("site-key", \.siteKey, secret: true, nullWhenUnset: false),
-         .sections("staff", \.staff), .sections("residents", \.residents),
+         .sections("staff", \.staff), .sections("residents", \.residents), .sections("shifts", \.shifts),
          .optional("display-key", \.displayKey, secret: true, nullWhenUnset: false),
          .section("escalation", \.escalation),
          .custom("channels", \.channels, read: { c, k in try c.sections([String: ChannelEntry].self, forKey: k)?.mapValues(\.options) },
@@ -179,6 +225,7 @@ public struct StationSection: KeyedSection, Equatable {
             && tlsKey == o.tlsKey && allowPlainHTTP == o.allowPlainHTTP && sessionHours == o.sessionHours
             && acknowledgeSecret == o.acknowledgeSecret && acknowledgeSecrets == o.acknowledgeSecrets && siteKey == o.siteKey && staff == o.staff
             && residents == o.residents && displayKey == o.displayKey && stateDirectory == o.stateDirectory && historyDays == o.historyDays
+            && shifts == o.shifts
     }
 
     /// The secret that proves an acknowledgement to `device`: its own in `acknowledge-secrets`,
@@ -270,22 +317,39 @@ public struct StationSection: KeyedSection, Equatable {
         if let key = displayKey, key.count < 16 {
             problem(["display-key"], "must be at least 16 characters (e.g. openssl rand -hex 16): it opens a display that sees every alarm")
         }
+        let floors = Set(self.floors), staffUsers = Set(staff.map(\.user))
+        for (i, shift) in shifts.enumerated() {
+            if shift.window == nil { problem(["shifts", String(i)], "from and to must be two different local times HH:MM (\"\(shift.from)\"-\"\(shift.to)\")") }
+            for (user, theirs) in shift.floors.sorted(by: { $0.key < $1.key }) {
+                if !staffUsers.contains(user) { problem(["shifts", String(i), "floors", user], "no member of staff has the user name '\(user)'") }
+                for floor in theirs where !floors.contains(floor) {
+                    problem(["shifts", String(i), "floors", user], "no resident is on floor '\(floor)' (floors: \(floors.isEmpty ? "none" : floors.sorted().joined(separator: ", ")))", .warning)
+                }
+            }
+        }
         if displayKey != nil, !staff.contains(where: { $0.pin != nil }) {
             problem(["display-key"], "no member of staff has a pin: a display could show alarms but nobody could acknowledge there", .warning)
         }
         for name in channels.keys.sorted() {
             out += ChannelEntry(channels[name]!).problems(at: path + ["channels", name])
         }
-        if let onCall = escalation.onCall {
-            for (i, name) in onCall.channels.enumerated() where channels[name] == nil {
+        for (key, contact) in [("on-call", escalation.onCall), ("senior", escalation.senior)] {
+            guard let contact else { continue }
+            for (i, name) in contact.channels.enumerated() where channels[name] == nil {
                 let known = channels.keys.sorted().joined(separator: ", ")
-                problem(["escalation", "on-call", "channels", String(i)], "unknown channel '\(name)' (station channels: \(known.isEmpty ? "none" : known))")
+                problem(["escalation", key, "channels", String(i)], "unknown channel '\(name)' (station channels: \(known.isEmpty ? "none" : known))")
             }
-            for name in onCall.channels {
+            for name in contact.channels {
                 guard let addressing = channels[name]?.addressing else { continue }
-                if addressing == .phone, onCall.phone == nil { problem(["escalation", "on-call", "phone"], "channel '\(name)' sends to a phone number: set phone") }
-                if addressing == .email, onCall.email == nil { problem(["escalation", "on-call", "email"], "channel '\(name)' sends to an address: set email") }
+                if addressing == .phone, contact.phone == nil { problem(["escalation", key, "phone"], "channel '\(name)' sends to a phone number: set phone") }
+                if addressing == .email, contact.email == nil { problem(["escalation", key, "email"], "channel '\(name)' sends to an address: set email") }
             }
+        }
+        if escalation.escalateAgainAfter > 0, escalation.escalateAgainAfter < 30 {
+            problem(["escalation", "escalate-again-after"], "\(Int(escalation.escalateAgainAfter)) s is too soon after the first escalation (0: no second tier, else 30-3600 s)")
+        }
+        if escalation.senior != nil, escalation.escalateAgainAfter == 0 {
+            problem(["escalation", "senior"], "is never told: set escalate-again-after (s)", .warning)
         }
         if acknowledgeSecret == nil && acknowledgeSecrets.isEmpty && siteKey == nil {
             problem(["site-key"], "without site-key (or the bridges' acknowledge-secret) the page cannot acknowledge (the bridges take only proven acknowledgements)")

@@ -201,6 +201,25 @@ public struct AlertEngine: Sendable, Equatable {
     public private(set) var deliveryTrouble = false
     /// The countdown whose fall alert is armed (see ``AlertEffect/arm(_:deadline:)``).
     public private(set) var armedIncident: String?
+    /// The alarm a member of staff accepted through a station (issue 37): until presence is
+    /// given, a new incident opens or `alertTimeout` passes, a long press is presence at the
+    /// bedside, not a help request.
+    public private(set) var accepted: AcceptedCall?
+
+    /// An alarm accepted through a staff station (an acknowledgement `via` ``stationVia``).
+    public struct AcceptedCall: Sendable, Equatable {
+        public let incident: String
+        /// Who accepted, as the acknowledgement named them (`Anna Smith (station)`).
+        public let by: String
+        public let at: Double
+        /// Until when a long press is presence.
+        public let until: Double
+        /// When the long press gave presence at the bedside (nil: not yet).
+        public internal(set) var presentAt: Double?
+    }
+
+    /// How an acknowledgement from a staff station ends (``Acknowledgement/byAndVia``).
+    public static let stationVia = " (station)"
 
     /// The state in the one vocabulary every output shows.
     public var status: AlarmStatus {
@@ -469,6 +488,7 @@ public struct AlertEngine: Sendable, Equatable {
         switch state {
         case .monitoring:
             incidentsOpened += 1
+            accepted = nil
             let id = "\(configuration.incidentPrefix)-\(incidentsOpened)"
             let deadline = t + configuration.countdown
             state = .countdown(.init(
@@ -523,6 +543,18 @@ public struct AlertEngine: Sendable, Equatable {
         let incident: String, fall: FallSuspected?, walking: Bool, context: String
         switch state {
         case .monitoring:
+            // A member of staff accepted the last alarm at a station: the long press is theirs,
+            // at the bedside (the call's presence step), told to the station.
+            if var a = accepted, a.presentAt == nil, t <= a.until {
+                a.presentAt = t
+                accepted = a
+                record(.staffPresent, a.incident, at: t,
+                       "presence at the bedside: button held \(seconds(configuration.longPress)) s, \(seconds(t - a.at)) s after \(a.by) accepted",
+                       into: &effects)
+                updateOutputs(chirp: .acknowledge, into: &effects)
+                return
+            }
+            accepted = nil
             incidentsOpened += 1
             (incident, fall, walking) = ("\(configuration.incidentPrefix)-\(incidentsOpened)", nil, false)
             context = ""
@@ -546,8 +578,11 @@ public struct AlertEngine: Sendable, Equatable {
             let alert = Alert(kind: .acknowledged, incident: id, time: t, fall: a.fall,
                               wearerResumedWalking: a.wearerResumedWalking, acknowledgedBy: who)
             dispatch(alert, .acknowledged, at: t,
-                     "acknowledged by \(who) \(seconds(t - a.dispatchedAt)) s after the \(a.kind.rawValue) alert",
+                     "acknowledged by \(who) \(seconds(t - a.dispatchedAt)) s after the \(a.kind.rawValue) alert"
+                         + (who.hasSuffix(Self.stationVia) ? "; a long press now is presence at the bedside" : ""),
                      into: &effects)
+            accepted = who.hasSuffix(Self.stationVia)
+                ? AcceptedCall(incident: id, by: who, at: t, until: t + configuration.alertTimeout) : nil
             // The wearer hears that someone knows: not the short chirp of an abort.
             updateOutputs(chirp: .helpComing, into: &effects)
         case let .countdown(c) where c.incident == id:

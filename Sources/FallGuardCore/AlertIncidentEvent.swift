@@ -35,6 +35,8 @@ public struct IncidentEvent: Sendable, Equatable, Codable {
         case contactReached = "contact-reached"
         /// A caregiver acknowledged the active alert.
         case acknowledged
+        /// After a station's acknowledgement, a long press: staff present at the bedside.
+        case staffPresent = "staff-present"
         /// At start, an alarm a previous run dispatched and nobody resolved became the active
         /// alert again (or, with another incident under way, was not taken over).
         case alertResumed = "alert-resumed"

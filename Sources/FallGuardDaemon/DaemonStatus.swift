@@ -34,6 +34,10 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var delivered: Bool?
         /// Who answered the alarm's call.
         public var reachedBy: String?
+        /// After a station's acknowledgement, presence at the bedside by a long press of the
+        /// button (issue 37): who accepted, and when (ISO 8601).
+        public var presentBy: String?
+        public var presentAt: String?
 
         public init(id: String, kind: String, at: String, acknowledgedBy: String? = nil, delivered: Bool? = nil,
                     reachedBy: String? = nil) {

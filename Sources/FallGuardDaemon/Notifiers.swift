@@ -129,6 +129,16 @@ public final class Notifiers: Sendable {
     @Sendable public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
         mqtt.forEach { $0.publish(state: engine.status); $0.publish(worn: engine.notWorn == nil) }
         for effect in effects {
+            if case let .record(e) = effect, e.event == .staffPresent, let a = engine.accepted, a.incident == e.incident {
+                // The station's call goes on at the bedside: who accepted is there (issue 37).
+                let at = isoTimestamp()
+                last.withLock { l in
+                    guard l?.id == a.incident else { return }
+                    l?.presentBy = a.by
+                    l?.presentAt = at
+                }
+                mqtt.forEach { $0.publish(presenceOf: a.incident, by: a.by, at: at) }
+            }
             guard case let .dispatch(alert) = effect else { continue }
             last.withLock { $0 = .init(id: alert.incident, kind: alert.kind.rawValue, at: isoTimestamp(),
                                        acknowledgedBy: alert.acknowledgedBy) }

@@ -21,22 +21,51 @@ final class StationHistory: Sendable {
     let store: SQLiteStore
     let days: Int
     private let logger: Logger
-    private let state: Mutex<(incidents: PastIncidents, unsaved: Bool)>
+    private let state: Mutex<State>
+
+    struct State {
+        var incidents: PastIncidents
+        /// An earlier write failed: everything is written at the next.
+        var unsaved: Bool
+        /// The escalations' messages no channel has taken yet (``EscalationDelivery``).
+        var pending: [EscalationDelivery]
+        /// Those being sent now (not handed out twice).
+        var sending: Set<String> = []
+    }
+
+    /// An escalation's message to one contact through one station channel, kept in the file
+    /// from the moment the call escalated until the channel took it (or gave up for good): a
+    /// restart of the station sends what it had not sent, and nothing is marked sent before.
+    struct EscalationDelivery: Sendable, Equatable {
+        /// `<record key>/<why>/<channel>`.
+        var id: String
+        var recordKey: String
+        var why: PastIncidents.Escalation
+        var delivery: Delivery
+        var createdAt: Double
+        var nextAt: Double
+        var attempts: Int
+    }
 
     init(directory: String, days: Int, logger: Logger, now: Double = Date().timeIntervalSince1970) {
         store = SQLiteStore(path: directory + "/" + Self.fileName, migrator: Self.migrator, folderCheck: { StateFiles.prepare(directory) })
         self.days = days
         self.logger = logger
         var records: [PastIncidents.Record] = []
+        var pending: [EscalationDelivery] = []
         var unsaved = false
         do {
             try store.openNow()
-            records = try store.pool().read { db in try Row.fetchAll(db, sql: "SELECT * FROM past_incident").map(Self.record) }
+            (records, pending) = try store.pool().read { db in
+                (try Row.fetchAll(db, sql: "SELECT * FROM past_incident").map(Self.record),
+                 try Row.fetchAll(db, sql: "SELECT * FROM escalation_delivery WHERE state = 'pending' ORDER BY created_at").compactMap(Self.delivery))
+            }
+            if !pending.isEmpty { logger.notice("station: \(pending.count) escalation messages not sent before the restart: sending them now") }
         } catch {
             logger.error("station: past incidents kept in memory only, not in \(store.path): \(error)")
             unsaved = true
         }
-        state = Mutex((PastIncidents(records: records), unsaved))
+        state = Mutex(State(incidents: PastIncidents(records: records), unsaved: unsaved, pending: pending))
         prune(now: now)
     }
 
@@ -47,24 +76,26 @@ final class StationHistory: Sendable {
 
     /// Folds a message in and writes what changed.
     func apply(topic: String, payload: [UInt8], retained: Bool, now: Double, prefix: String,
-               roster: (wearer: String?, location: String?)?) {
+               roster: (wearer: String?, location: String?)?, floor: String? = nil) {
         apply([StationInbox.Message(topic: topic, payload: payload, retained: retained, at: now)], now: now, prefix: prefix,
-              roster: { _ in roster })
+              roster: { _ in roster.map { ($0.wearer, $0.location, floor) } })
     }
 
     /// Folds messages in, in order, and writes what they changed in one transaction (issue 40:
     /// a flood is written in batches, not a transaction a message). Returns how many alarms
     /// were not recorded because their bridge had opened ``PastIncidents/alarmsPerHour`` within the hour.
+    /// `roster`: the resident a device watches over (name, room, floor), from `station.residents`.
     @discardableResult
     func apply(_ messages: [StationInbox.Message], now: Double, prefix: String,
-               roster: (String) -> (wearer: String?, location: String?)?) -> Int {
+               roster: (String) -> (wearer: String?, location: String?, floor: String?)?) -> Int {
         let capped: Int = state.withLock { s in
             let before = s.incidents.capped
             var changed: [String: PastIncidents.Record] = [:]
             for m in messages {
                 let device = StationServer.device(of: m.topic, prefix: prefix)
+                let resident = device.flatMap(roster)
                 for r in s.incidents.apply(topic: m.topic, payload: m.payload, retained: m.retained, now: m.at, prefix: prefix,
-                                           roster: device.flatMap(roster)) {
+                                           roster: resident.map { ($0.wearer, $0.location) }, floor: resident?.floor) {
                     changed[r.key] = r
                 }
             }
@@ -90,13 +121,73 @@ final class StationHistory: Sendable {
         }
     }
 
-    /// The calls late now (``PastIncidents/escalate(now:acceptWithin:presenceWithin:)``), marked
-    /// and written before anyone is told, so that each escalates once.
-    func escalate(now: Double, acceptWithin: Double, presenceWithin: Double) -> [(record: PastIncidents.Record, why: PastIncidents.Escalation)] {
+    /// The calls late now (``PastIncidents/escalate(now:acceptWithin:presenceWithin:againAfter:)``),
+    /// marked, with their messages (`deliveries`) pending, in one write: each escalates once,
+    /// and each message is sent until a channel takes it (``dueDeliveries(now:)``).
+    func escalate(now: Double, acceptWithin: Double, presenceWithin: Double, againAfter: Double,
+                  deliveries: (PastIncidents.Record, PastIncidents.Escalation) -> [Delivery])
+        -> [(record: PastIncidents.Record, why: PastIncidents.Escalation)] {
         state.withLock { s in
-            let due = s.incidents.escalate(now: now, acceptWithin: acceptWithin, presenceWithin: presenceWithin)
-            if !due.isEmpty { save(due.map(\.record), &s) }
+            let due = s.incidents.escalate(now: now, acceptWithin: acceptWithin, presenceWithin: presenceWithin, againAfter: againAfter)
+            guard !due.isEmpty else { return due }
+            let new = due.flatMap { r, why in
+                deliveries(r, why).map { d in
+                    EscalationDelivery(id: "\(r.key)/\(why.rawValue)/\(d.channel)", recordKey: r.key, why: why, delivery: d,
+                                       createdAt: now, nextAt: now, attempts: 0)
+                }
+            }
+            s.pending += new
+            save(due.map(\.record), &s, deliveries: new)
             return due
+        }
+    }
+
+    /// The escalation messages due now, each handed out once until ``sent(_:at:detail:)`` or
+    /// ``failed(_:at:detail:retryAt:)`` says what became of it.
+    func dueDeliveries(now: Double) -> [EscalationDelivery] {
+        state.withLock { s in
+            let due = s.pending.filter { $0.nextAt <= now && !s.sending.contains($0.id) }
+            s.sending.formUnion(due.map(\.id))
+            return due
+        }
+    }
+
+    /// A channel took the message: marked sent now (not before).
+    func sent(_ id: String, at now: Double, detail: String) {
+        finish(id, state: "sent", at: now, detail: detail, retryAt: nil)
+    }
+
+    /// The channel did not take it: tried again at `retryAt`, or given up (nil).
+    func failed(_ id: String, at now: Double, detail: String, retryAt: Double?) {
+        finish(id, state: retryAt == nil ? "failed" : "pending", at: now, detail: detail, retryAt: retryAt)
+    }
+
+    /// Every escalation message and what became of it, oldest first: (id, state, attempts, sent).
+    func escalationDeliveries() -> [(id: String, state: String, attempts: Int, sentAt: Double?)] {
+        (try? store.pool().read { db in
+            try Row.fetchAll(db, sql: "SELECT id, state, attempts, sent_at FROM escalation_delivery ORDER BY created_at, id").map {
+                (id: $0["id"], state: $0["state"], attempts: $0["attempts"], sentAt: $0["sent_at"])
+            }
+        }) ?? []
+    }
+
+    private func finish(_ id: String, state result: String, at now: Double, detail: String, retryAt: Double?) {
+        state.withLock { s in
+            s.sending.remove(id)
+            guard let i = s.pending.firstIndex(where: { $0.id == id }) else { return }
+            s.pending[i].attempts += 1
+            if let retryAt { s.pending[i].nextAt = retryAt }
+            let d = s.pending[i]
+            if retryAt == nil { s.pending.remove(at: i) }
+            do {
+                try store.pool().write { db in
+                    try Self.upsert(d, db)
+                    try db.execute(sql: "UPDATE escalation_delivery SET state = ?, detail = ?, sent_at = ? WHERE id = ?",
+                                   arguments: [result, String(detail.prefix(500)), result == "sent" ? now : nil, id])
+                }
+            } catch {
+                logger.error("station: what became of the escalation message \(id) is not kept in \(store.path): \(error)")
+            }
         }
     }
 
@@ -115,8 +206,9 @@ final class StationHistory: Sendable {
         }
     }
 
-    /// Writes `changed`, or everything when an earlier write failed.
-    private func save(_ changed: [PastIncidents.Record], _ s: inout (incidents: PastIncidents, unsaved: Bool)) {
+    /// Writes `changed` and the new escalation `deliveries`, or everything when an earlier
+    /// write failed.
+    private func save(_ changed: [PastIncidents.Record], _ s: inout State, deliveries: [EscalationDelivery] = []) {
         let all = s.unsaved
         let rows = all ? s.incidents.records : changed
         do {
@@ -124,6 +216,7 @@ final class StationHistory: Sendable {
             try store.pool().write { db in
                 if all { try db.execute(sql: "DELETE FROM past_incident") }
                 for r in rows { try Self.upsert(r, db) }
+                for d in all ? s.pending : deliveries { try Self.upsert(d, db) }
             }
             if all { logger.notice("station: past incidents written to \(store.path) (\(rows.count))") }
             s.unsaved = false
@@ -206,6 +299,26 @@ final class StationHistory: Sendable {
         m.registerMigration("v3: sessions") { db in
             try db.execute(sql: "CREATE TABLE session (id TEXT PRIMARY KEY, user TEXT, csrf TEXT NOT NULL, expires REAL NOT NULL)")
         }
+        // Issue 37: the second tier, and the escalations' messages kept until a channel took them.
+        m.registerMigration("v4: durable escalations") { db in
+            for column in ["unaccepted_again_at REAL", "no_presence_again_at REAL", "floor TEXT"] {
+                try db.execute(sql: "ALTER TABLE past_incident ADD COLUMN \(column)")
+            }
+            try db.execute(sql: """
+                CREATE TABLE escalation_delivery (
+                    id TEXT PRIMARY KEY,
+                    record_key TEXT NOT NULL,
+                    why TEXT NOT NULL,
+                    delivery_json TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    next_at REAL NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    sent_at REAL,
+                    detail TEXT
+                )
+                """)
+        }
         return m
     }
 
@@ -214,8 +327,8 @@ final class StationHistory: Sendable {
             INSERT INTO past_incident (key, device, incident, kind, wearer, location, raised_at, alert_out, delivered, reached_by,
                                        acknowledged_by, acknowledged_at, resolved_by_wearer, ended_at, alert_at, present_by, present_at,
                                        reset_by, reset_at, unaccepted_escalated_at, no_presence_escalated_at, bridge_raised_at,
-                                       bridge_acknowledged_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                       bridge_acknowledged_at, unaccepted_again_at, no_presence_again_at, floor)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET incident = excluded.incident, kind = excluded.kind, wearer = excluded.wearer,
                 location = excluded.location, alert_out = excluded.alert_out, delivered = excluded.delivered,
                 reached_by = excluded.reached_by, acknowledged_by = excluded.acknowledged_by,
@@ -223,10 +336,28 @@ final class StationHistory: Sendable {
                 alert_at = excluded.alert_at, present_by = excluded.present_by, present_at = excluded.present_at,
                 reset_by = excluded.reset_by, reset_at = excluded.reset_at, unaccepted_escalated_at = excluded.unaccepted_escalated_at,
                 no_presence_escalated_at = excluded.no_presence_escalated_at, bridge_raised_at = excluded.bridge_raised_at,
-                bridge_acknowledged_at = excluded.bridge_acknowledged_at
+                bridge_acknowledged_at = excluded.bridge_acknowledged_at, unaccepted_again_at = excluded.unaccepted_again_at,
+                no_presence_again_at = excluded.no_presence_again_at, floor = excluded.floor
             """, arguments: [r.key, r.device, r.incident, r.kind, r.wearer, r.location, r.raisedAt, r.alertOut, r.delivered, r.reachedBy,
                              r.acknowledgedBy, r.acknowledgedAt, r.resolvedByWearer, r.endedAt, r.alertAt, r.presentBy, r.presentAt,
-                             r.resetBy, r.resetAt, r.unacceptedEscalatedAt, r.noPresenceEscalatedAt, r.bridgeRaisedAt, r.bridgeAcknowledgedAt])
+                             r.resetBy, r.resetAt, r.unacceptedEscalatedAt, r.noPresenceEscalatedAt, r.bridgeRaisedAt, r.bridgeAcknowledgedAt,
+                             r.unacceptedAgainAt, r.noPresenceAgainAt, r.floor])
+    }
+
+    static func upsert(_ d: EscalationDelivery, _ db: Database) throws {
+        let json = String(decoding: try JSONEncoder().encode(d.delivery), as: UTF8.self)
+        try db.execute(sql: """
+            INSERT INTO escalation_delivery (id, record_key, why, delivery_json, created_at, next_at, attempts)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET next_at = excluded.next_at, attempts = excluded.attempts
+            """, arguments: [d.id, d.recordKey, d.why.rawValue, json, d.createdAt, d.nextAt, d.attempts])
+    }
+
+    static func delivery(_ row: Row) -> EscalationDelivery? {
+        guard let why = PastIncidents.Escalation(rawValue: row["why"]),
+              let d = try? JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8)) else { return nil }
+        return EscalationDelivery(id: row["id"], recordKey: row["record_key"], why: why, delivery: d,
+                                  createdAt: row["created_at"], nextAt: row["next_at"], attempts: row["attempts"])
     }
 
     static func record(_ row: Row) -> PastIncidents.Record {
@@ -246,6 +377,7 @@ final class StationHistory: Sendable {
         (r.presentBy, r.presentAt, r.resetBy, r.resetAt) = (row["present_by"], row["present_at"], row["reset_by"], row["reset_at"])
         (r.unacceptedEscalatedAt, r.noPresenceEscalatedAt) = (row["unaccepted_escalated_at"], row["no_presence_escalated_at"])
         (r.bridgeRaisedAt, r.bridgeAcknowledgedAt) = (row["bridge_raised_at"], row["bridge_acknowledged_at"])
+        (r.unacceptedAgainAt, r.noPresenceAgainAt, r.floor) = (row["unaccepted_again_at"], row["no_presence_again_at"], row["floor"])
         return r
     }
 }

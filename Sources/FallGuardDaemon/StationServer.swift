@@ -1,4 +1,5 @@
 import FallGuardConfig
+import FallGuardCore
 import FallGuardMQTT
 import FallGuardStation
 import FallGuardWeb
@@ -28,6 +29,8 @@ public final class StationServer: Sendable {
     private let staff: Box<StaffAccess>
     /// Who lives where; replaced by a reload.
     private let roster: Box<[String: StationSection.Resident]>
+    /// The shifts and who looks after which floors in each; replaced by a reload.
+    private let shifts: Box<[StationSection.Shift]>
     private let model: SiteBox
     let history: StationHistory
     private let mqtt: MQTTSiteClient
@@ -46,6 +49,7 @@ public final class StationServer: Sendable {
         staff = Box(Self.staffAccess(section))
         let roster = Box(section.residents)
         self.roster = roster
+        shifts = Box(section.shifts)
         let model = SiteBox(SiteModel(prefix: section.broker.topicPrefix,
                                       roster: section.residents.mapValues { ($0.wearer, $0.location) }))
         self.model = model
@@ -71,7 +75,7 @@ public final class StationServer: Sendable {
             }
             // The history takes only what the site took (not the bridges past its cap).
             let residents = roster.mutex.withLock { $0 }
-            let capped = history.apply(taken, now: now, prefix: prefix, roster: { d in residents[d].map { ($0.wearer, $0.location) } })
+            let capped = history.apply(taken, now: now, prefix: prefix, roster: { d in residents[d].map { ($0.wearer, $0.location, $0.floor) } })
             var lines = refused.map { "station: refused from \($0)" }
             if dropped > 0 { lines.append("station: \(dropped) messages dropped: a bridge sent more than \(Int(StationInbox.perSecond)) a second (after \(Int(StationInbox.burst))), or more than \(StationInbox.perDevice) were waiting from it") }
             if capped > 0 { lines.append("station: \(capped) alarms not recorded: their bridge opened \(PastIncidents.alarmsPerHour) within the hour") }
@@ -107,10 +111,11 @@ public final class StationServer: Sendable {
         }
         keepSessions()
         roster.mutex.withLock { $0 = new.residents }
+        shifts.mutex.withLock { $0 = new.shifts }
         model.mutex.withLock { $0.roster = new.residents.mapValues { ($0.wearer, $0.location) } }
         var old = section, applied = new
-        (old.staff, old.residents, old.displayKey, old.sessionHours) = ([], [:], nil, 0)
-        (applied.staff, applied.residents, applied.displayKey, applied.sessionHours) = ([], [:], nil, 0)
+        (old.staff, old.residents, old.displayKey, old.sessionHours, old.shifts) = ([], [:], nil, 0, [])
+        (applied.staff, applied.residents, applied.displayKey, applied.sessionHours, applied.shifts) = ([], [:], nil, 0, [])
         return old == applied ? [] : ["the rest of station:"]
     }
 
@@ -123,6 +128,19 @@ public final class StationServer: Sendable {
         }
         let later = reload(c.station)
         logger.notice("SIGHUP: reloaded \(path): \(c.station.staff.count) members of staff, \(c.station.residents.count) residents\(later.isEmpty ? "" : "; other changes take effect after a restart")")
+    }
+
+    /// The shift at `now` (local time), by the shifts in force.
+    func shift(at now: Double) -> StationSection.Shift? {
+        StationSection.shift(at: SystemLocalTime.time(secondsSince1970: now), in: shifts.mutex.withLock { $0 })
+    }
+
+    /// The floors as the page filters by them: each bridge's, and those of `user` in the shift now.
+    func floors(for user: String?, now: Double) -> StationPage.Floors {
+        let residents = roster.mutex.withLock { $0 }
+        let current = shift(at: now)
+        return StationPage.Floors(of: residents.compactMapValues(\.floor), shift: current?.name,
+                                  mine: user.flatMap { current?.floors[$0] } ?? [])
     }
 
     /// The station's own link to the broker, as the page shows it.
@@ -159,12 +177,13 @@ public final class StationServer: Sendable {
         return .success(v)
     }
 
-    /// Who takes a step: the member signed in, or on a display the member whose PIN it is.
-    func who(_ v: StaffAccess.Viewer, pin: String?, client: String) -> Result<StaffAccess.Member, RefusalResponse> {
+    /// Who takes a step: the member signed in, or on a display the member whose PIN it is
+    /// (wrong PINs counted per display session).
+    func who(_ v: StaffAccess.Viewer, pin: String?, session: String, client: String) -> Result<StaffAccess.Member, RefusalResponse> {
         switch v {
         case let .member(m): return .success(m)
         case .display:
-            switch access.member(pin: pin ?? "", client: client, now: WebSite.now()) {
+            switch access.member(pin: pin ?? "", session: session, now: WebSite.now()) {
             case let (.right, found?): return .success(found)
             case let (.throttled(seconds, _), _):
                 return .failure(.init(WebSite.refused(.tooManyRequests, "too many wrong PINs: try again in \(seconds) s")))
@@ -189,7 +208,7 @@ public final class StationServer: Sendable {
             logger.warning("station: a form without the page's form token was refused (from \(client))", within: webLines, now: WebSite.now())
             return .failure(.init(WebSite.refused(.forbidden, "missing or wrong form token")))
         }
-        return who(v, pin: fields["pin"], client: client).map { (fields, $0) }
+        return who(v, pin: fields["pin"], session: session(request) ?? "", client: client).map { (fields, $0) }
     }
 
     /// Keeps the sessions in the state directory after each sign-in and sign-out.
@@ -254,11 +273,12 @@ public final class StationServer: Sendable {
             switch viewer(request) {
             case let .failure(r): return r.response
             case let .success(v):
-                var me: String?
-                if case let .member(m) = v { me = m.name }
+                var me: StaffAccess.Member?
+                if case let .member(m) = v { me = m }
                 let now = WebSite.now()
-                let json = StationPage.json(snapshot, me: me, link: link, now: now, calls: history.newestFirst(now: now),
-                                            escalation: (section.escalation.acceptWithin, section.escalation.presenceWithin))
+                let json = StationPage.json(snapshot, me: me?.name, link: link, now: now, calls: history.newestFirst(now: now),
+                                            escalation: (section.escalation.acceptWithin, section.escalation.presenceWithin),
+                                            floors: floors(for: me?.user, now: now))
                 return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(string: json)))
             }
@@ -319,7 +339,8 @@ public final class StationServer: Sendable {
             let now = WebSite.now()
             return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .cacheControl: "no-store",
                                                    .contentDisposition: "attachment; filename=\"fallguard-incidents.csv\""],
-                            body: .init(byteBuffer: ByteBuffer(string: StationPage.incidentsCSV(history.newestFirst(now: now)))))
+                            body: .init(byteBuffer: ByteBuffer(string: StationPage.incidentsCSV(history.newestFirst(now: now),
+                                                                                               shift: { [self] in shift(at: $0)?.name }))))
         }
         router.post("ack") { [self] request, context -> Response in
             let (fields, m): ([String: String], StaffAccess.Member)

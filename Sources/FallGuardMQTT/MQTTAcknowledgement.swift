@@ -242,10 +242,14 @@ public struct MQTTLastIncident: Sendable, Codable, Equatable {
     public var delivered: Bool?
     /// Who answered the alarm's call.
     public var reachedBy: String?
+    /// Presence at the bedside by the bridge's button after a station accepted the alarm: who
+    /// accepted it, and when (ISO 8601).
+    public var presentBy: String?
+    public var presentAt: String?
 
     enum CodingKeys: String, CodingKey {
         case incident, kind, severity, at, delivered
-        case acknowledgedBy = "acknowledged-by", reachedBy = "reached-by"
+        case acknowledgedBy = "acknowledged-by", reachedBy = "reached-by", presentBy = "present-by", presentAt = "present-at"
     }
 
     public init(incident: String, kind: String, severity: String, at: String, acknowledgedBy: String? = nil) {

@@ -117,6 +117,15 @@ public final class MQTTChannel: NotificationChannel {
         }
     }
 
+    /// Presence at the bedside on an accepted alarm (a long press after a station's
+    /// acknowledgement): `present-by` and `present-at` on the retained last incident, when it is
+    /// still the last one, so that the station records the call's step.
+    public func publish(presenceOf incident: String, by: String, at: String) {
+        retained.update(incident, client) { last in
+            (last.presentBy, last.presentAt) = (by, at)
+        }
+    }
+
     static let encoder: JSONEncoder = {
         let e = JSONEncoder()
         e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

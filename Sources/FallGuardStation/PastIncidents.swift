@@ -24,6 +24,8 @@ public struct PastIncidents: Sendable, Equatable {
         public var kind: String?
         public var wearer: String?
         public var location: String?
+        /// The resident's floor or wing when it was raised (the roster's `floor`).
+        public var floor: String?
         /// Unix seconds on the station's clock (the incident's own time for one first seen
         /// already over, in a retained message).
         public var raisedAt: Double
@@ -53,6 +55,9 @@ public struct PastIncidents: Sendable, Equatable {
         /// When the call escalated because nobody accepted it, and because nobody was present.
         public var unacceptedEscalatedAt: Double?
         public var noPresenceEscalatedAt: Double?
+        /// The second tier (`escalate-again-after`): still late that long after the first.
+        public var unacceptedAgainAt: Double?
+        public var noPresenceAgainAt: Double?
 
         public init(key: String, device: String, raisedAt: Double) {
             (self.key, self.device, self.raisedAt) = (key, device, raisedAt)
@@ -93,11 +98,18 @@ public struct PastIncidents: Sendable, Equatable {
     }
 
     /// Why a call escalated.
-    public enum Escalation: String, Sendable {
+    public enum Escalation: String, Sendable, CaseIterable {
         /// Nobody accepted the alarm within `accept-within`.
         case unaccepted
         /// Accepted, and nobody present within `presence-within`.
         case noPresence = "no-presence"
+        /// Still nobody, `escalate-again-after` seconds after ``unaccepted``: the second tier.
+        case unacceptedAgain = "unaccepted-again"
+        /// Still nobody there, `escalate-again-after` seconds after ``noPresence``.
+        case noPresenceAgain = "no-presence-again"
+
+        /// The second tier (the senior contact), not the first (the on-call contact).
+        public var isSecondTier: Bool { self == .unacceptedAgain || self == .noPresenceAgain }
     }
 
     /// Records `step` on the call `key` by `by`; the record, or why not (presence needs an
@@ -126,8 +138,11 @@ public struct PastIncidents: Sendable, Equatable {
 
     /// The calls that are late now and have not escalated for that yet, marked as escalated
     /// (each escalates once per reason): an open alert nobody accepted within `acceptWithin`
-    /// seconds of going out, and an accepted one nobody was present at within `presenceWithin`.
-    public mutating func escalate(now: Double, acceptWithin: Double, presenceWithin: Double) -> [(record: Record, why: Escalation)] {
+    /// seconds of going out, and an accepted one nobody was present at within `presenceWithin`;
+    /// with `againAfter` (> 0), each still late that long after its first escalation escalates
+    /// once more (the second tier).
+    public mutating func escalate(now: Double, acceptWithin: Double, presenceWithin: Double, againAfter: Double = 0)
+        -> [(record: Record, why: Escalation)] {
         var out: [(Record, Escalation)] = []
         for i in records.indices {
             var r = records[i]
@@ -142,6 +157,18 @@ public struct PastIncidents: Sendable, Equatable {
                now - accepted >= presenceWithin, now - accepted < presenceWithin + Self.missedLate {
                 r.noPresenceEscalatedAt = now
                 out.append((r, .noPresence))
+            }
+            if againAfter > 0 {
+                if let first = r.unacceptedEscalatedAt, r.unacceptedAgainAt == nil, r.endedAt == nil, r.acknowledgedBy == nil,
+                   !r.resolvedByWearer, now - first >= againAfter {
+                    r.unacceptedAgainAt = now
+                    out.append((r, .unacceptedAgain))
+                }
+                if let first = r.noPresenceEscalatedAt, r.noPresenceAgainAt == nil, r.presentAt == nil, r.resetAt == nil,
+                   now - first >= againAfter {
+                    r.noPresenceAgainAt = now
+                    out.append((r, .noPresenceAgain))
+                }
             }
             records[i] = r
         }
@@ -189,11 +216,11 @@ public struct PastIncidents: Sendable, Equatable {
 
     static let alarmKinds: Set<String> = ["fall", "help-requested"]
 
-    /// Folds one message in (`wearer` and `location`: the roster's, if it names the device);
+    /// Folds one message in (`wearer`, `location` and `floor`: the roster's, if it names the device);
     /// returns the records it made or changed. `retained`: the broker's stored copy (an
     /// incident first seen so is dated by its own `at`, and is not taken as happening now).
     public mutating func apply(topic: String, payload: [UInt8], retained: Bool = false, now: Double, prefix: String = "fallguard",
-                               roster: (wearer: String?, location: String?)? = nil) -> [Record] {
+                               roster: (wearer: String?, location: String?)? = nil, floor: String? = nil) -> [Record] {
         guard topic.hasPrefix(prefix + "/"), !payload.isEmpty else { return [] }
         let rest = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false)
         guard rest.count == 2, !rest[0].isEmpty else { return [] }
@@ -215,6 +242,7 @@ public struct PastIncidents: Sendable, Equatable {
             var r = Record(key: "\(device)@\(Int64((t * 1000).rounded()))", device: device, raisedAt: t)
             r.wearer = roster?.wearer
             r.location = roster?.location
+            r.floor = floor
             changed.insert(r.key)
             made.insert(r.key)
             if let last = records.last, (last.raisedAt, last.key) > (t, r.key) {
@@ -290,6 +318,12 @@ public struct PastIncidents: Sendable, Equatable {
                     if !made.contains(r.key) { r.acknowledgedAt = retained ? (Self.bridgeTime(p.at, now: now) ?? now) : now }
                 }
                 if p.kind == "resolved-by-wearer" { r.resolvedByWearer = true }
+                // Presence by the bridge's own button (a long press after the station's
+                // acknowledgement): the step in the name of the member who accepted the call.
+                if let who = p.presentBy, r.acknowledgedBy != nil, r.presentAt == nil {
+                    r.presentBy = Self.viaBridgeButton(who)
+                    r.presentAt = retained || r.acknowledgedAt == nil ? (p.presentAt.flatMap(Self.parseTime) ?? now) : now
+                }
             }
         case "alert":
             guard let a = try? JSONDecoder().decode(SiteModel.AlertPayload.self, from: Data(payload)) else { break }
@@ -313,6 +347,12 @@ public struct PastIncidents: Sendable, Equatable {
         }
         if resorted { return records.filter { changed.contains($0.key) } }
         return changedAt.sorted().map { records[$0] }
+    }
+
+    /// `Anna Smith (station)` → `Anna Smith (bridge button)`: who took the presence step, and how.
+    public static func viaBridgeButton(_ acceptedBy: String) -> String {
+        let name = acceptedBy.hasSuffix(" (station)") ? String(acceptedBy.dropLast(" (station)".count)) : acceptedBy
+        return String(name.prefix(100)) + " (bridge button)"
     }
 
     private mutating func reindex() {

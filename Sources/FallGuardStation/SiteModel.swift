@@ -256,9 +256,12 @@ public struct SiteModel: Sendable, Equatable {
         var delivered: Bool?
         var reachedBy: String?
         var acknowledgedBy: String?
+        /// Presence at the bedside by the bridge's button: who accepted the call, and when.
+        var presentBy: String?
+        var presentAt: String?
         enum CodingKeys: String, CodingKey {
             case incident, kind, at, delivered
-            case reachedBy = "reached-by", acknowledgedBy = "acknowledged-by"
+            case reachedBy = "reached-by", acknowledgedBy = "acknowledged-by", presentBy = "present-by", presentAt = "present-at"
         }
     }
 

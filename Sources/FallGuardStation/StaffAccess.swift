@@ -74,9 +74,12 @@ public final class StaffAccess: Sendable {
         return displays.check(password: key, client: client, now: now)
     }
 
-    /// The member whose PIN this is, for an acknowledgement on a display: compared with every
-    /// PIN without an early exit, wrong ones throttled per client with the passwords.
-    public func member(pin given: String, client: String, now: Double) -> (WebAccess.PasswordCheck, Member?) {
+    /// The member whose PIN this is, for a step taken on the display `session`: compared with
+    /// every PIN without an early exit, wrong ones throttled per display session (issue 37: a
+    /// kiosk's wrong PINs lock out that screen for a minute, never every display and member
+    /// behind the same address), apart from the passwords' per-client count.
+    public func member(pin given: String, session: String, now: Double) -> (WebAccess.PasswordCheck, Member?) {
+        let client = Self.pinCounter(session: session)
         if let wait = throttle.admit(client: client, now: now) { return (wait, nil) }
         let bytes = Array(given.utf8)
         var found: Member?
@@ -87,6 +90,10 @@ public final class StaffAccess: Sendable {
         }
         return (.right, found)
     }
+
+    /// Where a display session's wrong PINs are counted in the throttle: never a client address
+    /// (a part of the session id, which the throttle's table keeps in memory only).
+    static func pinCounter(session: String) -> String { "display-session " + session.prefix(24) }
 
     /// A new session for `member` (after a right ``check(user:password:client:now:)``).
     public func startSession(for member: Member, now: Double) -> String {

@@ -61,6 +61,8 @@ public enum StationPage {
         <button id="sound" type="button" data-state="off">Sound: not yet known</button>
         <form method="post" action="/logout" style="display:inline"><input type="hidden" name="csrf" value="\(escaped(formToken))"><button>\(member == nil ? "Close display" : "Sign out")</button></form></div></header>
         <p id="link" class="warn" data-connected="0">Not yet known whether the station sees the broker.</p>
+        <p id="floors" hidden><label>Floor: <select id="floor"><option value="">every floor</option></select></label> <span id="shift" class="muted"></span>
+        <span class="muted">(open alarms and faults of every floor are always shown)</span></p>
         <div id="pin-dialog" style="display:none"><label>PIN: <span id="pin-what">acknowledge</span> <b id="pin-for"></b> in your name
         <input id="pin" type="password" inputmode="numeric" autocomplete="off" maxlength="8" size="8"></label>
         <button id="pin-ok" type="button" class="ack">OK</button> <button id="pin-cancel" type="button">Cancel</button> <span id="pin-error" class="warn"></span></div>
@@ -314,10 +316,13 @@ public enum StationPage {
           banner.textContent = texts.length ? (escalated ? "ESCALATED ALARM: " : "ALARM: ") + texts.join(", ") : "";
           if (texts.length) escalated ? loudBeep() : beep();
           renderCalls(site);
+          const onFloor = floorFilter(site);
+          for (const row of alarms.rows) { const b = site.bridges.find(x => x.device === row.dataset.device); if (b && b.floor) { row.dataset.floor = b.floor; if (!onFloor(b)) row.cells[2].textContent += " (" + b.floor + ": another floor)"; } }
           const list = document.getElementById("bridges");
           list.replaceChildren();
           for (const b of site.bridges) {
-            const row = list.insertRow(); row.dataset.device = b.device;
+            if (!onFloor(b) && !b.alarmOpen && !b.faults.length) continue;
+            const row = list.insertRow(); row.dataset.device = b.device; if (b.floor) row.dataset.floor = b.floor;
             row.className = (b.alarmOpen ? "alarm" : b.faults.length ? "fault" : "") + (b.stale ? " stale" : "");
             cell(row, b.device); cell(row, b.wearer); cell(row, b.location);
             cell(row, (b.online == null ? "unknown" : b.online ? "online" : "OFFLINE") +
@@ -337,6 +342,23 @@ public enum StationPage {
           link.dataset.connected = site.link.connected ? "1" : "0";
           showFaults();
         }
+        // Floors or wings (issue 37 item 5): the member's floors in the shift now first; the
+        // choice kept in this browser. Alarms and faults are never filtered out.
+        function floorFilter(site) {
+          const f = site.floors || {all: [], mine: []}, select = document.getElementById("floor");
+          document.getElementById("floors").hidden = !f.all.length;
+          const options = [""].concat(f.mine.length ? ["mine"] : [], f.all);
+          if (select.dataset.options !== options.join("\n")) {
+            select.replaceChildren(...options.map(v => new Option(v === "" ? "every floor" : v === "mine" ? "my floors: " + f.mine.join(", ") : v, v)));
+            select.dataset.options = options.join("\n");
+            const kept = localStorage.getItem("fallguard-floor");
+            select.value = kept != null && options.includes(kept) ? kept : f.mine.length ? "mine" : "";
+          }
+          document.getElementById("shift").textContent = f.shift ? "Shift: " + f.shift : "";
+          const v = select.value;
+          return b => v === "" || (v === "mine" ? f.mine.includes(b.floor) : b.floor === v);
+        }
+        document.getElementById("floor").addEventListener("change", e => { localStorage.setItem("fallguard-floor", e.target.value); if (lastSite) render(lastSite); });
         async function poll(once) {
           const control = new AbortController(), timer = setTimeout(() => control.abort(), 3000);
           try {
@@ -405,6 +427,7 @@ public enum StationPage {
         public var bridges: [Bridge]
         /// Accepted calls not yet reset (presence, then reset), newest first.
         public var calls: [Call]
+        public var floors: Floors
     }
 
     public struct Call: Encodable {
@@ -441,6 +464,26 @@ public enum StationPage {
         var stale: Bool
         /// Its open alarm went unaccepted past `escalation.accept-within`.
         var escalated: Bool
+        /// The resident's floor or wing (the roster's).
+        var floor: String?
+    }
+
+    /// The floors as the page filters by them (issue 37 item 5).
+    public struct Floors: Encodable, Sendable, Equatable {
+        /// Device → floor.
+        var of: [String: String]
+        /// Every floor, sorted.
+        var all: [String]
+        /// The shift now (nil: none configured or none now).
+        var shift: String?
+        /// The floors the member signed in looks after in this shift (empty: every floor).
+        var mine: [String]
+
+        public init(of: [String: String] = [:], shift: String? = nil, mine: [String] = []) {
+            (self.of, self.shift, self.mine) = (of, shift, mine)
+            all = Set(of.values).sorted()
+        }
+        enum CodingKeys: String, CodingKey { case all, shift, mine }
     }
 
     /// What `/incidents.json` sends: the past incidents, newest first.
@@ -467,7 +510,8 @@ public enum StationPage {
     /// The past incidents as CSV, newest first: each step's time (ISO 8601, UTC) and who took
     /// it, and the seconds each took (raised → accepted → present → reset). A cell that a
     /// spreadsheet would take as a formula starts with an apostrophe.
-    public static func incidentsCSV(_ records: [PastIncidents.Record]) -> String {
+    /// `shift`: the shift's name at a time (nil: none).
+    public static func incidentsCSV(_ records: [PastIncidents.Record], shift: (Double) -> String? = { _ in nil }) -> String {
         func time(_ t: Double?) -> String { t.map { iso8601(secondsSince1970: $0) } ?? "" }
         func seconds(_ s: Double?) -> String { s.map { String(format: "%.1f", $0) } ?? "" }
         func field(_ s: String?) -> String {
@@ -475,16 +519,18 @@ public enum StationPage {
             if let first = v.first, "=+-@\t\r".contains(first) { v = "'" + v }
             return v.contains(where: { ",\"\n\r".contains($0) }) ? "\"" + v.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : v
         }
-        var lines = ["raised_at,device,wearer,location,incident,kind,alert_at,told,accepted_by,accepted_at,seconds_to_accept,accept_timed_by,"
+        var lines = ["raised_at,device,wearer,location,floor,shift,incident,kind,alert_at,told,accepted_by,accepted_at,seconds_to_accept,accept_timed_by,"
             + "present_by,present_at,seconds_to_presence,reset_by,reset_at,seconds_to_reset,escalated_unaccepted_at,"
-            + "escalated_no_presence_at,outcome,ended_at"]
+            + "escalated_no_presence_at,escalated_again_unaccepted_at,escalated_again_no_presence_at,outcome,ended_at"]
         for r in records {
             let told = [r.delivered ? "delivered" : nil, r.reachedBy.map { "answered by " + $0 }].compactMap { $0 }.joined(separator: "; ")
-            lines.append([time(r.raisedAt), field(r.device), field(r.wearer), field(r.location), field(r.incident), field(r.kind),
+            lines.append([time(r.raisedAt), field(r.device), field(r.wearer), field(r.location), field(r.floor), field(shift(r.raisedAt)),
+                          field(r.incident), field(r.kind),
                           time(r.alertAt), field(told), field(r.acknowledgedBy), time(r.acknowledgedAt), seconds(r.secondsToAcknowledge),
                           r.secondsToAcknowledge == nil ? "" : r.timedByBridge ? "bridge" : "station",
                           field(r.presentBy), time(r.presentAt), seconds(r.secondsToPresence), field(r.resetBy), time(r.resetAt),
-                          seconds(r.secondsToReset), time(r.unacceptedEscalatedAt), time(r.noPresenceEscalatedAt), r.outcome,
+                          seconds(r.secondsToReset), time(r.unacceptedEscalatedAt), time(r.noPresenceEscalatedAt),
+                          time(r.unacceptedAgainAt), time(r.noPresenceAgainAt), r.outcome,
                           time(r.endedAt)].joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
@@ -505,7 +551,8 @@ public enum StationPage {
     /// `calls`: the past incidents (the accepted ones not yet reset are listed; an open one
     /// escalated marks its bridge); `escalation`: the steps' timers.
     public static func json(_ model: SiteModel, me: String?, link: SiteModel.Link, now: Double,
-                            calls records: [PastIncidents.Record] = [], escalation: (acceptWithin: Double, presenceWithin: Double) = (60, 300)) -> String {
+                            calls records: [PastIncidents.Record] = [], escalation: (acceptWithin: Double, presenceWithin: Double) = (60, 300),
+                            floors: Floors = Floors()) -> String {
         let escalatedDevices = Set(records.filter { $0.endedAt == nil && $0.acknowledgedBy == nil && $0.unacceptedEscalatedAt != nil }.map(\.device))
         let calls = records.filter(\.inProgress).map { r in
             let due = r.acknowledgedAt! + escalation.presenceWithin
@@ -519,8 +566,9 @@ public enum StationPage {
             Bridge(device: b.device, wearer: b.wearer, location: b.location, online: b.online, state: b.state, lastSeen: b.lastSeen,
                    lastHeartbeat: b.lastHeartbeat, sensorProblem: b.sensorProblem, worn: b.worn, alarmOpen: b.alarmOpen, alarmSince: b.alarmSince,
                    raisedAt: b.raisedAt, raisedSeenAt: b.raisedSeenAt, incident: b.incident, previousIncident: b.previousIncident,
-                   faults: b.faults, stale: SiteModel.isStale(b, link: link), escalated: b.alarmOpen && escalatedDevices.contains(b.device))
-        }, calls: calls)
+                   faults: b.faults, stale: SiteModel.isStale(b, link: link), escalated: b.alarmOpen && escalatedDevices.contains(b.device),
+                   floor: floors.of[b.device])
+        }, calls: calls, floors: floors)
         let e = JSONEncoder()
         e.outputFormatting = [.withoutEscapingSlashes]
         return (try? String(decoding: e.encode(site), as: UTF8.self)) ?? "{}"

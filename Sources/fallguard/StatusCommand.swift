@@ -95,6 +95,7 @@ struct StatusCommand: ParsableCommand {
             if last.delivered == true { line += ", delivered" }
             if let who = last.reachedBy { line += ", \(who) answered the call" }
             if let who = last.acknowledgedBy { line += ", acknowledged by \(who)" }
+            if let at = last.presentAt { line += ", at the bedside since \(at)" }
             lines.append(line)
         } else {
             lines.append("last incident: none since start")

@@ -310,6 +310,46 @@ extension AlertState {
         #expect(e.state == .monitoring && e.nextDeadline == nil)
     }
 
+    /// Issue 37: after a station's acknowledgement a long press is staff present at the
+    /// bedside (recorded for the station, no help request), once, within the active timeout;
+    /// after any other acknowledgement, or a new incident, it is a help request as ever.
+    @Test func aLongPressAfterAStationAcceptedIsPresenceAtTheBedsideNotAHelpRequest() throws {
+        var e = AlertFixtures.alertOut()
+        _ = e.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)
+        #expect(e.accepted?.incident == "FG-1" && e.accepted?.by == "Anna Smith (station)" && e.accepted?.at == 45
+                && e.accepted?.until == 3645 && e.accepted?.presentAt == nil)
+        _ = e.handle(.buttonPressed, at: 100)
+        let fx = e.advance(to: 102)
+        #expect(fx.alerts.isEmpty, "no help request: \(fx.alerts)")
+        let present = try #require(fx.events.first)
+        #expect(present.event == .staffPresent && present.incident == "FG-1" && present.detail.contains("57 s after Anna Smith (station)"))
+        #expect(fx.sounds == [.acknowledge, .silent] && e.state == .monitoring && e.accepted?.presentAt == 102)
+        #expect(e.handle(.buttonReleased, at: 103).isEmpty)
+        // A second long press is the wearer's: a help request, a new incident.
+        _ = e.handle(.buttonPressed, at: 200)
+        #expect(e.advance(to: 202).alerts.map(\.kind) == [.helpRequested])
+
+        // Acknowledged by an SMS reply: a long press asks for help.
+        var sms = AlertFixtures.alertOut()
+        _ = sms.handle(.acknowledged(incidentID: "FG-1", by: "Ben (SMS reply)"), at: 45)
+        #expect(sms.accepted == nil)
+        _ = sms.handle(.buttonPressed, at: 100)
+        #expect(sms.advance(to: 102).alerts.map(\.kind) == [.helpRequested])
+        // Past the active timeout after the acceptance: a help request too.
+        var late = AlertFixtures.alertOut()
+        _ = late.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)
+        _ = late.handle(.buttonPressed, at: 3700)
+        #expect(late.advance(to: 3702).alerts.map(\.kind) == [.helpRequested])
+        // A new fall in between: the accepted call is over.
+        var again = AlertFixtures.alertOut()
+        _ = again.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)
+        _ = again.handle(.fallSuspected(AlertFixtures.fall(impact: 57.5)), at: 60)
+        _ = again.handle(.buttonPressed, at: 61)
+        _ = again.handle(.buttonReleased, at: 61.2)
+        _ = again.handle(.buttonPressed, at: 100)
+        #expect(again.accepted == nil && again.advance(to: 102).alerts.map(\.kind) == [.helpRequested])
+    }
+
     @Test func theWearerHearsWhenTheAlertWentOutAndWhenSomeoneAnswered() throws {
         var e = AlertFixtures.alertOut()
         #expect(e.sound == .alertActive && e.indicator == .alertOut)

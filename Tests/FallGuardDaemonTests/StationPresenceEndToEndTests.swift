@@ -1,0 +1,80 @@
+import FallGuardStation
+@testable import FallGuardDaemon
+import FallGuardTestSupport
+import Foundation
+import Testing
+
+/// Issue 37 item 4, presence by the bridge's own button, end to end: a real `fallguard run`
+/// (the IIO emulator's MPU6050 streaming a real fall, the GPIO emulator's button through the
+/// real libgpiod), a real mosquitto, and the station. The alert goes out, a member accepts it on
+/// the station (the bridge takes the acknowledgement), then the button is held at the bridge:
+/// the bridge publishes presence, the station records the step with its time and the accepting
+/// member's name, and the call leaves "in progress" for its reset.
+@Suite(.serialized, .enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
+struct StationPresenceEndToEndTests {
+    @Test func aLongPressOfTheBridgesButtonAfterTheStationAcceptedIsPresenceAtTheBedside() async throws {
+        let broker = try await MosquittoBroker()
+        let folder = temporaryFolder("station-presence")
+        var section = StationTests.station(on: broker, clientID: "station-presence-under-test")
+        section.stateDirectory = folder + "/station-state"
+        section.escalation.acceptWithin = 3600
+        let jar = folder + "/cookies"
+        let (server, running) = try await StationTests.start(section, broker: broker, jar: jar)
+        defer { running.cancel() }
+        let base = "http://" + section.listen
+
+        let state = folder + "/bridge-state"
+        let config = folder + "/bridge.yaml"
+        try """
+            device: room-e2e
+            sensor: {uri: "local:", mode: buffered}
+            gpio: {library: v1, chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
+            alarm: {countdown: 5, final-phase: 2}
+            state: {directory: "\(state)"}
+            metrics: {enabled: false}
+            wearer: {name: Test Wearer, location: the lab}
+            channels:
+              mqtt: {type: mqtt, host: 127.0.0.1, port: \(broker.port), acknowledge-secret: "\(section.acknowledgeSecret ?? "")"}
+            \(broadcastPolicy("mqtt"))
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let fall = try shortFallRecording(in: folder)
+        let run = try GPIOEmulatorRun(["run", "--config", config, "--duration", "45"],
+                                      wrapper: [Emulator.root + "/tools/iio-emulator/iio-emu", "--model", "mpu6050", "--recording", fall, "--"])
+        defer { if run.wait() != 0 { Issue.record("the bridge: \(run.stderr)") } }
+
+        // The alert out at the station, accepted there by Anna.
+        func record() -> PastIncidents.Record? { server.history.newestFirst(now: Date().timeIntervalSince1970).first { $0.device == "room-e2e" } }
+        #expect(await until(40) { record()?.alertOut == true && record()?.incident != nil }, "no alert at the station: \(run.stderr)")
+        let incident = try #require(record()?.incident)
+        let csrf = try await StationTests.get(base + "/", ["-b", jar]).body.components(separatedBy: "data-csrf=\"").dropFirst().first?
+            .components(separatedBy: "\"").first ?? ""
+        #expect(try await StationTests.get(base + "/ack", ["-b", jar, "--data", "csrf=\(csrf)&device=room-e2e&incident=\(incident)"]).status == 204)
+        #expect(await until(10) { record()?.acknowledgedBy == "Anna Smith (station)" }, "the bridge did not take it: \(String(describing: record()))")
+        let status = { (try? String(contentsOfFile: state + "/status.json", encoding: .utf8)) ?? "" }
+        #expect(await until(5) { status().contains("Anna Smith (station)") }, "the bridge shows who accepted: \(status())")
+
+        // At the bedside: the button held 2.5 s (long-press 2 s).
+        let held = Date()
+        #expect(try run.ctl("hold 17 2500").hasPrefix("ok"))
+        #expect(await until(10) { record()?.presentAt != nil }, "no presence at the station: \(String(describing: record()))\n\(run.stderr)")
+        let r = try #require(record())
+        let after = Date().timeIntervalSince(held)
+        #expect(r.presentBy == "Anna Smith (bridge button)", "\(String(describing: r.presentBy))")
+        let presentAt = try #require(r.presentAt)
+        #expect(presentAt >= held.timeIntervalSince1970 + 1.9 && presentAt <= held.timeIntervalSince1970 + 5,
+                "recorded at \(presentAt - held.timeIntervalSince1970) s after the press began")
+        #expect(r.noPresenceEscalatedAt == nil && r.resetAt == nil)
+        // The bridge shows the step; no help request went out; the station refuses a second presence.
+        #expect(await until(5) { status().contains("\"present_by\"") }, "\(status())")
+        let log = (try? String(contentsOfFile: state + "/incidents.jsonl", encoding: .utf8)) ?? ""
+        #expect(log.contains("\"staff-present\"") && !log.contains("\"help-requested\""), "\(log)")
+        #expect(try await StationTests.get(base + "/step", ["-b", jar, "--data", "csrf=\(csrf)&key=\(r.key)&step=presence"]).status == 409)
+        #expect(try await StationTests.get(base + "/step", ["-b", jar, "--data", "csrf=\(csrf)&key=\(r.key)&step=reset"]).status == 204)
+        let csv = try await StationTests.get(base + "/incidents.csv", ["-b", jar]).body
+        #expect(csv.contains("Anna Smith (bridge button)"), "\(csv)")
+        print("station presence by the bridge's button: recorded at the station \(String(format: "%.2f", after)) s after the press began "
+              + "(long-press 2 s), \(String(format: "%.1f", r.secondsToPresence ?? -1)) s after the acceptance")
+        running.cancel()
+        _ = await running.result
+    }
+}
