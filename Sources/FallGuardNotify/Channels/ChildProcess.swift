@@ -103,6 +103,14 @@ struct ChildProcess {
         for await _ in finished.stream {}
         killer.cancel()
         let timedOut = await killer.value
+        if p.isRunning {
+            // The stream also ends when the caller's task is cancelled (a stop, a follow-up
+            // whose owner ended): the command goes with it. Reading a running process's
+            // termination reason traps in Foundation (seen: mmcli polled at a test's end).
+            kill(group, SIGKILL)
+            p.waitUntilExit()
+            throw CancellationError()
+        }
         await collected.waitForEnd(upTo: stderrGrace)
         await output.waitForEnd(upTo: stderrGrace)
         let tail = String(decoding: collected.data.suffix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
