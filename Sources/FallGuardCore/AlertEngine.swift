@@ -221,6 +221,12 @@ public struct AlertEngine: Sendable, Equatable {
     /// How an acknowledgement from a staff station ends (``Acknowledgement/byAndVia``).
     public static let stationVia = " (station)"
 
+    /// How long after a station's acceptance a long press is staff presence at the bedside
+    /// (at most the active alert's timeout). Later it is the wearer's help request again: a
+    /// resident still on the floor who holds the button because nobody came must not be taken
+    /// for the nurse who accepted and was held up (her presence then comes from the page).
+    public static let presenceWindow = 600.0
+
     /// The state in the one vocabulary every output shows.
     public var status: AlarmStatus {
         switch state {
@@ -582,7 +588,7 @@ public struct AlertEngine: Sendable, Equatable {
                          + (who.hasSuffix(Self.stationVia) ? "; a long press now is presence at the bedside" : ""),
                      into: &effects)
             accepted = who.hasSuffix(Self.stationVia)
-                ? AcceptedCall(incident: id, by: who, at: t, until: t + configuration.alertTimeout) : nil
+                ? AcceptedCall(incident: id, by: who, at: t, until: t + min(configuration.alertTimeout, Self.presenceWindow)) : nil
             // The wearer hears that someone knows: not the short chirp of an abort.
             updateOutputs(chirp: .helpComing, into: &effects)
         case let .countdown(c) where c.incident == id:

@@ -163,7 +163,7 @@ public enum MountOrientation {
 
     /// How a matrix reads in the configuration file: `[[1, 0, 0], [0, 0, -1], [0, 1, 0]]`.
     public static func text(_ m: Matrix) -> String {
-        "[" + m.map { "[" + $0.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }.joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
+        "[" + m.map { "[" + $0.map { Int(exactly: $0).map(String.init) ?? String($0) }.joined(separator: ", ") + "]" }.joined(separator: ", ") + "]"
     }
 
     private static func dot(_ a: Vector, _ b: Vector) -> Double { a.x * b.x + a.y * b.y + a.z * b.z }

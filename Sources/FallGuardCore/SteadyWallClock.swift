@@ -17,8 +17,8 @@ import Musl
 /// slewing (at most 0.5 ms a second) only moves it by a second after half an hour or more.
 public final class SteadyWallClock: Sendable {
     /// The wall clock (Unix seconds) and the monotonic clock (seconds); a test steps the first.
-    let wall: @Sendable () -> Double
-    let monotonic: @Sendable () -> Double
+    public let wall: @Sendable () -> Double
+    public let monotonic: @Sendable () -> Double
     private let anchor: Mutex<(wall: Double, monotonic: Double)>
 
     public init(wall: @escaping @Sendable () -> Double = SteadyWallClock.systemWall,

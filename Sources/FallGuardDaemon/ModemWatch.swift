@@ -51,7 +51,9 @@ final class ModemWatch: Sendable {
         }
         let (changed, begins, ends) = state.withLock { s -> (Bool, String?, String?) in
             let changed = s.status != now
-            s.seen = now.problem == nil ? 0 : (now.problem == s.status?.problem ? s.seen + 1 : 1)
+            // Failed checks in a row, whatever each said: a modem flapping between "searching"
+            // and "idle" is still a modem that cannot send.
+            s.seen = now.problem == nil ? 0 : s.seen + 1
             s.status = now
             let stamp = Int(Date().timeIntervalSince1970)
             if let problem = now.problem, s.seen >= 2, s.told == nil {

@@ -69,7 +69,8 @@ public final class Notifiers: Sendable {
         context = ChannelContext(
             httpClient: client, logger: Logger(label: "fallguard.notify"),
             write: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) },
-            acknowledgements: inbox.handler, provenAcknowledgements: inbox.provenHandler)
+            acknowledgements: inbox.handler, provenAcknowledgements: inbox.provenHandler,
+            clockSynchronized: { SystemClock.synchronized() })
         // The file was checked; a channel that cannot start fails on I/O (a TLS file it cannot
         // read, say). The alarm and the other channels start anyway and its deliveries wait: a
         // reload (SIGHUP) starts it once the file is there (an MQTT channel needs a restart).

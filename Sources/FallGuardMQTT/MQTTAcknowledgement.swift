@@ -87,7 +87,8 @@ public struct MQTTAcknowledgementError: Error, Equatable, CustomStringConvertibl
 /// - `token` equal to the secret (compared in constant time), only with `acknowledge-mode:
 ///   token` (TLS or a broker on this machine: the token is a reusable secret), or
 /// - `hmac` = HMAC-SHA256(secret, `fallguard-ack-2\n<device>\n<incident>\n<time>\n<by>`) in
-///   hex, with `time` within ``window`` seconds of the bridge's clock: bound to this bridge,
+///   hex, with `time` within ``window`` seconds of the bridge's clock (``check(_:now:)`` says
+///   which clock across a step of it): bound to this bridge,
 ///   this incident and this name, and taken once (a MAC seen before within the window is
 ///   refused: a captured acknowledgement cannot be published again). The older
 ///   `fallguard-ack\n<device>\n<incident>\n<time>` (no name) still acknowledges, but its `by`
@@ -102,6 +103,10 @@ public struct MQTTAcknowledgementGate: Sendable {
     /// Seconds an HMAC's `time` may differ from the bridge's clock.
     public static let window: Int64 = 300
     private let seen = SeenProofs()
+    /// The wall clock as it read when the gate was made, carried forward by the monotonic clock
+    /// and never following a step: the time of day before the bridge's clock was stepped.
+    private let steady: SteadyWallClock
+    private let clockSynchronized: @Sendable () -> Bool?
 
     /// What an acknowledgement that passed proves: its incident, and its name when the proof
     /// covers the name (nil: the name, if any, is only what the publisher wrote).
@@ -110,10 +115,16 @@ public struct MQTTAcknowledgementGate: Sendable {
         public var provenBy: String?
     }
 
-    public init(device: String, secret: String?, acceptsToken: Bool = false) {
+    /// - Parameter clock: the wall clock (``SteadyWallClock/wall``) and the steady one beside
+    ///   it (a test steps the first).
+    /// - Parameter clockSynchronized: whether the wall clock is synchronised (nil: not known).
+    public init(device: String, secret: String?, acceptsToken: Bool = false,
+                clock: SteadyWallClock = SteadyWallClock(), clockSynchronized: @escaping @Sendable () -> Bool? = { nil }) {
         self.device = device
         self.secret = secret.map { Array($0.utf8) }
         self.acceptsToken = acceptsToken
+        self.steady = clock
+        self.clockSynchronized = clockSynchronized
     }
 
     /// The text an HMAC signs: with `by`, the name is signed too (`fallguard-ack-2`).
@@ -139,13 +150,23 @@ public struct MQTTAcknowledgementGate: Sendable {
     }
 
     /// The incident the ack acknowledges, or why it acknowledges nothing.
-    public func incident(of ack: MQTTAcknowledgement, now: Date = Date()) -> Result<String, MQTTAcknowledgementError> {
+    public func incident(of ack: MQTTAcknowledgement, now: Date? = nil) -> Result<String, MQTTAcknowledgementError> {
         check(ack, now: now).map(\.incident)
     }
 
     /// The incident and the proven name, or why the ack acknowledges nothing. An HMAC that
     /// passes is remembered for the window, and the same one again is refused.
-    public func check(_ ack: MQTTAcknowledgement, now: Date = Date()) -> Result<Checked, MQTTAcknowledgementError> {
+    ///
+    /// Its `time` is held to the bridge's wall clock or to the steady clock beside it (the time
+    /// of day before the wall clock was last stepped), whichever it is within ``window`` of: a
+    /// Pi without a real-time clock is stepped by NTP, by days at times, and a caregiver's
+    /// acknowledgement signed on a right clock must not be refused because this one moved, in
+    /// either direction. While the wall clock is known not to be synchronised (booted with the
+    /// time it last saved, no NTP: no internet) no time of this bridge's can be trusted, so
+    /// the time is not held to it: the MAC still binds this bridge, the open incident (incident
+    /// numbers are kept in the state directory and never reused) and the name, and is taken
+    /// once. `now` (tests) replaces both clocks.
+    public func check(_ ack: MQTTAcknowledgement, now: Date? = nil) -> Result<Checked, MQTTAcknowledgementError> {
         guard let incident = ack.incident else {
             return .failure(.init("it names no incident (send {\"incident\": \"FG-…\"})"))
         }
@@ -160,8 +181,11 @@ public struct MQTTAcknowledgementGate: Sendable {
             return Self.constantTimeEqual(Array(token.utf8), secret)
                 ? .success(Checked(incident: incident, provenBy: nil)) : .failure(.init("wrong token"))
         case let .hmac(hex, time):
-            let seconds = Int64(now.timeIntervalSince1970.rounded())
-            guard time > seconds - Self.window, time < seconds + Self.window else {
+            let wall = now?.timeIntervalSince1970 ?? steady.wall()
+            let clocks = now == nil ? [wall, steady.now()] : [wall]
+            let seconds = Int64(wall.rounded())
+            let fresh = clocks.contains { abs(Double(time) - $0) < Double(Self.window) }
+            guard fresh || (now == nil && clockSynchronized() == false) else {
                 return .failure(.init("its time \(time) is more than \(Self.window) s from the bridge's clock (\(seconds))"))
             }
             guard let mac = Self.bytes(hex: hex) else { return .failure(.init("wrong hmac")) }

@@ -24,6 +24,7 @@ public final class MQTTChannel: NotificationChannel {
     public init(name: String = "mqtt", settings: MQTTChannelSettings,
                 onAcknowledgement: @escaping AcknowledgementHandler,
                 onProvenAcknowledgement: AcknowledgementHandler? = nil,
+                clockSynchronized: @escaping @Sendable () -> Bool? = { nil },
                 logger: Logger = Logger(label: "fallguard.mqtt")) throws(MQTTError) {
         self.name = name
         self.settings = settings
@@ -31,7 +32,8 @@ public final class MQTTChannel: NotificationChannel {
         self.topics = topics
         let retained = BridgeSession(topics: topics, discovery: settings.discovery,
                                      gate: MQTTAcknowledgementGate(device: topics.device, secret: settings.acknowledgeSecret,
-                                                                   acceptsToken: settings.acknowledgeMode == .token),
+                                                                   acceptsToken: settings.acknowledgeMode == .token,
+                                                                   clockSynchronized: clockSynchronized),
                                      onAcknowledgement: onAcknowledgement,
                                      onProvenAcknowledgement: onProvenAcknowledgement ?? onAcknowledgement, logger: logger)
         self.retained = retained

@@ -31,7 +31,8 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
 
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
         try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements,
-                        onProvenAcknowledgement: context.provenAcknowledgements, logger: context.logger)
+                        onProvenAcknowledgement: context.provenAcknowledgements,
+                        clockSynchronized: context.clockSynchronized, logger: context.logger)
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {

@@ -145,6 +145,8 @@ struct SetupCommand: ParsableCommand {
         guard let rows = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[NSNumber]],
               rows.count == 3, rows.allSatisfy({ $0.count == 3 }) else { return nil }
         let m = rows.map { $0.map(\.doubleValue) }
+        // A rotation's entries lie within ±1: a determinant near 1 from huge and tiny entries is not one.
+        guard m.joined().allSatisfy({ abs($0) <= 1.05 }) else { return nil }
         return abs(abs(MountOrientation.determinant(m)) - 1) <= 0.05 ? m : nil
     }
 

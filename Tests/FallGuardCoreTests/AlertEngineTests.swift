@@ -311,13 +311,14 @@ extension AlertState {
     }
 
     /// Issue 37: after a station's acknowledgement a long press is staff present at the
-    /// bedside (recorded for the station, no help request), once, within the active timeout;
+    /// bedside (recorded for the station, no help request), once, within 10 minutes (the
+    /// presence window; a resident still waiting after that asks for help by the same press);
     /// after any other acknowledgement, or a new incident, it is a help request as ever.
     @Test func aLongPressAfterAStationAcceptedIsPresenceAtTheBedsideNotAHelpRequest() throws {
         var e = AlertFixtures.alertOut()
         _ = e.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)
         #expect(e.accepted?.incident == "FG-1" && e.accepted?.by == "Anna Smith (station)" && e.accepted?.at == 45
-                && e.accepted?.until == 3645 && e.accepted?.presentAt == nil)
+                && e.accepted?.until == 645 && e.accepted?.presentAt == nil)
         _ = e.handle(.buttonPressed, at: 100)
         let fx = e.advance(to: 102)
         #expect(fx.alerts.isEmpty, "no help request: \(fx.alerts)")
@@ -335,6 +336,11 @@ extension AlertState {
         #expect(sms.accepted == nil)
         _ = sms.handle(.buttonPressed, at: 100)
         #expect(sms.advance(to: 102).alerts.map(\.kind) == [.helpRequested])
+        // Past the presence window after the acceptance (nobody came): the wearer's help request.
+        var waited = AlertFixtures.alertOut()
+        _ = waited.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)
+        _ = waited.handle(.buttonPressed, at: 45 + AlertEngine.presenceWindow + 1)
+        #expect(waited.advance(to: 45 + AlertEngine.presenceWindow + 3).alerts.map(\.kind) == [.helpRequested])
         // Past the active timeout after the acceptance: a help request too.
         var late = AlertFixtures.alertOut()
         _ = late.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)

@@ -113,5 +113,7 @@ import FallGuardTestSupport
         #expect(abs(M.angleBetween(M.identity, [[1, 0, 0], [0, 0, -1], [0, 1, 0]]) - 90) < 1e-6)
         #expect(M.text([[1, 0, 0], [0, 0, -1], [0, 1, 0]]) == "[[1, 0, 0], [0, 0, -1], [0, 1, 0]]")
         #expect(M.text([[0.5, 0, 0], [0, 1, 0], [0, 0, 1]]) == "[[0.5, 0, 0], [0, 1, 0], [0, 0, 1]]")
+        // A whole number too large for Int is written as a Double, not trapped on.
+        #expect(M.text([[1e300, 0, 0], [0, 1e-300, 0], [0, 0, 1]]) == "[[1e+300, 0, 0], [0, 1e-300, 0], [0, 0, 1]]")
     }
 }

@@ -1,6 +1,7 @@
 import FallGuardCore
 @testable import FallGuardMQTT
 import Foundation
+import Synchronization
 import Testing
 import FallGuardTestSupport
 
@@ -130,6 +131,44 @@ import FallGuardTestSupport
             try MQTTAcknowledgementGate(device: "porch", secret: secret)
                 .check(MQTTAcknowledgement(incident: "FG-5", by: "Anna Smith (station)", proof: .hmac(v2, time: t)), now: later).get()
         }
+    }
+
+    /// Issue 36 item 3: the bridge's wall clock stepped +3 days, then -1 h (NTP on a Pi without
+    /// a real-time clock, `date -s`): a caregiver's acknowledgement signed on a right clock is
+    /// still taken, one signed on the stepped clock too, a stale one (an hour old on both
+    /// clocks) is not. A clock known not to be synchronised holds no time against it.
+    @Test func aSteppedWallClockNeitherRefusesACaregiverNorTakesAStaleAcknowledgement() {
+        let secret = "0123456789abcdef-porch"
+        let trueTime = 1_800_000_000.0
+        let step = Mutex(0.0), elapsed = Mutex(0.0), synchronized = Mutex<Bool?>(true)
+        let clock = SteadyWallClock(wall: { trueTime + elapsed.withLock { $0 } + step.withLock { $0 } },
+                                    monotonic: { elapsed.withLock { $0 } })
+        let gate = MQTTAcknowledgementGate(device: "porch", secret: secret, clock: clock,
+                                           clockSynchronized: { synchronized.withLock { $0 } })
+        func ack(_ incident: String, at time: Double) -> MQTTAcknowledgement {
+            let t = Int64(time)
+            return MQTTAcknowledgement(incident: incident, by: "Anna Smith (station)",
+                                       proof: .hmac(MQTTAcknowledgementGate.hmac(secret: secret, device: "porch", incident: incident,
+                                                                                 time: t, by: "Anna Smith (station)"), time: t))
+        }
+        func taken(_ a: MQTTAcknowledgement) -> Bool { (try? gate.check(a).get()) != nil }
+        elapsed.withLock { $0 = 20 }
+        #expect(taken(ack("FG-1", at: trueTime + 20)), "before any step")
+        step.withLock { $0 = 3 * 86_400 }   // +3 days
+        #expect(taken(ack("FG-2", at: trueTime + 20)), "signed on the true clock after the bridge's went 3 days ahead")
+        #expect(taken(ack("FG-3", at: trueTime + 20 + 3 * 86_400)), "signed on a clock that agrees with the stepped one")
+        #expect(!taken(ack("FG-4", at: trueTime + 20 - 3_600)), "an hour old on the true clock")
+        #expect(!taken(ack("FG-4", at: trueTime + 20 + 3 * 86_400 - 3_600)), "an hour old on the stepped clock")
+        step.withLock { $0 = -3_600 }   // -1 h from the true time
+        elapsed.withLock { $0 = 80 }
+        #expect(taken(ack("FG-5", at: trueTime + 80)), "signed on the true clock after the bridge's went an hour back")
+        #expect(!taken(ack("FG-6", at: trueTime + 80 - 7_200)), "two hours old")
+        // Not synchronised: the bridge's time means nothing; the MAC, the incident and once still hold.
+        synchronized.withLock { $0 = false }
+        #expect(taken(ack("FG-7", at: trueTime + 80 + 9 * 86_400)), "not synchronised: a caregiver's clock 9 days from the bridge's")
+        #expect(!taken(ack("FG-7", at: trueTime + 80 + 9 * 86_400)), "still taken once")
+        synchronized.withLock { $0 = nil }
+        #expect(!taken(ack("FG-8", at: trueTime + 80 + 9 * 86_400)), "not known to be unsynchronised: held to the clocks")
     }
 
     /// Issue 28 item 11: a flood of refused acknowledgements is logged a few in full a minute,

@@ -35,7 +35,9 @@ public final class ModemManagerMock: @unchecked Sendable {
 
     /// - Parameter sim: `present`, `missing` or `pin`; `signal` in percent; `registration`
     ///   `home`, `roaming`, `searching`, `idle` or `denied`.
-    public init(sim: String = "present", signal: Int = 80, registration: String = "home") throws {
+    ///   `pin2` is registered with PIN2 still listed (as Quectel modems report); `enabled: false`
+    ///   is a modem ModemManager keeps disabled until `Modem.Enable(true)`.
+    public init(sim: String = "present", signal: Int = 80, registration: String = "home", enabled: Bool = true) throws {
         _ = killMocksAtExit
         let b = Process()
         b.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
@@ -48,7 +50,7 @@ public final class ModemManagerMock: @unchecked Sendable {
         let m = Process()
         m.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         m.arguments = ["-m", "dbusmock", "--system", "-t", modemMockTemplate, "-p",
-                       #"{"sim": "\#(sim)", "signal": \#(signal), "registration": "\#(registration)"}"#]
+                       #"{"sim": "\#(sim)", "signal": \#(signal), "registration": "\#(registration)", "enabled": \#(enabled)}"#]
         m.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "PATH": "/usr/bin:/bin"]
         m.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         FileManager.default.createFile(atPath: folder + "/mock.log", contents: nil)
@@ -107,6 +109,10 @@ public final class ModemManagerMock: @unchecked Sendable {
     public func callOutcome(_ outcome: String) throws { try control("SetCallOutcome", ["string:\(outcome)"]) }
     /// An SMS from `number` arrives.
     public func receive(from number: String, _ text: String) throws { try control("ReceiveSms", ["string:\(number)", "string:\(text)"]) }
+    /// An SMS whose network time stamp is `unixTime` (a bridge clock behind the network's).
+    public func receive(from number: String, _ text: String, stampedAt unixTime: Double) throws {
+        try control("ReceiveSmsAt", ["string:\(number)", "string:\(text)", "double:\(unixTime)"])
+    }
 
     /// The SMS the modem sent, as `mmcli` lists them: (number, text).
     public func sentSMS() throws -> [(number: String, text: String)] {

@@ -43,9 +43,9 @@ MODEM_PATH = MAIN_OBJ + '/Modem/0'
 SIM_PATH = MAIN_OBJ + '/SIM/0'
 
 # MMModemState, MMModemStateFailedReason, MMModemLock, MMModem3gppRegistrationState
-STATE = {'failed': -1, 'locked': 2, 'enabled': 6, 'searching': 7, 'registered': 8}
+STATE = {'failed': -1, 'locked': 2, 'disabled': 3, 'enabled': 6, 'searching': 7, 'registered': 8}
 FAILED_NONE, FAILED_SIM_MISSING = 0, 2
-LOCK_NONE, LOCK_SIM_PIN = 1, 2
+LOCK_NONE, LOCK_SIM_PIN, LOCK_SIM_PIN2 = 1, 2, 3
 REGISTRATION = {'idle': 0, 'home': 1, 'searching': 2, 'denied': 3, 'roaming': 5}
 # MMSmsState, MMSmsPduType, MMCallState, MMCallStateReason, MMCallDirection
 SMS_STORED, SMS_RECEIVED, SMS_SENT = 1, 3, 5
@@ -63,7 +63,10 @@ def load(mock, parameters):
                    f'ret = {{dbus.ObjectPath(k): objects[k].props for k in objects if k.startswith("{MAIN_OBJ}/Modem/")}}')
     mock.mm_state = {'sim': parameters.get('sim', 'present'), 'signal': int(parameters.get('signal', 80)),
                      'registration': parameters.get('registration', 'home'), 'outcome': 'answered',
-                     'sms': 0, 'calls': 0, 'sent': [], 'plugged': False}
+                     'sms': 0, 'calls': 0, 'sent': [], 'plugged': False,
+                     # A modem ModemManager has not been asked to enable (no NetworkManager
+                     # connection for it): 'disabled' until Modem.Enable(true).
+                     'enabled': parameters.get('enabled', True)}
     Plug(mock)
 
 
@@ -78,6 +81,12 @@ def _generic(mock):
         state, failed, lock = STATE['failed'], FAILED_SIM_MISSING, LOCK_NONE
     elif s['sim'] == 'pin':
         state, failed, lock = STATE['locked'], FAILED_NONE, LOCK_SIM_PIN
+    elif not s['enabled']:
+        state, failed, lock = STATE['disabled'], FAILED_NONE, LOCK_NONE
+    elif s['sim'] == 'pin2':
+        # Quectel modems report PIN2 as the lock still needed while registered: it does not
+        # stop SMS or calls.
+        state, failed, lock = STATE['registered'] if registered else STATE['searching'], FAILED_NONE, LOCK_SIM_PIN2
     else:
         state, failed, lock = STATE['registered'] if registered else STATE['searching'], FAILED_NONE, LOCK_NONE
     return {
@@ -89,7 +98,7 @@ def _generic(mock):
 
 def _registration(mock):
     s = _state(mock)
-    reg = s['registration'] if s['sim'] == 'present' else 'idle'
+    reg = s['registration'] if s['sim'] in ('present', 'pin2') and s['enabled'] else 'idle'
     if s['signal'] == 0 and reg in ('home', 'roaming'):
         reg = 'searching'
     return {'RegistrationState': dbus.UInt32(REGISTRATION[reg]),
@@ -125,7 +134,7 @@ def Plug(self):
     }
     generic.update(_generic(self))
     self.AddObject(MODEM_PATH, MODEM, generic, [
-        ('Enable', 'b', '', ''), ('ListBearers', '', 'ao', 'ret = []'), ('GetCellInfo', '', 'aa{sv}', 'ret = []'),
+        ('Enable', 'b', '', f'objects["{MAIN_OBJ}"].EnableModem(args[0])'), ('ListBearers', '', 'ao', 'ret = []'), ('GetCellInfo', '', 'aa{sv}', 'ret = []'),
     ])
     modem = mockobject.objects[MODEM_PATH]
     gpp = {'Imei': '490154203237518', 'EnabledFacilityLocks': dbus.UInt32(0), 'SubscriptionState': dbus.UInt32(0),
@@ -177,6 +186,17 @@ def SetModem(self, values):
     if s['plugged']:
         # Set in place: dbusmock 0.28's UpdateProperties cannot wrap the SignalQuality struct, and
         # mmcli reads the properties afresh each run (GetManagedObjects).
+        modem = mockobject.objects[MODEM_PATH]
+        modem.props[MODEM].update(_generic(self))
+        modem.props[GPP].update(_registration(self))
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='b', out_signature='')
+def EnableModem(self, enable):
+    s = _state(self)
+    s['enabled'] = bool(enable)
+    s['enables'] = s.get('enables', 0) + 1
+    if s['plugged']:
         modem = mockobject.objects[MODEM_PATH]
         modem.props[MODEM].update(_generic(self))
         modem.props[GPP].update(_registration(self))
@@ -244,6 +264,13 @@ def DeleteSms(self, path):
 @dbus.service.method(MOCK_IFACE, in_signature='ss', out_signature='o')
 def ReceiveSms(self, number, text):
     stamp = time.strftime('%Y-%m-%dT%H:%M:%S+00', time.gmtime())
+    return _add_sms(self, number, text, SMS_RECEIVED, PDU_DELIVER, stamp)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='ssd', out_signature='o')
+def ReceiveSmsAt(self, number, text, unix_time):
+    # The network's time stamp `unix_time`: a bridge clock behind the network's.
+    stamp = time.strftime('%Y-%m-%dT%H:%M:%S+00', time.gmtime(unix_time))
     return _add_sms(self, number, text, SMS_RECEIVED, PDU_DELIVER, stamp)
 
 

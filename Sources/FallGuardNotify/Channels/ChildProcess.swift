@@ -107,8 +107,11 @@ struct ChildProcess {
             // The stream also ends when the caller's task is cancelled (a stop, a follow-up
             // whose owner ended): the command goes with it. Reading a running process's
             // termination reason traps in Foundation (seen: mmcli polled at a test's end).
+            // It is reaped on a thread of its own: waiting here would hold a thread of the
+            // cooperative pool for as long as the kernel takes to end it.
             kill(group, SIGKILL)
-            p.waitUntilExit()
+            nonisolated(unsafe) let killed = p
+            Thread.detachNewThread { killed.waitUntilExit() }
             throw CancellationError()
         }
         await collected.waitForEnd(upTo: stderrGrace)

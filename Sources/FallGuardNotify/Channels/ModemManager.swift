@@ -81,11 +81,16 @@ public struct ModemManager: Sendable, Equatable {
         throw Unavailable(description: "ModemManager has no modem '\(modem)' (it lists \(list.joined(separator: ", ")))")
     }
 
-    /// The modem's state now.
+    /// The modem's state now. A modem ModemManager keeps disabled (nothing asked it to enable
+    /// it: no NetworkManager connection for it, a Debian without NetworkManager) cannot send or
+    /// call, so it is enabled here (`mmcli -e`, polkit's `Device.Control` for the fallguard
+    /// user: deploy/polkit) and read again; if that fails the status says it is disabled.
     public func status() async throws -> ModemStatus {
         let path = try await modemPath()
         let modem = try await json(["-m", path])["modem"] as? [String: Any] ?? [:]
-        return ModemStatus(path: path, json: modem)
+        let status = ModemStatus(path: path, json: modem)
+        guard status.state == "disabled", (try? await run(["-m", path, "-e"])) != nil else { return status }
+        return ModemStatus(path: path, json: try await json(["-m", path])["modem"] as? [String: Any] ?? [:])
     }
 
     // MARK: SMS
@@ -99,9 +104,19 @@ public struct ModemManager: Sendable, Equatable {
             throw Unavailable(description: "mmcli made no SMS: \(created.prefix(200))")
         }
         _ = try await run(["-s", sms, "--send"])
-        let state = try await json(["-s", sms]).dig("sms", "properties")?["state"] as? String
+        // `--send` returns once the modem took it. A look afterwards that fails (a timeout, a
+        // stop) must not send it again: only a state read as something else than sent does.
+        guard let read = try? await json(["-s", sms]) else { return sms }
+        let state = read.dig("sms", "properties")?["state"] as? String
         guard state == "sent" else { throw Unavailable(description: "the SMS \(sms) is '\(state ?? "?")', not sent") }
         return sms
+    }
+
+    /// Deletes the SMS at `sms` from the modem (best effort: one left is read again, and its
+    /// id, taken once, keeps it from counting twice).
+    func deleteSMS(_ sms: String) async {
+        guard let path = try? await modemPath() else { return }
+        _ = try? await run(["-m", path, "--messaging-delete-sms=\(sms)"])
     }
 
     /// `text` as one value of `mmcli`'s key=value list: between quotes it has none of (it knows
@@ -212,10 +227,15 @@ public struct ModemStatus: Sendable, Equatable, Codable {
     /// when it can.
     public var problem: String? {
         if failedReason == "sim-missing" { return "the modem has no SIM card" }
-        if ["sim-pin", "sim-puk", "sim-pin2", "sim-puk2"].contains(unlockRequired) || state == "locked" {
+        // PIN2/PUK2 guard only the SIM's fixed-dialling settings: a modem that still lists them
+        // (Quectel's do, registered and connected) sends SMS and calls.
+        if ["sim-pin", "sim-puk"].contains(unlockRequired) || state == "locked" {
             return "the modem's SIM is locked (\(unlockRequired == "--" ? "PIN" : unlockRequired)): unlock it or remove the PIN"
         }
         if state == "failed" { return "the modem failed (\(failedReason))" }
+        if state == "disabled" {
+            return "the modem is disabled and could not be enabled (mmcli -m 0 -e; polkit must let the fallguard user control it)"
+        }
         if !registered {
             if signalPercent == 0 { return "the modem has no signal" }
             return "the modem is not registered to a mobile network (\(registration))"

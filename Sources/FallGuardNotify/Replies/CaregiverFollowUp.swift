@@ -20,6 +20,9 @@ public final class CaregiverFollowUp: Sendable {
     let logger: Logger
     /// The modem's calls being followed: when first seen, and when seen answered.
     let modemCalls = Mutex<[String: (seen: Double, answered: Double?)]>([:])
+    /// The SMS that were on the modems when an alarm was first open (nil while none is):
+    /// ``readModemReplies(_:)`` never takes them for a reply to it.
+    let modemBaseline = Mutex<Set<String>?>(nil)
     /// How long after an alarm its calls and replies are still followed.
     public static let window: Double = 3600
     /// A reply counts for an alarm when the provider dated it no earlier than the second in
@@ -32,14 +35,33 @@ public final class CaregiverFollowUp: Sendable {
         (self.outbox, self.client, self.inbox, self.logger) = (outbox, client, inbox, logger)
     }
 
-    /// Polls until cancelled.
+    /// Polls until cancelled: the provider's calls and replies in one loop, the modem's in
+    /// another, so that a hung ModemManager (each `mmcli` run waits out its timeout) never holds
+    /// back the escalation of a Twilio call that reached nobody, nor a Twilio SMS reply.
     public func run() async {
-        var calls = Schedule(), replies = Schedule(), modem = Schedule()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.followTheProvider() }
+            group.addTask { await self.followTheModem() }
+        }
+    }
+
+    /// The modem's calls and replies, while a `modem` channel is configured.
+    private func followTheModem() async {
+        var modem = Schedule()
         while !Task.isCancelled {
             let modemWork = modemWork()
             if let interval = modemWork.interval {
                 await modem.poll(every: interval, "follow the modem's calls and replies", self, []) { try await followModem(modemWork) }
             }
+            let wait = modemWork.interval == nil ? 5 : min(max(modem.next - outbox.now(), 0.25), 5)
+            try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+        }
+    }
+
+    /// The provider's (Twilio's) calls and SMS replies.
+    private func followTheProvider() async {
+        var calls = Schedule(), replies = Schedule()
+        while !Task.isCancelled {
             let channels = outbox.settings.channels
             let call = channels.compactMapValues { $0 as? TwilioCallOptions }.filter(\.value.followCalls)
             let sms = channels.compactMapValues { $0 as? TwilioSMSOptions }.filter(\.value.readReplies)
@@ -54,7 +76,6 @@ public final class CaregiverFollowUp: Sendable {
             // Asleep until the next poll is due (at most 5 s, so that a reload's new channels are
             // seen): no wake-ups of its own on a bridge without a provider to ask.
             let due = (call.isEmpty ? [] : [calls.next]) + (sms.isEmpty ? [] : [replies.next])
-                + (modemWork.interval == nil ? [] : [modem.next])
             let wait = due.min().map { min(max($0 - outbox.now(), 0.25), 5) } ?? 5
             try? await Task.sleep(for: .milliseconds(Int(wait * 1000)))
         }

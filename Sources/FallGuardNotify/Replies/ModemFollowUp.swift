@@ -78,18 +78,39 @@ extension CaregiverFollowUp {
         }
     }
 
-    /// Reads the SMS each modem received and takes each new one once, as a Twilio reply.
+    /// Reads the SMS each modem received and takes each new one once, as a Twilio reply, then
+    /// deletes it from the modem (a SIM holds a few dozen).
+    ///
+    /// The SMS already on a modem when an alarm is first seen open are not replies to it, even
+    /// when their network time stamp is later than the alarm by the bridge's clock (a Pi
+    /// without a real-time clock and without NTP runs behind after a power cut): an "OK"
+    /// kept on the SIM from last week must never acknowledge tonight's fall. They are deleted
+    /// unread. (A person cannot read and answer within the first poll, `poll-interval` s.)
     func readModemReplies(_ modems: [ModemOptions]) async throws {
         let open = try outbox.openIncidents(window: Self.window)
-        guard !open.isEmpty else { return }
+        guard !open.isEmpty else {
+            modemBaseline.withLock { $0 = nil }
+            return
+        }
+        let baseline = modemBaseline.withLock { $0 }
+        var found = Set<String>()
         for modem in modems {
             let reader = ReplyReader(words: modem.acknowledgeWords)
             for sms in try await modem.manager.receivedSMS() {
                 // ModemManager numbers its SMS afresh when it restarts: the time stamp tells them apart.
-                let message = TwilioMessage(sid: "\(ModemChannel.providerPrefix)\(sms.path)@\(sms.timestamp)", from: sms.from,
-                                            to: "", body: sms.text, direction: "inbound", dateSent: sms.sentAt)
+                let sid = "\(ModemChannel.providerPrefix)\(sms.path)@\(sms.timestamp)"
+                found.insert(sid)
+                guard let baseline else {
+                    logger.info("an SMS on the modem from before the alarm (\(sms.timestamp)): not a reply to it, deleted")
+                    await modem.manager.deleteSMS(sms.path)
+                    continue
+                }
+                guard !baseline.contains(sid) else { continue }
+                let message = TwilioMessage(sid: sid, from: sms.from, to: "", body: sms.text, direction: "inbound", dateSent: sms.sentAt)
                 try take(message, open: open, reader: reader)
+                await modem.manager.deleteSMS(sms.path)
             }
         }
+        if baseline == nil { modemBaseline.withLock { $0 = found } }
     }
 }

@@ -23,16 +23,21 @@ public struct ChannelContext: Sendable {
     /// Where acknowledgements that proved the bridge's secret go (``AcknowledgementInbox/provenHandler``);
     /// nil: with the others.
     public var provenAcknowledgements: AcknowledgementHandler?
+    /// Whether the wall clock is synchronised (nil: not known); an acknowledgement's signed time
+    /// is only held to a clock that is (``clockSynchronized`` of the daemon: adjtimex).
+    public var clockSynchronized: @Sendable () -> Bool?
 
     public init(httpClient: HTTPClient, logger: Logger = Logger(label: "fallguard.notify"),
                 write: @escaping @Sendable (String) -> Void = { print($0) },
                 acknowledgements: @escaping AcknowledgementHandler = { _, _ in },
-                provenAcknowledgements: AcknowledgementHandler? = nil) {
+                provenAcknowledgements: AcknowledgementHandler? = nil,
+                clockSynchronized: @escaping @Sendable () -> Bool? = { nil }) {
         self.httpClient = httpClient
         self.logger = logger
         self.write = write
         self.acknowledgements = acknowledgements
         self.provenAcknowledgements = provenAcknowledgements
+        self.clockSynchronized = clockSynchronized
     }
 }
 
