@@ -158,6 +158,10 @@ public struct PastIncidents: Sendable, Equatable {
                 r.noPresenceEscalatedAt = now
                 out.append((r, .noPresence))
             }
+            // The second tier, as the first: an alarm still open and unaccepted escalates however
+            // late (someone may still be on the floor); a call accepted long ago with nobody
+            // present, late by more than `missedLate` (the station was away, or the tier was only
+            // just configured), is not sent at start.
             if againAfter > 0 {
                 if let first = r.unacceptedEscalatedAt, r.unacceptedAgainAt == nil, r.endedAt == nil, r.acknowledgedBy == nil,
                    !r.resolvedByWearer, now - first >= againAfter {
@@ -165,7 +169,7 @@ public struct PastIncidents: Sendable, Equatable {
                     out.append((r, .unacceptedAgain))
                 }
                 if let first = r.noPresenceEscalatedAt, r.noPresenceAgainAt == nil, r.presentAt == nil, r.resetAt == nil,
-                   now - first >= againAfter {
+                   now - first >= againAfter, now - first < againAfter + Self.missedLate {
                     r.noPresenceAgainAt = now
                     out.append((r, .noPresenceAgain))
                 }
@@ -181,12 +185,17 @@ public struct PastIncidents: Sendable, Equatable {
     private var open: [String: Int] = [:]
     /// `<device>\n<incident>` → index in ``records`` of its last record.
     private var byIncident: [String: Int] = [:]
-    /// Each device's records made in the last hour (the station's clock), oldest first.
+    /// Each device's records made in the last hour (the station's clock), oldest first, in two
+    /// counts: those begun by a countdown (which the wearer may abort) and those begun as an
+    /// alarm (an alert out, a fall or help request).
     private var madeLastHour: [String: [Double]] = [:]
+    private var alarmsLastHour: [String: [Double]] = [:]
 
-    /// Alarms one bridge may open in an hour (issue 40: a bridge publishing 20,000 alarm cycles
-    /// made 25,261 records); past it a new alarm of that bridge is not recorded (its live state
-    /// is still shown) and ``capped`` counts it.
+    /// Records one bridge may open in an hour, of each of the two kinds (issue 40: a bridge
+    /// publishing 20,000 alarm cycles made 25,261 records); past it a new one of that bridge is
+    /// not recorded (its live state is still shown) and ``capped`` counts it. Apart, so that 30
+    /// countdowns aborted within the hour (a restless night's false alarms) never leave a real
+    /// alarm without a record, which the escalation to the on-call contact reads.
     public static let alarmsPerHour = 30
     /// Alarms not recorded because their bridge had opened ``alarmsPerHour`` within the hour.
     public private(set) var capped = 0
@@ -230,15 +239,15 @@ public struct PastIncidents: Sendable, Equatable {
         // Where the changed records are (all of them looked up again after a sort).
         var changedAt: Set<Int> = []
         var resorted = false
-        func newRecord(at t: Double) -> Int? {
-            var recent = madeLastHour[device, default: []].filter { $0 > now - 3_600 }
+        func newRecord(at t: Double, alarm: Bool = true) -> Int? {
+            var recent = (alarm ? alarmsLastHour : madeLastHour)[device, default: []].filter { $0 > now - 3_600 }
             guard recent.count < Self.alarmsPerHour else {
-                madeLastHour[device] = recent
+                if alarm { alarmsLastHour[device] = recent } else { madeLastHour[device] = recent }
                 capped += 1
                 return nil
             }
             recent.append(now)
-            madeLastHour[device] = recent
+            if alarm { alarmsLastHour[device] = recent } else { madeLastHour[device] = recent }
             var r = Record(key: "\(device)@\(Int64((t * 1000).rounded()))", device: device, raisedAt: t)
             r.wearer = roster?.wearer
             r.location = roster?.location
@@ -289,7 +298,7 @@ public struct PastIncidents: Sendable, Equatable {
         case "state":
             switch text {
             case "countdown", "alert-out":
-                guard let i = open[device] ?? newRecord(at: now) else { break }
+                guard let i = open[device] ?? newRecord(at: now, alarm: text == "alert-out") else { break }
                 if text == "alert-out" { update(i) { $0.alertOut = true; $0.alertAt = $0.alertAt ?? now } }
             case "monitoring":
                 if let i = open[device] {

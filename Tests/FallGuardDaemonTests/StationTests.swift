@@ -358,6 +358,14 @@ struct StationDidNotServe: Error { var why: String }
         #expect(tiers.escalate(now: t0 + 400, acceptWithin: 60, presenceWithin: 300, againAfter: 120).map(\.why) == [.noPresence])
         #expect(tiers.escalate(now: t0 + 520, acceptWithin: 60, presenceWithin: 300, againAfter: 120).map(\.why) == [.noPresenceAgain])
         #expect(tiers.escalate(now: t0 + 900, acceptWithin: 60, presenceWithin: 300, againAfter: 120).isEmpty)
+        // A no-presence escalation from long ago, the second tier configured only now (or the
+        // station back after a day away): not sent to the senior at start.
+        var old = PastIncidents()
+        _ = old.apply(topic: "fallguard/room-9/state", payload: Array("alert-out".utf8), now: t0)
+        _ = old.apply(topic: "fallguard/room-9/incident", payload: Array(#"{"incident":"FG-3","kind":"acknowledged","severity":"information","at":"2027-01-15T08:00:00Z","acknowledged-by":"Ben"}"#.utf8), now: t0 + 5)
+        #expect(old.escalate(now: t0 + 400, acceptWithin: 60, presenceWithin: 300).map(\.why) == [.noPresence])
+        #expect(old.escalate(now: t0 + 400 + 86_400, acceptWithin: 60, presenceWithin: 300, againAfter: 120).isEmpty,
+                "a day-old no-presence escalation does not escalate again")
     }
 
     /// Issue 40 item 10: unknown names got 429 after 5 wrong passwords while real names kept
@@ -467,6 +475,18 @@ struct StationDidNotServe: Error { var why: String }
         #expect(history.records.count == PastIncidents.alarmsPerHour && history.capped > 0, "\(history.records.count) records, \(history.capped) not recorded")
         _ = history.apply(topic: "fallguard/room-001/state", payload: Array("alert-out".utf8), now: 1_800_002_000)
         #expect(history.records.last?.device == "room-001", "another bridge's alarm is still recorded")
+        // A restless night: 40 countdowns aborted within the hour, then a real alarm: recorded
+        // (the on-call escalation reads the records).
+        for i in 0..<40 {
+            let t = 1_800_003_000 + Double(i) * 60
+            _ = history.apply(topic: "fallguard/room-003/state", payload: Array("countdown".utf8), now: t)
+            _ = history.apply(topic: "fallguard/room-003/state", payload: Array("monitoring".utf8), now: t + 10)
+        }
+        #expect(history.records.filter { $0.device == "room-003" }.count == PastIncidents.alarmsPerHour, "countdowns capped")
+        _ = history.apply(topic: "fallguard/room-003/state", payload: Array("countdown".utf8), now: 1_800_005_500)
+        _ = history.apply(topic: "fallguard/room-003/state", payload: Array("alert-out".utf8), now: 1_800_005_530)
+        #expect(history.records.last?.device == "room-003" && history.records.last?.alertOut == true,
+                "the real alarm after the capped countdowns has its record")
     }
 
     /// Issue 40 item 3: the inbox between libmosquitto's thread and the site takes one message
