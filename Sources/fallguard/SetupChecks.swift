@@ -2,6 +2,7 @@ import FallGuardCore
 import FallGuardDaemon
 import FallGuardFieldTest
 import FallGuardHardware
+import Dispatch
 import Foundation
 
 /// The checks `fallguard setup` walks once the written file passes check-config (issue 39):
@@ -216,15 +217,35 @@ struct SetupChecks {
 }
 
 /// While setup checks the hardware the service must let go of it: stopped for the checks when
-/// it runs, started again at the end (the wearer is not left unprotected after setup).
-final class ServicePause {
+/// it runs, started again at the end (the wearer is not left unprotected after setup), also when
+/// setup is stopped during the checks (Ctrl-C, a closed terminal, SIGTERM).
+/// @unchecked: `stopped` is read and written by the setup's thread and, once, by the signal
+/// handler's; a restart twice is harmless (`systemctl restart`).
+final class ServicePause: @unchecked Sendable {
     private(set) var stopped = false
+    private var signals: [any DispatchSourceSignal] = []
 
     func stopForChecks() {
         guard FileManager.default.fileExists(atPath: "/run/systemd/system"),
               SetupCommand.run("/usr/bin/systemctl", ["is-active", "--quiet", "fallguard"]) == 0 else { return }
         print("(stopping fallguard.service for the checks: it holds the sensor, buzzer and button; it is started again at the end)")
         stopped = SetupCommand.run("/usr/bin/systemctl", ["stop", "fallguard"]) == 0
+        if stopped { restartOnSignals() }
+    }
+
+    /// A signal that would end setup during the checks starts the service again first.
+    private func restartOnSignals() {
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [self] in
+                print("\n(setup stopped: starting fallguard.service again, so that the wearer stays protected)")
+                restart()
+                exit(128 + sig)
+            }
+            source.resume()
+            signals.append(source)
+        }
     }
 
     func restart() {

@@ -50,7 +50,7 @@ struct SetupCommand: ParsableCommand {
         if let answers { given = try Self.readAnswers(answers) }
         let interactive = answers == nil
         if interactive {
-            print("FallGuard setup. Enter takes the [default]; Ctrl-C stops without writing anything.\n")
+            print("FallGuard setup. Enter takes the [default]; Ctrl-C stops: before the questions end nothing is written, during the checks the service is started again.\n")
         }
         var a: [String: String] = [:]
         for q in Question.all where q.asked(a) {
