@@ -358,7 +358,7 @@ public struct StationSection: KeyedSection, Equatable {
             problem(["site-key"], "must be at least 32 characters (e.g. openssl rand -hex 32): every bridge's key is derived from it")
         }
         if siteKey != nil, acknowledgeSecret != nil {
-            problem(["acknowledge-secret"], "not used with site-key (each bridge's key is derived from site-key): remove it once every bridge has its own key (docs/care-home.md)", .warning)
+            problem(["acknowledge-secret"], "not used with site-key: the station signs with each bridge's key derived from site-key, so a bridge still on this shared secret refuses the station's acknowledgements until it is given its own (fallguard station --bridge-key, docs/care-home.md)", .warning)
         }
         if let secret = acknowledgeSecret, secret.count < 16 {
             problem(["acknowledge-secret"], "must be at least 16 characters (e.g. openssl rand -hex 16)")
