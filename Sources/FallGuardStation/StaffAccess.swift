@@ -77,15 +77,21 @@ public final class StaffAccess: Sendable {
     /// The member whose PIN this is, for a step taken on the display `session`: compared with
     /// every PIN without an early exit, wrong ones throttled per display session (issue 37: a
     /// kiosk's wrong PINs lock out that screen for a minute, never every display and member
-    /// behind the same address), apart from the passwords' per-client count.
+    /// behind the same address), apart from the passwords' per-client count. The wrong PINs of
+    /// all display sessions together are counted too, ``sitePINLimit`` a minute: whoever holds
+    /// the display key could open sessions without end and guess in parallel (a 4-digit PIN
+    /// among 20 staff falls in 500 guesses); past it the displays take no PIN for the rest of
+    /// the minute (staff acknowledge on their phones meanwhile).
     public func member(pin given: String, session: String, now: Double) -> (WebAccess.PasswordCheck, Member?) {
         let client = Self.pinCounter(session: session)
         if let wait = throttle.admit(client: client, now: now) { return (wait, nil) }
+        if let wait = sitePINs.admit(client: Self.sitePINCounter, now: now) { return (wait, nil) }
         let bytes = Array(given.utf8)
         var found: Member?
         for entry in pins where WebAccess.constantTimeEqual(bytes, entry.pin) { found = entry.member }
         guard let found, !bytes.isEmpty else {
             throttle.failed(client: client, now: now)
+            sitePINs.failed(client: Self.sitePINCounter, now: now)
             return (.wrong, nil)
         }
         return (.right, found)
@@ -94,6 +100,12 @@ public final class StaffAccess: Sendable {
     /// Where a display session's wrong PINs are counted in the throttle: never a client address
     /// (a part of the session id, which the throttle's table keeps in memory only).
     static func pinCounter(session: String) -> String { "display-session " + session.prefix(24) }
+
+    /// Wrong display PINs a minute, all display sessions together.
+    public static let sitePINLimit = 20
+    static let sitePINCounter = "display-pins"
+    /// The site-wide count of wrong display PINs (``sitePINLimit`` a minute).
+    private let sitePINs = PasswordThrottle(capacity: 1, limit: StaffAccess.sitePINLimit)
 
     /// A new session for `member` (after a right ``check(user:password:client:now:)``).
     public func startSession(for member: Member, now: Double) -> String {

@@ -12,6 +12,8 @@ import Synchronization
 public final class PasswordThrottle: Sendable {
     /// Wrong passwords a client may send per ``window`` before its checks wait.
     public static let limit = 5
+    /// This throttle's: ``limit`` unless given (a count across clients allows more).
+    public let allowed: Int
     public static let window = 60.0
     /// Clients whose wrong passwords are remembered.
     public let capacity: Int
@@ -19,8 +21,12 @@ public final class PasswordThrottle: Sendable {
     struct Failures { var times: [Double] = []; var reported = false }
     private let table: Mutex<[String: Failures]>
 
-    public init(capacity: Int = 4096) {
+    public convenience init(capacity: Int = 4096) { self.init(capacity: capacity, limit: Self.limit) }
+
+    /// `limit` wrong passwords a ``window`` (a count across clients may allow more).
+    public init(capacity: Int, limit: Int) {
         self.capacity = max(1, capacity)
+        self.allowed = max(1, limit)
         table = Mutex([:])
     }
 
@@ -30,7 +36,7 @@ public final class PasswordThrottle: Sendable {
         table.withLock { t in
             guard var f = t[client] else { return nil }
             f.times.removeAll { $0 < now - Self.window }
-            guard f.times.count >= Self.limit else {
+            guard f.times.count >= allowed else {
                 t[client] = f.times.isEmpty ? nil : f
                 return nil
             }

@@ -282,6 +282,16 @@ struct StationDidNotServe: Error { var why: String }
         if case .throttled = access.member(pin: "4711", session: guesser, now: 4 + 61).0 {
             Issue.record("the lock ends after a minute")
         }
+        // Guessing in parallel from many display sessions (whoever has the display key can open
+        // them without end): 20 wrong PINs a minute across them all, then no PIN is taken on any
+        // display for the rest of that minute.
+        let site = StaffAccess(staff: staff, sessionHours: 1, pins: ["bob": "4711"], displayKey: "the-wall-display-key-0123")
+        let many = (0..<StaffAccess.sitePINLimit).map { _ in site.startDisplaySession(now: 100)! }
+        for (i, s) in many.enumerated() { _ = site.member(pin: String(format: "%04d", 5000 + i), session: s, now: 100) }
+        if case .throttled = site.member(pin: "4711", session: site.startDisplaySession(now: 101)!, now: 101).0 {} else {
+            Issue.record("the 21st PIN within the minute, from a fresh session, is not taken")
+        }
+        #expect(site.member(pin: "4711", session: many[0], now: 100 + 61).1?.name == "Bob Jones", "a minute later the displays take PINs again")
         let (_, anna) = access.check(user: "anna", password: "anna-password", client: "a", now: 0)
         let mine = access.startSession(for: anna!, now: 0)
         let kept = access.savedSessions(now: 5)
