@@ -24,6 +24,13 @@
 ///   sitting or standing quietly rather than walking or sitting down). The first half second
 ///   that fails ends the look. Someone who slumped or slid down stays down; someone who sat or
 ///   lay down on purpose usually moves again. Decided `look` seconds after the impact (6 s).
+/// * **Late look** (issue 35): a hard impact (≥ `impact`) after a fall's descent (the 125 ms
+///   mean of |a| down to `strong-free-fall` in the second before it) whose wearer went on moving
+///   at first (a jogger's trip lands on the hands and knees, then the trunk goes down; the
+///   stillness or posture at +1-2.5 s, or the look, failed) is still a fall when the look ends
+///   with the trunk down (tilted ≥ `moving-tilt`) and still (std |a| ≤ `look-stillness`) for
+///   its last `late-down` seconds. Daily life's hard impacts after a descent (jumping,
+///   jogging, stumbling, stairs) do not end lying still; decided `look` seconds after the impact.
 ///
 /// **With a gyroscope** (an MPU6050's samples carry angular velocity), the long look and the
 /// moving rule also open on the rotation it measures: a net rotation |Σ ω Δt| of at least
@@ -64,6 +71,8 @@ public struct MultiphaseDetector: FallDetector {
         DetectorParameter("moving-impact", 1.6, 1.0...16.0, "g", "a fall the wearer moves after: smallest peak of the 125 ms mean of |a|"),
         DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"),
         DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"),
+        DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
+                          "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"),
         DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event"),
         DetectorParameter("gyro-rotation", 40.0, 0.0...360.0, "deg",
                           "with a gyroscope: smallest net rotation it measures within 1 s around an impact that opens a long look"),
@@ -102,6 +111,8 @@ public struct MultiphaseDetector: FallDetector {
     private let calmPostureChange: Double, calmActivity: Double, lookRotation: Double
     private let slowRotation: Double, slowPostureChange: Double
     private let movingImpact: Double, movingTilt: Double, movingDownBlocks: Int
+    /// Half seconds down and still that end a late look (0: no late look).
+    private let lateBlocks: Int
     private let refractorySamples: Int
     /// The catalogue name its detections carry (`sixaxis` runs this detector with a gyroscope).
     private let name: String
@@ -137,6 +148,14 @@ public struct MultiphaseDetector: FallDetector {
         /// The moving rule held for this impact: if the look fails because the wearer moves,
         /// it is still a fall (one the wearer may get up from).
         var moving: Bool
+        /// A hard impact after a descent: if the wearer moved at first (the look failed or never
+        /// opened), the look goes on as a late look, a fall if its last `late-down` seconds are
+        /// down and still.
+        var lateEligible = false
+        /// The look failed (or never opened) and only its end can still make it a fall.
+        var late = false
+        /// Consecutive half seconds so far tilted at least moving-tilt with std |a| ≤ look-stillness.
+        var downRun = 0
         var c: Int { impact.c }
     }
     private var look: Look?
@@ -171,6 +190,7 @@ public struct MultiphaseDetector: FallDetector {
         movingImpact = settings["moving-impact"]
         movingTilt = settings["moving-tilt"]
         movingDownBlocks = max(1, Int((settings["moving-down"] * detectorRate / Double(Self.downBlock)).rounded()))
+        lateBlocks = Int((settings["late-down"] * detectorRate / Double(Self.block)).rounded())
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         let zeros = [Double](repeating: 0, count: Self.ring)
         (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
@@ -280,7 +300,12 @@ public struct MultiphaseDetector: FallDetector {
         // or lying down on purpose turns it slower, or a slow fall turned far and ended lying)
         // and the half seconds so far qualify.
         let opensLook = rotation.fast || (rotation.slow >= slowRotation && angle >= slowPostureChange)
-        guard peak >= softImpact, still <= stillness, opensLook else {
+        let opens = peak >= softImpact && still <= stillness && opensLook
+        // A hard impact after a fall's descent whose wearer went on moving at first (rolled, slid
+        // or toppled after the first contact: the posture or the stillness at +1-2.5 s failed)
+        // is still a fall if the look ends with the trunk down and still: a late look.
+        let lateEligible = lateBlocks > 0 && hard && freeFall <= strongFreeFall
+        guard opens || (lateEligible && !moving) else {
             return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
                                                 pre: p0..<p1, before: before, down: down) : nil
         }
@@ -291,21 +316,24 @@ public struct MultiphaseDetector: FallDetector {
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
                              before: before, minTilt: .infinity, maxBlockStd: 0,
                              tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm, moving: moving)
+        candidate.lateEligible = lateEligible
+        candidate.late = !opens
         var b = 0
         while c + Self.postStart + (b + 1) * Self.block <= t + 1 {
-            guard check(block: b, of: &candidate) else {
-                return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
-                                                pre: p0..<p1, before: before, down: down) : nil
+            if !check(block: b, of: &candidate) {
+                if moving {
+                    return movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
+                                       pre: p0..<p1, before: before, down: down)
+                }
+                guard lateEligible else { return nil }
+                candidate.late = true
             }
             b += 1
         }
         candidate.impact = describe(c, now: t, tier: tier == "strong-impact" ? "impact" : tier, angle: angle, still: still, rotation: rotation,
                                     freeFall: freeFall, pre: p0..<p1, before: before)
         candidate.impact.down = down
-        if c + lookSamples - 1 <= t {   // a look no longer than the fast decision
-            refractoryUntil = t + refractorySamples
-            return lookEvent(candidate, now: t)
-        }
+        if c + lookSamples - 1 <= t { return finish(candidate, now: t) }   // a look no longer than the fast decision
         look = candidate   // a later candidate replaces an open look: it moved, so that look would fail
         return nil
     }
@@ -337,10 +365,15 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// Checks half second `b` of a look (samples [c+40+20b, c+60+20b)); false when it fails.
+    /// It also counts the half seconds down and still in a row, which decide a late look.
     private func check(block b: Int, of l: inout Look) -> Bool {
         let start = l.c + Self.postStart + b * Self.block
         let w = window(start..<(start + Self.block))
         let tilt = angleDegrees(l.before, (w.x, w.y, w.z))
+        if l.lateEligible {
+            l.downRun = tilt >= movingTilt && w.std <= lookStillness ? l.downRun + 1 : 0
+        }
+        if l.late { return true }
         guard tilt >= l.tiltNeeded else { return false }
         if b >= Self.lookSettleBlocks {
             guard w.std <= lookStillness else { return false }
@@ -356,20 +389,31 @@ public struct MultiphaseDetector: FallDetector {
         let offset = t + 1 - (l.c + Self.postStart)
         guard offset > 0, offset % Self.block == 0 else { return nil }
         guard t >= refractoryUntil else { look = nil; return nil }
-        guard check(block: offset / Self.block - 1, of: &l) else {
-            look = nil
-            // The wearer moved: no long look, but still a fall if the moving rule held.
-            guard l.moving else { return nil }
-            refractoryUntil = t + refractorySamples
-            return event(l.impact, now: t, rule: .moving)
+        if !check(block: offset / Self.block - 1, of: &l) {
+            // The wearer moved: no long look, but still a fall if the moving rule held, or
+            // perhaps a late one after a hard impact.
+            if l.moving {
+                look = nil
+                refractoryUntil = t + refractorySamples
+                return event(l.impact, now: t, rule: .moving)
+            }
+            guard l.lateEligible else { look = nil; return nil }
+            l.late = true
         }
         if t >= l.c + lookSamples - 1 {
             look = nil
-            refractoryUntil = t + refractorySamples
-            return lookEvent(l, now: t)
+            return finish(l, now: t)
         }
         look = l
         return nil
+    }
+
+    /// A look that reached its end: a fall, unless it went late and did not end down and still
+    /// for `late-down`.
+    private mutating func finish(_ l: Look, now t: Int) -> FallSuspected? {
+        guard !l.late || l.downRun >= lateBlocks else { return nil }
+        refractoryUntil = t + refractorySamples
+        return lookEvent(l, now: t)
     }
 
     private func lookEvent(_ l: Look, now t: Int) -> FallSuspected {
@@ -566,7 +610,12 @@ public struct MultiphaseDetector: FallDetector {
         if case .moving = rule {
             features.append(DetectionFeature("down", i.down, "s"))
         }
-        if case let .look(l) = rule {
+        if case let .look(l) = rule, l.late {
+            phases.append("long-look")
+            phases.append("late-down")
+            features.append(DetectionFeature("look", Double(t - i.c + 1) / detectorRate, "s"))
+            features.append(DetectionFeature("late-down", Double(l.downRun * Self.block) / detectorRate, "s"))
+        } else if case let .look(l) = rule {
             if l.calm && l.minTilt < lookPostureChange { phases.append("calm-start") }   // it was needed
             if !i.rotation.fast {   // the slow turn opened it
                 phases.append("slow-rotation")
