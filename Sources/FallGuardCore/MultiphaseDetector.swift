@@ -122,9 +122,13 @@ public struct MultiphaseDetector: FallDetector {
     /// rather than standing beside it.
     private let gyroAlone: Bool
 
-    private var xs: [Double], ys: [Double], zs: [Double], mags: [Double], smooth: [Double], times: [Double]
-    /// Angular velocity (°/s) of the buffered samples.
-    private var gxs: [Double], gys: [Double], gzs: [Double]
+    /// One buffered sample: acceleration (g), |a|, the 125 ms mean of |a| ending there, its
+    /// time, and angular velocity (°/s; 0 without a gyroscope reading). One array of them, so a
+    /// sample costs one store (one uniqueness and one bounds check), not nine.
+    private struct Slot {
+        var x = 0.0, y = 0.0, z = 0.0, m = 0.0, s = 0.0, t = 0.0, gx = 0.0, gy = 0.0, gz = 0.0
+    }
+    private var slots: [Slot]
     /// The newest sample that came without a gyroscope reading (-1: none yet).
     private var lastWithoutGyro = -1
     private var n = 0
@@ -192,9 +196,7 @@ public struct MultiphaseDetector: FallDetector {
         movingDownBlocks = max(1, Int((settings["moving-down"] * detectorRate / Double(Self.downBlock)).rounded()))
         lateBlocks = Int((settings["late-down"] * detectorRate / Double(Self.block)).rounded())
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
-        let zeros = [Double](repeating: 0, count: Self.ring)
-        (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
-        (gxs, gys, gzs) = (zeros, zeros, zeros)
+        slots = [Slot](repeating: Slot(), count: Self.ring)
     }
 
     public mutating func reset() {
@@ -207,31 +209,28 @@ public struct MultiphaseDetector: FallDetector {
     /// The smallest peak that is a candidate at all.
     private var candidateFloor: Double { min(softImpact, impact) }
 
-    @inline(__always) private func m(_ i: Int) -> Double { mags[i & (Self.ring - 1)] }
-    @inline(__always) private func s(_ i: Int) -> Double { smooth[i & (Self.ring - 1)] }
+    @inline(__always) private func m(_ i: Int) -> Double { slots[i & (Self.ring - 1)].m }
+    @inline(__always) private func s(_ i: Int) -> Double { slots[i & (Self.ring - 1)].s }
 
     public mutating func process(_ sample: AccelerationSample) -> FallSuspected? {
         let t = n
         let k = t & (Self.ring - 1)
         let magnitude = sample.magnitude
-        xs[k] = sample.x
-        ys[k] = sample.y
-        zs[k] = sample.z
-        mags[k] = magnitude
-        times[k] = sample.time
+        var slot = Slot(x: sample.x, y: sample.y, z: sample.z, m: magnitude, s: 0, t: sample.time)
         if let g = sample.gyro {
-            gxs[k] = g.x; gys[k] = g.y; gzs[k] = g.z
+            (slot.gx, slot.gy, slot.gz) = (g.x, g.y, g.z)
         } else {
             lastWithoutGyro = t
         }
         if t >= Self.smoothing - 1 {
-            // Summed directly (not a running sum) so long uptimes accumulate no rounding drift.
+            // Summed directly (not a running sum) so long uptimes accumulate no rounding drift;
+            // oldest first, this sample last.
             var acc = 0.0
-            for j in (t - Self.smoothing + 1)...t { acc += m(j) }
-            smooth[k] = acc / Double(Self.smoothing)
-        } else {
-            smooth[k] = 0
+            for j in (t - Self.smoothing + 1)..<t { acc += m(j) }
+            acc += magnitude
+            slot.s = acc / Double(Self.smoothing)
         }
+        slots[k] = slot
         n = t + 1
 
         if look != nil, let e = continueLook(now: t) { return e }
@@ -246,8 +245,8 @@ public struct MultiphaseDetector: FallDetector {
         var v = (x: 0.0, y: 0.0, z: 0.0)
         for j in range {
             let q = j & (Self.ring - 1)
-            v.x += xs[q]; v.y += ys[q]; v.z += zs[q]
-            sum += mags[q]
+            v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
+            sum += slots[q].m
         }
         let count = Double(range.count)
         let mean = sum / count
@@ -270,7 +269,7 @@ public struct MultiphaseDetector: FallDetector {
         var before = (x: 0.0, y: 0.0, z: 0.0)
         for j in p0..<p1 {
             let q = j & (Self.ring - 1)
-            before.x += xs[q]; before.y += ys[q]; before.z += zs[q]
+            before.x += slots[q].x; before.y += slots[q].y; before.z += slots[q].z
         }
         let post = window((c + Self.postStart)..<(c + Self.postEnd))
         let still = post.std
@@ -357,7 +356,7 @@ public struct MultiphaseDetector: FallDetector {
             var v = (x: 0.0, y: 0.0, z: 0.0)
             for j in (c + b * Self.downBlock)..<(c + (b + 1) * Self.downBlock) {
                 let q = j & (Self.ring - 1)
-                v.x += xs[q]; v.y += ys[q]; v.z += zs[q]
+                v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
             }
             if angleDegrees(before, v) >= movingTilt { blocks += 1 }
         }
@@ -425,7 +424,9 @@ public struct MultiphaseDetector: FallDetector {
     /// fast decision has not come yet and whose settling window so far is quiet enough.
     /// A peak less than 1 s old is not yet known to be an impact, so nothing is due for it.
     public var openDecision: OpenDecision? {
-        if let l = look {
+        // A late look is due only while the trunk lies still and the look has time left for
+        // late-down: a jogger's stride after a hard landing is no decision in waiting.
+        if let l = look, !l.late || (l.downRun > 0 && l.downRun + (l.c + lookSamples - n) / Self.block >= lateBlocks) {
             return OpenDecision(impactTime: time(l.c), dueTime: dueTime(l.c + lookSamples - 1), rule: "long-look")
         }
         let last = n - 1
@@ -451,7 +452,7 @@ public struct MultiphaseDetector: FallDetector {
         return nil
     }
 
-    private func time(_ i: Int) -> Double { times[i & (Self.ring - 1)] }
+    private func time(_ i: Int) -> Double { slots[i & (Self.ring - 1)].t }
     /// Stream time of a future sample index, extrapolated at 40 Hz from the newest sample.
     private func dueTime(_ i: Int) -> Double { time(n - 1) + Double(i - (n - 1)) / detectorRate }
 
@@ -503,17 +504,17 @@ public struct MultiphaseDetector: FallDetector {
         var peak = 0.0
         for j in (first - Self.gyroSpan + 1)...first {
             let q = j & (Self.ring - 1)
-            sum.0 += gxs[q]; sum.1 += gys[q]; sum.2 += gzs[q]
+            sum.0 += slots[q].gx; sum.1 += slots[q].gy; sum.2 += slots[q].gz
         }
         var largest = 0.0
         for t1 in first...last {
             let q = t1 & (Self.ring - 1)
             if t1 > first {
                 let d = (t1 - Self.gyroSpan) & (Self.ring - 1)
-                sum.0 += gxs[q] - gxs[d]; sum.1 += gys[q] - gys[d]; sum.2 += gzs[q] - gzs[d]
+                sum.0 += slots[q].gx - slots[d].gx; sum.1 += slots[q].gy - slots[d].gy; sum.2 += slots[q].gz - slots[d].gz
             }
             largest = max(largest, sum.0 * sum.0 + sum.1 * sum.1 + sum.2 * sum.2)
-            peak = max(peak, gxs[q] * gxs[q] + gys[q] * gys[q] + gzs[q] * gzs[q])
+            peak = max(peak, slots[q].gx * slots[q].gx + slots[q].gy * slots[q].gy + slots[q].gz * slots[q].gz)
         }
         return (largest.squareRoot() / detectorRate, peak.squareRoot())
     }
@@ -528,7 +529,7 @@ public struct MultiphaseDetector: FallDetector {
         let first = max(c - Self.turnFrom, span + Self.turnAverage - 1)
         let last = c + Self.turnTo
         guard first <= last else { return 0 }
-        func vector(_ i: Int) -> (Double, Double, Double) { let q = i & (Self.ring - 1); return (xs[q], ys[q], zs[q]) }
+        func vector(_ i: Int) -> (Double, Double, Double) { let q = i & (Self.ring - 1); return (slots[q].x, slots[q].y, slots[q].z) }
         var late = (0.0, 0.0, 0.0), early = (0.0, 0.0, 0.0)
         for j in (first - Self.turnAverage + 1)...first {
             let v = vector(j), u = vector(j - span)
