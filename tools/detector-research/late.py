@@ -125,20 +125,8 @@ def loso():
             for name in ("sisfall", "fallalld"):
                 meta, t = T[name]
                 subj = np.array(meta["subj"]); fall = np.array([c[0] == "F" for c in meta["code"]])
-                res = [counts(t, g) for g in gs]
-                pooled = np.zeros(4, int); picks = collections.Counter()
-                for s_ in sorted(set(subj)):
-                    tr = subj != s_; best = None
-                    for gi, (D, A, P) in enumerate(res):
-                        j = tr & ~P
-                        sc = (D & fall & j).sum() / max((fall & j).sum(), 1) + 1 - (A & ~fall & j).sum() / max((~fall & j).sum(), 1)
-                        if best is None or sc > best[0] + 1e-12:
-                            best = (sc, gi)
-                    D, A, P = res[best[1]]; j = (subj == s_) & ~P
-                    pooled += [(D & fall & j).sum(), (fall & j).sum(), (A & ~fall & j).sum(), (~fall & j).sum()]
-                    g = gs[best[1]]
-                    picks["mv %.1f %s" % (g["mv"], "late" if g.get("late") else "no late")] += 1
-                tp, nf, fp, na = pooled
+                (tp, nf, fp, na), chosen = either.pooled_loso(subj, fall, [counts(t, g) for g in gs])
+                picks = collections.Counter("mv %.1f %s" % (gs[gi]["mv"], "late" if gs[gi].get("late") else "no late") for gi in chosen)
                 print("%-6s %-30s %-9s LOSO falls %6.2f %% (%d/%d)  ADLs quiet %6.2f %% (%d/%d)  %s" % (
                     kind, label, name, 100 * tp / nf, tp, nf, 100 * (na - fp) / na, na - fp, na, dict(picks)))
 
