@@ -163,6 +163,9 @@ public struct MultiphaseDetector: FallDetector {
         var c: Int { impact.c }
     }
     private var look: Look?
+    /// The late look in progress, if any: kept apart, so that a later candidate's look does not
+    /// end it (the wearer who rolled on after the first contact moves again by definition).
+    private var lateLook: Look?
 
     public init(settings: DetectorSettings = DetectorSettings(parameters: parameters)) {
         self.init(settings: settings, name: Self.name, gyroAlone: false)
@@ -204,6 +207,7 @@ public struct MultiphaseDetector: FallDetector {
         lastWithoutGyro = -1
         refractoryUntil = -1
         look = nil
+        lateLook = nil
     }
 
     /// The smallest peak that is a candidate at all.
@@ -233,7 +237,18 @@ public struct MultiphaseDetector: FallDetector {
         slots[k] = slot
         n = t + 1
 
-        if look != nil, let e = continueLook(now: t) { return e }
+        if lateLook != nil {
+            var l = lateLook
+            let e = advance(&l, now: t)
+            lateLook = l
+            if let e { return e }
+        }
+        if look != nil {   // after the late look: one that fails now moves there, judged from the next block
+            var l = look
+            let e = advance(&l, now: t)
+            if let turned = l, turned.late { (look, lateLook) = (nil, turned) } else { look = l }
+            if let e { return e }
+        }
         let c = t - (Self.postEnd - 1)   // the candidate whose fast decision is due now
         guard c >= 0, t >= refractoryUntil, s(c) >= candidateFloor else { return nil }
         return judge(candidate: c, now: t)
@@ -333,7 +348,9 @@ public struct MultiphaseDetector: FallDetector {
                                     freeFall: freeFall, pre: p0..<p1, before: before)
         candidate.impact.down = down
         if c + lookSamples - 1 <= t { return finish(candidate, now: t) }   // a look no longer than the fast decision
-        look = candidate   // a later candidate replaces an open look: it moved, so that look would fail
+        // A later candidate replaces an open look (it moved, so that look would fail), and a
+        // later late look an older one.
+        if candidate.late { lateLook = candidate } else { look = candidate }
         return nil
     }
 
@@ -382,28 +399,28 @@ public struct MultiphaseDetector: FallDetector {
         return true
     }
 
-    /// Advances the open look by one sample; fires when it completes.
-    private mutating func continueLook(now t: Int) -> FallSuspected? {
-        guard var l = look else { return nil }
+    /// Advances an open look (`look` or `lateLook`) by one sample; fires when it completes.
+    private mutating func advance(_ slot: inout Look?, now t: Int) -> FallSuspected? {
+        guard var l = slot else { return nil }
         let offset = t + 1 - (l.c + Self.postStart)
         guard offset > 0, offset % Self.block == 0 else { return nil }
-        guard t >= refractoryUntil else { look = nil; return nil }
+        guard t >= refractoryUntil else { slot = nil; return nil }
         if !check(block: offset / Self.block - 1, of: &l) {
             // The wearer moved: no long look, but still a fall if the moving rule held, or
             // perhaps a late one after a hard impact.
             if l.moving {
-                look = nil
+                slot = nil
                 refractoryUntil = t + refractorySamples
                 return event(l.impact, now: t, rule: .moving)
             }
-            guard l.lateEligible else { look = nil; return nil }
+            guard l.lateEligible else { slot = nil; return nil }
             l.late = true
         }
         if t >= l.c + lookSamples - 1 {
-            look = nil
+            slot = nil
             return finish(l, now: t)
         }
-        look = l
+        slot = l
         return nil
     }
 
@@ -426,7 +443,10 @@ public struct MultiphaseDetector: FallDetector {
     public var openDecision: OpenDecision? {
         // A late look is due only while the trunk lies still and the look has time left for
         // late-down: a jogger's stride after a hard landing is no decision in waiting.
-        if let l = look, !l.late || (l.downRun > 0 && l.downRun + (l.c + lookSamples - n) / Self.block >= lateBlocks) {
+        if let l = look {
+            return OpenDecision(impactTime: time(l.c), dueTime: dueTime(l.c + lookSamples - 1), rule: "long-look")
+        }
+        if let l = lateLook, l.downRun > 0, l.downRun + (l.c + lookSamples - n) / Self.block >= lateBlocks {
             return OpenDecision(impactTime: time(l.c), dueTime: dueTime(l.c + lookSamples - 1), rule: "long-look")
         }
         let last = n - 1
