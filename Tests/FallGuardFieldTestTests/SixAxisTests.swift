@@ -162,6 +162,22 @@ let sixAxisFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent(
         #expect(try detections(file, "multiphase", ["late-down=4"]).isEmpty)
     }
 
+    /// FallAllD AD02 F26 R01 (fallalld-waist-6axis-40hz-dev): a rotational slip while jogging,
+    /// with recovery. The 2.11 g impact at 7.2 s (after a 0.34 g descent) leaves the trunk only
+    /// 14° from upright at +1-2.5 s; it is down (69-93°) and still from +3 s, and a later soft
+    /// peak (10.1 s, 1.57 g) opens a look of its own that fails when the wearer gets up. The late
+    /// look keeps its own slot, so that later look does not end it.
+    @Test func aLateLookOutlivesALaterCandidatesLook() throws {
+        let file = "F26_AD02_R01.csv.gz"
+        for accelerometerOnly in [false, true] {
+            let found = try detections(file, "multiphase", accelerometerOnly: accelerometerOnly)
+            let d = try #require(found.first)
+            #expect(found.count == 1 && d.phases.contains("late-down"), "\(d.reason)")
+            #expect(abs(d.impactTime - 7.2) < 0.3, "\(d.impactTime)")
+            #expect(try detections(file, "multiphase", ["late-down=0"], accelerometerOnly: accelerometerOnly).isEmpty)
+        }
+    }
+
     /// FallAllD AD07 D23 R01 (fallalld-waist-6axis-40hz-dev), the same person stumbling: two
     /// hard impacts (2.44 and 2.46 g) after descents (0.30 and 0.23 g) open late looks, but the
     /// trunk stays within 12° of upright: no fall, with the gyroscope and without.
