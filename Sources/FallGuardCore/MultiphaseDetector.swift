@@ -24,6 +24,13 @@
 ///   sitting or standing quietly rather than walking or sitting down). The first half second
 ///   that fails ends the look. Someone who slumped or slid down stays down; someone who sat or
 ///   lay down on purpose usually moves again. Decided `look` seconds after the impact (6 s).
+/// * **Late look** (issue 35): a hard impact (≥ `impact`) after a fall's descent (the 125 ms
+///   mean of |a| down to `strong-free-fall` in the second before it) whose wearer went on moving
+///   at first (a jogger's trip lands on the hands and knees, then the trunk goes down; the
+///   stillness or posture at +1-2.5 s, or the look, failed) is still a fall when the look ends
+///   with the trunk down (tilted ≥ `moving-tilt`) and still (std |a| ≤ `look-stillness`) for
+///   its last `late-down` seconds. Daily life's hard impacts after a descent (jumping,
+///   jogging, stumbling, stairs) do not end lying still; decided `look` seconds after the impact.
 ///
 /// **With a gyroscope** (an MPU6050's samples carry angular velocity), the long look and the
 /// moving rule also open on the rotation it measures: a net rotation |Σ ω Δt| of at least
@@ -64,6 +71,8 @@ public struct MultiphaseDetector: FallDetector {
         DetectorParameter("moving-impact", 1.6, 1.0...16.0, "g", "a fall the wearer moves after: smallest peak of the 125 ms mean of |a|"),
         DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"),
         DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"),
+        DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
+                          "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"),
         DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event"),
         DetectorParameter("gyro-rotation", 40.0, 0.0...360.0, "deg",
                           "with a gyroscope: smallest net rotation it measures within 1 s around an impact that opens a long look"),
@@ -102,6 +111,8 @@ public struct MultiphaseDetector: FallDetector {
     private let calmPostureChange: Double, calmActivity: Double, lookRotation: Double
     private let slowRotation: Double, slowPostureChange: Double
     private let movingImpact: Double, movingTilt: Double, movingDownBlocks: Int
+    /// Half seconds down and still that end a late look (0: no late look).
+    private let lateBlocks: Int
     private let refractorySamples: Int
     /// The catalogue name its detections carry (`sixaxis` runs this detector with a gyroscope).
     private let name: String
@@ -111,9 +122,13 @@ public struct MultiphaseDetector: FallDetector {
     /// rather than standing beside it.
     private let gyroAlone: Bool
 
-    private var xs: [Double], ys: [Double], zs: [Double], mags: [Double], smooth: [Double], times: [Double]
-    /// Angular velocity (°/s) of the buffered samples.
-    private var gxs: [Double], gys: [Double], gzs: [Double]
+    /// One buffered sample: acceleration (g), |a|, the 125 ms mean of |a| ending there, its
+    /// time, and angular velocity (°/s; 0 without a gyroscope reading). One array of them, so a
+    /// sample costs one store (one uniqueness and one bounds check), not nine.
+    private struct Slot {
+        var x = 0.0, y = 0.0, z = 0.0, m = 0.0, s = 0.0, t = 0.0, gx = 0.0, gy = 0.0, gz = 0.0
+    }
+    private var slots: [Slot]
     /// The newest sample that came without a gyroscope reading (-1: none yet).
     private var lastWithoutGyro = -1
     private var n = 0
@@ -137,9 +152,20 @@ public struct MultiphaseDetector: FallDetector {
         /// The moving rule held for this impact: if the look fails because the wearer moves,
         /// it is still a fall (one the wearer may get up from).
         var moving: Bool
+        /// A hard impact after a descent: if the wearer moved at first (the look failed or never
+        /// opened), the look goes on as a late look, a fall if its last `late-down` seconds are
+        /// down and still.
+        var lateEligible = false
+        /// The look failed (or never opened) and only its end can still make it a fall.
+        var late = false
+        /// Consecutive half seconds so far tilted at least moving-tilt with std |a| ≤ look-stillness.
+        var downRun = 0
         var c: Int { impact.c }
     }
     private var look: Look?
+    /// The late look in progress, if any: kept apart, so that a later candidate's look does not
+    /// end it (the wearer who rolled on after the first contact moves again by definition).
+    private var lateLook: Look?
 
     public init(settings: DetectorSettings = DetectorSettings(parameters: parameters)) {
         self.init(settings: settings, name: Self.name, gyroAlone: false)
@@ -171,10 +197,9 @@ public struct MultiphaseDetector: FallDetector {
         movingImpact = settings["moving-impact"]
         movingTilt = settings["moving-tilt"]
         movingDownBlocks = max(1, Int((settings["moving-down"] * detectorRate / Double(Self.downBlock)).rounded()))
+        lateBlocks = Int((settings["late-down"] * detectorRate / Double(Self.block)).rounded())
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
-        let zeros = [Double](repeating: 0, count: Self.ring)
-        (xs, ys, zs, mags, smooth, times) = (zeros, zeros, zeros, zeros, zeros, zeros)
-        (gxs, gys, gzs) = (zeros, zeros, zeros)
+        slots = [Slot](repeating: Slot(), count: Self.ring)
     }
 
     public mutating func reset() {
@@ -182,39 +207,48 @@ public struct MultiphaseDetector: FallDetector {
         lastWithoutGyro = -1
         refractoryUntil = -1
         look = nil
+        lateLook = nil
     }
 
     /// The smallest peak that is a candidate at all.
     private var candidateFloor: Double { min(softImpact, impact) }
 
-    @inline(__always) private func m(_ i: Int) -> Double { mags[i & (Self.ring - 1)] }
-    @inline(__always) private func s(_ i: Int) -> Double { smooth[i & (Self.ring - 1)] }
+    @inline(__always) private func m(_ i: Int) -> Double { slots[i & (Self.ring - 1)].m }
+    @inline(__always) private func s(_ i: Int) -> Double { slots[i & (Self.ring - 1)].s }
 
     public mutating func process(_ sample: AccelerationSample) -> FallSuspected? {
         let t = n
         let k = t & (Self.ring - 1)
         let magnitude = sample.magnitude
-        xs[k] = sample.x
-        ys[k] = sample.y
-        zs[k] = sample.z
-        mags[k] = magnitude
-        times[k] = sample.time
+        var slot = Slot(x: sample.x, y: sample.y, z: sample.z, m: magnitude, s: 0, t: sample.time)
         if let g = sample.gyro {
-            gxs[k] = g.x; gys[k] = g.y; gzs[k] = g.z
+            (slot.gx, slot.gy, slot.gz) = (g.x, g.y, g.z)
         } else {
             lastWithoutGyro = t
         }
         if t >= Self.smoothing - 1 {
-            // Summed directly (not a running sum) so long uptimes accumulate no rounding drift.
+            // Summed directly (not a running sum) so long uptimes accumulate no rounding drift;
+            // oldest first, this sample last.
             var acc = 0.0
-            for j in (t - Self.smoothing + 1)...t { acc += m(j) }
-            smooth[k] = acc / Double(Self.smoothing)
-        } else {
-            smooth[k] = 0
+            for j in (t - Self.smoothing + 1)..<t { acc += m(j) }
+            acc += magnitude
+            slot.s = acc / Double(Self.smoothing)
         }
+        slots[k] = slot
         n = t + 1
 
-        if look != nil, let e = continueLook(now: t) { return e }
+        if lateLook != nil {
+            var l = lateLook
+            let e = advance(&l, now: t)
+            lateLook = l
+            if let e { return e }
+        }
+        if look != nil {   // after the late look: one that fails now moves there, judged from the next block
+            var l = look
+            let e = advance(&l, now: t)
+            if let turned = l, turned.late { (look, lateLook) = (nil, turned) } else { look = l }
+            if let e { return e }
+        }
         let c = t - (Self.postEnd - 1)   // the candidate whose fast decision is due now
         guard c >= 0, t >= refractoryUntil, s(c) >= candidateFloor else { return nil }
         return judge(candidate: c, now: t)
@@ -226,8 +260,8 @@ public struct MultiphaseDetector: FallDetector {
         var v = (x: 0.0, y: 0.0, z: 0.0)
         for j in range {
             let q = j & (Self.ring - 1)
-            v.x += xs[q]; v.y += ys[q]; v.z += zs[q]
-            sum += mags[q]
+            v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
+            sum += slots[q].m
         }
         let count = Double(range.count)
         let mean = sum / count
@@ -250,7 +284,7 @@ public struct MultiphaseDetector: FallDetector {
         var before = (x: 0.0, y: 0.0, z: 0.0)
         for j in p0..<p1 {
             let q = j & (Self.ring - 1)
-            before.x += xs[q]; before.y += ys[q]; before.z += zs[q]
+            before.x += slots[q].x; before.y += slots[q].y; before.z += slots[q].z
         }
         let post = window((c + Self.postStart)..<(c + Self.postEnd))
         let still = post.std
@@ -280,7 +314,12 @@ public struct MultiphaseDetector: FallDetector {
         // or lying down on purpose turns it slower, or a slow fall turned far and ended lying)
         // and the half seconds so far qualify.
         let opensLook = rotation.fast || (rotation.slow >= slowRotation && angle >= slowPostureChange)
-        guard peak >= softImpact, still <= stillness, opensLook else {
+        let opens = peak >= softImpact && still <= stillness && opensLook
+        // A hard impact after a fall's descent whose wearer went on moving at first (rolled, slid
+        // or toppled after the first contact: the posture or the stillness at +1-2.5 s failed)
+        // is still a fall if the look ends with the trunk down and still: a late look.
+        let lateEligible = lateBlocks > 0 && hard && freeFall <= strongFreeFall
+        guard opens || (lateEligible && !moving) else {
             return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
                                                 pre: p0..<p1, before: before, down: down) : nil
         }
@@ -291,22 +330,27 @@ public struct MultiphaseDetector: FallDetector {
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
                              before: before, minTilt: .infinity, maxBlockStd: 0,
                              tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm, moving: moving)
+        candidate.lateEligible = lateEligible
+        candidate.late = !opens
         var b = 0
         while c + Self.postStart + (b + 1) * Self.block <= t + 1 {
-            guard check(block: b, of: &candidate) else {
-                return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
-                                                pre: p0..<p1, before: before, down: down) : nil
+            if !check(block: b, of: &candidate) {
+                if moving {
+                    return movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
+                                       pre: p0..<p1, before: before, down: down)
+                }
+                guard lateEligible else { return nil }
+                candidate.late = true
             }
             b += 1
         }
         candidate.impact = describe(c, now: t, tier: tier == "strong-impact" ? "impact" : tier, angle: angle, still: still, rotation: rotation,
                                     freeFall: freeFall, pre: p0..<p1, before: before)
         candidate.impact.down = down
-        if c + lookSamples - 1 <= t {   // a look no longer than the fast decision
-            refractoryUntil = t + refractorySamples
-            return lookEvent(candidate, now: t)
-        }
-        look = candidate   // a later candidate replaces an open look: it moved, so that look would fail
+        if c + lookSamples - 1 <= t { return finish(candidate, now: t) }   // a look no longer than the fast decision
+        // A later candidate replaces an open look (it moved, so that look would fail), and a
+        // later late look an older one.
+        if candidate.late { lateLook = candidate } else { look = candidate }
         return nil
     }
 
@@ -329,7 +373,7 @@ public struct MultiphaseDetector: FallDetector {
             var v = (x: 0.0, y: 0.0, z: 0.0)
             for j in (c + b * Self.downBlock)..<(c + (b + 1) * Self.downBlock) {
                 let q = j & (Self.ring - 1)
-                v.x += xs[q]; v.y += ys[q]; v.z += zs[q]
+                v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
             }
             if angleDegrees(before, v) >= movingTilt { blocks += 1 }
         }
@@ -337,10 +381,15 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// Checks half second `b` of a look (samples [c+40+20b, c+60+20b)); false when it fails.
+    /// It also counts the half seconds down and still in a row, which decide a late look.
     private func check(block b: Int, of l: inout Look) -> Bool {
         let start = l.c + Self.postStart + b * Self.block
         let w = window(start..<(start + Self.block))
         let tilt = angleDegrees(l.before, (w.x, w.y, w.z))
+        if l.lateEligible {
+            l.downRun = tilt >= movingTilt && w.std <= lookStillness ? l.downRun + 1 : 0
+        }
+        if l.late { return true }
         guard tilt >= l.tiltNeeded else { return false }
         if b >= Self.lookSettleBlocks {
             guard w.std <= lookStillness else { return false }
@@ -350,26 +399,37 @@ public struct MultiphaseDetector: FallDetector {
         return true
     }
 
-    /// Advances the open look by one sample; fires when it completes.
-    private mutating func continueLook(now t: Int) -> FallSuspected? {
-        guard var l = look else { return nil }
+    /// Advances an open look (`look` or `lateLook`) by one sample; fires when it completes.
+    private mutating func advance(_ slot: inout Look?, now t: Int) -> FallSuspected? {
+        guard var l = slot else { return nil }
         let offset = t + 1 - (l.c + Self.postStart)
         guard offset > 0, offset % Self.block == 0 else { return nil }
-        guard t >= refractoryUntil else { look = nil; return nil }
-        guard check(block: offset / Self.block - 1, of: &l) else {
-            look = nil
-            // The wearer moved: no long look, but still a fall if the moving rule held.
-            guard l.moving else { return nil }
-            refractoryUntil = t + refractorySamples
-            return event(l.impact, now: t, rule: .moving)
+        guard t >= refractoryUntil else { slot = nil; return nil }
+        if !check(block: offset / Self.block - 1, of: &l) {
+            // The wearer moved: no long look, but still a fall if the moving rule held, or
+            // perhaps a late one after a hard impact.
+            if l.moving {
+                slot = nil
+                refractoryUntil = t + refractorySamples
+                return event(l.impact, now: t, rule: .moving)
+            }
+            guard l.lateEligible else { slot = nil; return nil }
+            l.late = true
         }
         if t >= l.c + lookSamples - 1 {
-            look = nil
-            refractoryUntil = t + refractorySamples
-            return lookEvent(l, now: t)
+            slot = nil
+            return finish(l, now: t)
         }
-        look = l
+        slot = l
         return nil
+    }
+
+    /// A look that reached its end: a fall, unless it went late and did not end down and still
+    /// for `late-down`.
+    private mutating func finish(_ l: Look, now t: Int) -> FallSuspected? {
+        guard !l.late || l.downRun >= lateBlocks else { return nil }
+        refractoryUntil = t + refractorySamples
+        return lookEvent(l, now: t)
     }
 
     private func lookEvent(_ l: Look, now t: Int) -> FallSuspected {
@@ -381,7 +441,12 @@ public struct MultiphaseDetector: FallDetector {
     /// fast decision has not come yet and whose settling window so far is quiet enough.
     /// A peak less than 1 s old is not yet known to be an impact, so nothing is due for it.
     public var openDecision: OpenDecision? {
+        // A late look is due only while the trunk lies still and the look has time left for
+        // late-down: a jogger's stride after a hard landing is no decision in waiting.
         if let l = look {
+            return OpenDecision(impactTime: time(l.c), dueTime: dueTime(l.c + lookSamples - 1), rule: "long-look")
+        }
+        if let l = lateLook, l.downRun > 0, l.downRun + (l.c + lookSamples - n) / Self.block >= lateBlocks {
             return OpenDecision(impactTime: time(l.c), dueTime: dueTime(l.c + lookSamples - 1), rule: "long-look")
         }
         let last = n - 1
@@ -407,7 +472,7 @@ public struct MultiphaseDetector: FallDetector {
         return nil
     }
 
-    private func time(_ i: Int) -> Double { times[i & (Self.ring - 1)] }
+    private func time(_ i: Int) -> Double { slots[i & (Self.ring - 1)].t }
     /// Stream time of a future sample index, extrapolated at 40 Hz from the newest sample.
     private func dueTime(_ i: Int) -> Double { time(n - 1) + Double(i - (n - 1)) / detectorRate }
 
@@ -459,17 +524,17 @@ public struct MultiphaseDetector: FallDetector {
         var peak = 0.0
         for j in (first - Self.gyroSpan + 1)...first {
             let q = j & (Self.ring - 1)
-            sum.0 += gxs[q]; sum.1 += gys[q]; sum.2 += gzs[q]
+            sum.0 += slots[q].gx; sum.1 += slots[q].gy; sum.2 += slots[q].gz
         }
         var largest = 0.0
         for t1 in first...last {
             let q = t1 & (Self.ring - 1)
             if t1 > first {
                 let d = (t1 - Self.gyroSpan) & (Self.ring - 1)
-                sum.0 += gxs[q] - gxs[d]; sum.1 += gys[q] - gys[d]; sum.2 += gzs[q] - gzs[d]
+                sum.0 += slots[q].gx - slots[d].gx; sum.1 += slots[q].gy - slots[d].gy; sum.2 += slots[q].gz - slots[d].gz
             }
             largest = max(largest, sum.0 * sum.0 + sum.1 * sum.1 + sum.2 * sum.2)
-            peak = max(peak, gxs[q] * gxs[q] + gys[q] * gys[q] + gzs[q] * gzs[q])
+            peak = max(peak, slots[q].gx * slots[q].gx + slots[q].gy * slots[q].gy + slots[q].gz * slots[q].gz)
         }
         return (largest.squareRoot() / detectorRate, peak.squareRoot())
     }
@@ -484,7 +549,7 @@ public struct MultiphaseDetector: FallDetector {
         let first = max(c - Self.turnFrom, span + Self.turnAverage - 1)
         let last = c + Self.turnTo
         guard first <= last else { return 0 }
-        func vector(_ i: Int) -> (Double, Double, Double) { let q = i & (Self.ring - 1); return (xs[q], ys[q], zs[q]) }
+        func vector(_ i: Int) -> (Double, Double, Double) { let q = i & (Self.ring - 1); return (slots[q].x, slots[q].y, slots[q].z) }
         var late = (0.0, 0.0, 0.0), early = (0.0, 0.0, 0.0)
         for j in (first - Self.turnAverage + 1)...first {
             let v = vector(j), u = vector(j - span)
@@ -566,7 +631,12 @@ public struct MultiphaseDetector: FallDetector {
         if case .moving = rule {
             features.append(DetectionFeature("down", i.down, "s"))
         }
-        if case let .look(l) = rule {
+        if case let .look(l) = rule, l.late {
+            phases.append("long-look")
+            phases.append("late-down")
+            features.append(DetectionFeature("look", Double(t - i.c + 1) / detectorRate, "s"))
+            features.append(DetectionFeature("late-down", Double(l.downRun * Self.block) / detectorRate, "s"))
+        } else if case let .look(l) = rule {
             if l.calm && l.minTilt < lookPostureChange { phases.append("calm-start") }   // it was needed
             if !i.rotation.fast {   // the slow turn opened it
                 phases.append("slow-rotation")

@@ -141,4 +141,51 @@ let sixAxisFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent(
         let text = try runCommand("/bin/gzip", ["-dc", files[0]]).stdout
         #expect(text.hasPrefix(Recording.sixAxisHeader + "\n# wall-clock "), "\(text.prefix(80))")
     }
+    /// FallAllD AD07 F21 R02 (fallalld-waist-6axis-40hz-dev): a forward trip while jogging. The
+    /// first contact (a 2.5 g impact after a 0.34 g descent) is followed by 1.5 s of rolling on
+    /// the mattress: at +1-2.5 s the trunk is only 10° from upright and std |a| is 0.75 g, so the
+    /// fast rule and the long look both fail, and the moving rule's turn gate too. From +3.5 s the
+    /// trunk lies 83° from upright, still (std |a| ≤ 0.01 g): the late look (issue 35) finds it,
+    /// with the gyroscope and without.
+    @Test func aJoggersTripThatRollsOnBeforeLyingStillIsALateFall() throws {
+        let file = "F21_AD07_R02.csv.gz"
+        for accelerometerOnly in [false, true] {
+            #expect(try detections(file, "multiphase", ["late-down=0"], accelerometerOnly: accelerometerOnly).isEmpty,
+                    "without the late look it is missed")
+            let found = try detections(file, "multiphase", accelerometerOnly: accelerometerOnly)
+            let d = try #require(found.first)
+            #expect(found.count == 1 && d.phases.contains("late-down") && d.phases.contains("long-look"), "\(d.reason)")
+            #expect(try feature(d, "late-down") >= 2 && feature(d, "impact") >= 2.0 && feature(d, "free-fall-min") <= 0.85, "\(d.reason)")
+            #expect(abs(d.impactTime - 6.5) < 0.3 && d.decisionTime - d.impactTime <= 6.5, "\(d.impactTime) \(d.decisionTime)")
+        }
+        // Asking for more time down than the look has left misses it again.
+        #expect(try detections(file, "multiphase", ["late-down=4"]).isEmpty)
+    }
+
+    /// FallAllD AD02 F26 R01 (fallalld-waist-6axis-40hz-dev): a rotational slip while jogging,
+    /// with recovery. The 2.11 g impact at 7.2 s (after a 0.34 g descent) leaves the trunk only
+    /// 14° from upright at +1-2.5 s; it is down (69-93°) and still from +3 s, and a later soft
+    /// peak (10.1 s, 1.57 g) opens a look of its own that fails when the wearer gets up. The late
+    /// look keeps its own slot, so that later look does not end it.
+    @Test func aLateLookOutlivesALaterCandidatesLook() throws {
+        let file = "F26_AD02_R01.csv.gz"
+        for accelerometerOnly in [false, true] {
+            let found = try detections(file, "multiphase", accelerometerOnly: accelerometerOnly)
+            let d = try #require(found.first)
+            #expect(found.count == 1 && d.phases.contains("late-down"), "\(d.reason)")
+            #expect(abs(d.impactTime - 7.2) < 0.3, "\(d.impactTime)")
+            #expect(try detections(file, "multiphase", ["late-down=0"], accelerometerOnly: accelerometerOnly).isEmpty)
+        }
+    }
+
+    /// FallAllD AD07 D23 R01 (fallalld-waist-6axis-40hz-dev), the same person stumbling: two
+    /// hard impacts (2.44 and 2.46 g) after descents (0.30 and 0.23 g) open late looks, but the
+    /// trunk stays within 12° of upright: no fall, with the gyroscope and without.
+    @Test func aStumbleThatStaysUprightIsNoLateFall() throws {
+        for accelerometerOnly in [false, true] {
+            #expect(try detections("D23_AD07_R01.csv.gz", "multiphase", accelerometerOnly: accelerometerOnly).isEmpty)
+            // Not a near miss: even with `down` lowered to 20° the trunk never tilts that far.
+            #expect(try detections("D23_AD07_R01.csv.gz", "multiphase", ["moving-tilt=20"], accelerometerOnly: accelerometerOnly).isEmpty)
+        }
+    }
 }

@@ -40,6 +40,24 @@ def counts(meta, t, f):
     return D, A, P
 
 
+def pooled_loso(subj, fall, res):
+    """Leave one subject out: each held-out subject is judged with the result (D, A, P per trial)
+    whose training sensitivity + specificity is best (the first on a tie). Returns the pooled
+    (falls detected, falls, ADL alarms, ADLs) and the index chosen in each fold."""
+    pooled = np.zeros(4, int); chosen = []
+    for s_ in sorted(set(subj)):
+        tr = subj != s_; best = None
+        for gi, (D, A, P) in enumerate(res):
+            j = tr & ~P
+            sc = (D & fall & j).sum() / max((fall & j).sum(), 1) + 1 - (A & ~fall & j).sum() / max((~fall & j).sum(), 1)
+            if best is None or sc > best[0] + 1e-12:
+                best = (sc, gi)
+        D, A, P = res[best[1]]; j = (subj == s_) & ~P
+        pooled += [(D & fall & j).sum(), (fall & j).sum(), (A & ~fall & j).sum(), (~fall & j).sum()]
+        chosen.append(best[1])
+    return pooled, chosen
+
+
 def report():
     T = tables(); S = sims()
     print("%-8s %-42s %-42s %-6s %s" % ("turn", "SisFall falls / ADL alarms (+reports)", "FallAllD falls / ADL alarms (+reports)", "HAPT", "older faller x1 / x1.5 / x2"))
@@ -70,18 +88,8 @@ def loso():
         meta, t = T[name]
         subj = np.array(meta["subj"]); fall = np.array([c[0] == "F" for c in meta["code"]])
         res = [counts(meta, t, fast(t, "either", **g)) for g in ok]
-        pooled = np.zeros(4, int); picks = collections.Counter()
-        for s_ in sorted(set(subj)):
-            tr = subj != s_; best = None
-            for gi, (D, A, P) in enumerate(res):
-                j = tr & ~P
-                sc = (D & fall & j).sum() / max((fall & j).sum(), 1) + 1 - (A & ~fall & j).sum() / max((~fall & j).sum(), 1)
-                if best is None or sc > best[0] + 1e-12:
-                    best = (sc, gi)
-            D, A, P = res[best[1]]; j = (subj == s_) & ~P
-            pooled += [(D & fall & j).sum(), (fall & j).sum(), (A & ~fall & j).sum(), (~fall & j).sum()]
-            picks["rot %(rot)d peak %(peak)d" % ok[best[1]]] += 1
-        tp, nf, fp, na = pooled
+        (tp, nf, fp, na), chosen = pooled_loso(subj, fall, res)
+        picks = collections.Counter("rot %(rot)d peak %(peak)d" % ok[gi] for gi in chosen)
         print("  %-9s LOSO sens %6.2f %% (%d/%d)  spec %6.2f %% (%d/%d)  chosen %s" % (
             name, 100 * tp / nf, tp, nf, 100 * (na - fp) / na, na - fp, na, picks.most_common(2)))
     for g in ok:
