@@ -17,7 +17,7 @@ public enum ChannelTypes {
     public static let all: [(type: String, options: any ChannelSection.Type)] = [
         ("twilio-sms", TwilioSMSOptions.self), ("twilio-call", TwilioCallOptions.self), ("webhook", WebhookOptions.self),
         ("exec", ExecOptions.self), ("console", ConsoleOptions.self), ("mqtt", MQTTChannelSettings.self),
-        ("email", EmailChannelSettings.self), ("modem", ModemOptions.self),
+        ("email", EmailChannelSettings.self), ("modem", ModemOptions.self), ("ntfy", NtfyOptions.self),
     ]
 
     /// The `type:` word of `options`.

@@ -155,6 +155,28 @@ extension ExecOptions: KeyedSection {
     }
 }
 
+/// `type: ntfy`: `server`, `topic`, `token`, `timeout`.
+extension NtfyOptions: KeyedSection {
+    public init() { self.init(topic: "") }
+
+    public static var keys: [ConfigKey<Self>] {
+        [.value("server", \.server), .value("topic", \.topic, required: true), .value("token", \.token, secret: true),
+         .value("timeout", \.timeout, in: 1...120, unit: " s")]
+    }
+
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        var found = ConfigCheck.httpURL(server, at: Self.at(path, \.server))
+        // ntfy's topic names: whoever guesses one reads the alarms, so no short or shared word.
+        if topic.count < 8 || topic.count > 64 || !topic.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-" || $0 == "_") }) {
+            found.append(ConfigProblem(Self.at(path, \.topic), "'\(topic)' is not a topic of 8 to 64 letters, digits, - and _ (anyone who guesses it reads the alarms: make it long)"))
+        }
+        if !token.isEmpty, let url = URL(string: server), url.scheme?.lowercased() == "http", let host = url.host {
+            found += ConfigCheck.plaintext("the token", to: host, allowed: false, at: Self.at(path, \.server))
+        }
+        return found
+    }
+}
+
 /// `type: console`: no keys.
 extension ConsoleOptions: KeyedSection {
     public static var keys: [ConfigKey<Self>] { [] }
