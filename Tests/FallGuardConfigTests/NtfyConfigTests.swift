@@ -12,13 +12,8 @@ import FallGuardTestSupport
         contacts: [{name: Anna, phone: "+447700900123"}]
         channels:
           push: \(channel)
-        policy:
-          fall: {primary: [], others: [], broadcast: [push]}
-          help-requested: {primary: [], others: [], broadcast: [push]}
-          resolved: {primary: [], others: [], broadcast: [push]}
-          device-problem: {primary: [], others: [], broadcast: [push]}
-          heartbeat: {primary: [], others: [], broadcast: [push]}
-        """
+
+        """ + policyBroadcastingTo("push")
     }
 
     @Test func aTopicIsReadWithItsDefaults() throws {

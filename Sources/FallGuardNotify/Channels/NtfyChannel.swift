@@ -33,15 +33,11 @@ public struct NtfyOptions: ChannelOptions, Equatable {
 }
 
 /// One POST of the message text to the topic (ntfy's HTTP API), its subject as `Title` and
-/// ntfy's `Priority` and `Tags` by the alert's severity.
+/// ntfy's `Priority` and `Tags` by the alert's severity. Made by ``NtfyOptions/makeChannel(named:context:)``.
 public struct NtfyChannel: NotificationChannel {
     public let name: String
     let options: NtfyOptions
     let client: HTTPClient
-
-    public init(name: String, options: NtfyOptions, client: HTTPClient) {
-        (self.name, self.options, self.client) = (name, options, client)
-    }
 
     /// ntfy's priority and tags (emoji) for an alert of `severity`: an alarm is urgent (the
     /// app breaks through do-not-disturb), a device problem high, the rest default; a test
