@@ -133,15 +133,33 @@ struct fg_gpiod2_api {
 #define FG_GPIOD_SYM(api, h, field, name, problem) \
     if (!(*(void **)&(api)->field = dlsym(h, name))) { *(problem) = name; goto missing; }
 
+// Opens `soname` with dlopen and a zeroed table of `size` bytes for its symbols (*handle: the
+// library); NULL with *problem: dlerror()'s text, or "out of memory".
+static inline void *fg_gpiod_open(const char *soname, size_t size, void **handle, const char **problem, int *missing_symbol) {
+    *missing_symbol = 0;
+    void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!h) { *problem = dlerror(); return NULL; }
+    void *api = calloc(1, size);
+    if (!api) { *problem = "out of memory"; dlclose(h); return NULL; }
+    *handle = h;
+    return api;
+}
+
+// A symbol the table needs is missing: what fg_gpiod_open made is let go; NULL, *missing_symbol set.
+static inline void *fg_gpiod_missing(void *api, void *handle, int *missing_symbol) {
+    *missing_symbol = 1;
+    free(api);
+    dlclose(handle);
+    return NULL;
+}
+
 // Opens libgpiod.so.2 and checks that it is the 1.x API: the table (kept for the life of the
 // process), or NULL with *problem: dlerror()'s text, or the name of a missing symbol (then
 // *missing_symbol is set).
 static inline const struct fg_gpiod1_api *fg_gpiod1_load(const char *soname, const char **problem, int *missing_symbol) {
-    *missing_symbol = 0;
-    void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!h) { *problem = dlerror(); return NULL; }
-    struct fg_gpiod1_api *api = calloc(1, sizeof *api);
-    if (!api) { *problem = "out of memory"; dlclose(h); return NULL; }
+    void *h;
+    struct fg_gpiod1_api *api = fg_gpiod_open(soname, sizeof *api, &h, problem, missing_symbol);
+    if (!api) return NULL;
     api->soname = soname;
     FG_GPIOD_SYM(api, h, version_string, "gpiod_version_string", problem)
     FG_GPIOD_SYM(api, h, chip_open_lookup, "gpiod_chip_open_lookup", problem)
@@ -164,19 +182,14 @@ static inline const struct fg_gpiod1_api *fg_gpiod1_load(const char *soname, con
     FG_GPIOD_SYM(api, h, line_event_read_multiple, "gpiod_line_event_read_multiple", problem)
     return api;
 missing:
-    *missing_symbol = 1;
-    free(api);
-    dlclose(h);
-    return NULL;
+    return fg_gpiod_missing(api, h, missing_symbol);
 }
 
 // Opens libgpiod.so.3 (or another 2.x soname) the same way.
 static inline const struct fg_gpiod2_api *fg_gpiod2_load(const char *soname, const char **problem, int *missing_symbol) {
-    *missing_symbol = 0;
-    void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!h) { *problem = dlerror(); return NULL; }
-    struct fg_gpiod2_api *api = calloc(1, sizeof *api);
-    if (!api) { *problem = "out of memory"; dlclose(h); return NULL; }
+    void *h;
+    struct fg_gpiod2_api *api = fg_gpiod_open(soname, sizeof *api, &h, problem, missing_symbol);
+    if (!api) return NULL;
     api->soname = soname;
     // gpiod_api_version since 2.0; 2.1 still exports the old name too.
     if (!(*(void **)&api->api_version = dlsym(h, "gpiod_api_version"))) {
@@ -224,10 +237,7 @@ static inline const struct fg_gpiod2_api *fg_gpiod2_load(const char *soname, con
     FG_GPIOD_SYM(api, h, edge_event_get_line_offset, "gpiod_edge_event_get_line_offset", problem)
     return api;
 missing:
-    *missing_symbol = 1;
-    free(api);
-    dlclose(h);
-    return NULL;
+    return fg_gpiod_missing(api, h, missing_symbol);
 }
 
 #undef FG_GPIOD_SYM

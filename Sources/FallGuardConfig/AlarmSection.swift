@@ -126,16 +126,16 @@ public struct AlarmSection: KeyedSection, Codable, Equatable {
         }
         // The file asks for 5 minutes at least: the wear watch's verdict itself takes minutes.
         if let n = notWornAlert, n >= AlertConfiguration.notWornAlertRange.lowerBound, !Self.notWornAlertRange.contains(n) {
-            p.append(ConfigProblem(path + ["not-worn-alert"], "\(n) s is outside \(Self.notWornAlertRange.lowerBound)...\(Self.notWornAlertRange.upperBound) s (or off)"))
+            p.append(ConfigProblem(Self.at(path, \.notWornAlert), "\(n) s is outside \(Self.notWornAlertRange.lowerBound)...\(Self.notWornAlertRange.upperBound) s (or off)"))
         }
         for name in patterns.keys.sorted() {
             if AlarmSound(rawValue: name) == nil {
-                p.append(ConfigProblem(path + ["patterns", name], "unknown sound; known: \(AlarmSound.allCases.map(\.rawValue).joined(separator: ", "))"))
+                p.append(ConfigProblem(Self.at(path, \.patterns) + [name], "unknown sound; known: \(AlarmSound.allCases.map(\.rawValue).joined(separator: ", "))"))
             }
         }
         for name in ledPatterns.keys.sorted() {
             if StatusIndicator(rawValue: name) == nil {
-                p.append(ConfigProblem(path + ["led-patterns", name], "unknown LED state; known: \(StatusIndicator.allCases.map(\.rawValue).joined(separator: ", "))"))
+                p.append(ConfigProblem(Self.at(path, \.ledPatterns) + [name], "unknown LED state; known: \(StatusIndicator.allCases.map(\.rawValue).joined(separator: ", "))"))
             }
         }
         return p

@@ -17,7 +17,7 @@ public enum ChannelTypes {
     public static let all: [(type: String, options: any ChannelSection.Type)] = [
         ("twilio-sms", TwilioSMSOptions.self), ("twilio-call", TwilioCallOptions.self), ("webhook", WebhookOptions.self),
         ("exec", ExecOptions.self), ("console", ConsoleOptions.self), ("mqtt", MQTTChannelSettings.self),
-        ("email", EmailChannelSettings.self), ("modem", ModemOptions.self),
+        ("email", EmailChannelSettings.self), ("modem", ModemOptions.self), ("ntfy", NtfyOptions.self),
     ]
 
     /// The `type:` word of `options`.
@@ -37,7 +37,7 @@ struct ChannelEntry: ConfigSection {
 
     init(_ options: any ChannelOptions) { self.options = options }
 
-    private enum CodingKeys: String, CodingKey { case type }
+    fileprivate enum CodingKeys: String, CodingKey { case type }
 
     init(fromConfig decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -71,10 +71,10 @@ struct UnknownChannel: ChannelOptions, ConfigSection, Equatable {
     func encodeConfig(to encoder: any Encoder) throws {}
 
     func problems(at path: [String]) -> [ConfigProblem] {
-        [ConfigProblem(path + ["type"], ChannelTypes.mismatch(type))]
+        [ConfigProblem(path + [ChannelEntry.CodingKeys.type.stringValue], ChannelTypes.mismatch(type))]
     }
 
     func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
-        throw ConfigProblem(["channels", name, "type"], "unknown channel type '\(type)'")
+        throw ConfigProblem(NotificationSettings.at([], \.channels) + [name, ChannelEntry.CodingKeys.type.stringValue], "unknown channel type '\(type)'")
     }
 }

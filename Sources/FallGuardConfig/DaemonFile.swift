@@ -102,6 +102,6 @@ public struct DaemonFile: KeyedSection, Codable {
     /// The page and the metrics share one server at `metrics.listen`: who may reach it.
     public func webAccessProblems(at path: [String]) -> [ConfigProblem] {
         guard metrics.enabled || web.enabled, let (host, _) = metrics.address else { return [] }
-        return web.accessProblems(listenHost: host, at: path + ["web"])
+        return web.accessProblems(listenHost: host, at: Self.at(path, \.web))
     }
 }

@@ -41,7 +41,7 @@ public struct DetectorSection: KeyedSection, Codable, Equatable {
     public func checks(at path: [String]) -> [ConfigProblem] {
         guard DetectorNames.value(named: name) != nil,
               var defaults = try? DetectorSettings(parameters: DetectorCatalog.parameters(for: name)) else {
-            return [ConfigProblem(path + ["name"], DetectorNames.mismatch(name))]
+            return [ConfigProblem(Self.at(path, \.name), DetectorNames.mismatch(name))]
         }
         // Every bad setting named, each checked once against the same settings.
         return settings.keys.sorted().compactMap { key -> ConfigProblem? in
@@ -49,7 +49,7 @@ public struct DetectorSection: KeyedSection, Codable, Equatable {
                 try defaults.set(key, settings[key]!, detector: name)
                 return nil
             } catch {
-                return ConfigProblem(path + ["settings", key], error.description)
+                return ConfigProblem(Self.at(path, \.settings) + [key], error.description)
             }
         }
     }

@@ -63,31 +63,34 @@ public struct GPIOSection: KeyedSection, Codable, Equatable {
     public func checks(at path: [String]) -> [ConfigProblem] {
         var p: [ConfigProblem] = []
         let (chip, consumer, buzzer) = (wiring.chip, wiring.consumer, wiring.buzzer)
-        if chip.isEmpty { p.append(ConfigProblem(path + ["chip"], "must name a chip (gpiochip0, a label or a /dev path)")) }
+        if chip.isEmpty { p.append(ConfigProblem(Self.at(path, \.wiring.chip), "must name a chip (gpiochip0, a label or a /dev path)")) }
         if consumer.isEmpty || consumer.utf8.count > 31 {
-            p.append(ConfigProblem(path + ["consumer"], "must be 1 to 31 bytes (the kernel's consumer label)"))
+            p.append(ConfigProblem(Self.at(path, \.wiring.consumer), "must be 1 to 31 bytes (the kernel's consumer label)"))
         }
         var used: [String: String] = [:]
-        for (part, line) in [("buzzer", buzzer.line), ("button", wiring.button.line), ("led", wiring.led?.line)] {
+        let lines = [(Self.at(path, \.wiring.buzzer, \.line), buzzer.line), (Self.at(path, \.wiring.button, \.line), wiring.button.line),
+                     (LEDWiring.at(Self.at(path, \.wiring.led), \.line), wiring.led?.line)]
+        for (at, line) in lines {
             guard let line else { continue }
+            let part = at[at.count - 2]
             if line.isEmpty {
-                p.append(ConfigProblem(path + [part, "line"], "must name a line (GPIO17) or an offset (17)"))
+                p.append(ConfigProblem(at, "must name a line (GPIO17) or an offset (17)"))
             } else if let other = used[line] {
-                p.append(ConfigProblem(path + [part, "line"], "line \(line) is already the \(other)'s"))
+                p.append(ConfigProblem(at, "line \(line) is already the \(other)'s"))
             } else {
                 used[line] = part
             }
         }
         if buzzer.type == .passive, !BuzzerWiring.toneRange.contains(buzzer.toneHz) {
-            p.append(ConfigProblem(path + ["buzzer", "tone-hz"], "\(buzzer.toneHz) Hz is outside 20...20000 Hz"))
+            p.append(ConfigProblem(Self.at(path, \.wiring.buzzer, \.toneHz), "\(buzzer.toneHz) Hz is outside 20...20000 Hz"))
         }
         if let chip = buzzer.pwmChip {
             if buzzer.type != .passive {
-                p.append(ConfigProblem(path + ["buzzer", "pwm-chip"], "only a passive buzzer uses PWM (set type: passive)"))
+                p.append(ConfigProblem(Self.at(path, \.wiring.buzzer, \.pwmChip), "only a passive buzzer uses PWM (set type: passive)"))
             }
-            if chip < 0 { p.append(ConfigProblem(path + ["buzzer", "pwm-chip"], "must be 0 or more")) }
+            if chip < 0 { p.append(ConfigProblem(Self.at(path, \.wiring.buzzer, \.pwmChip), "must be 0 or more")) }
         }
-        if buzzer.pwmChannel < 0 { p.append(ConfigProblem(path + ["buzzer", "pwm-channel"], "must be 0 or more")) }
+        if buzzer.pwmChannel < 0 { p.append(ConfigProblem(Self.at(path, \.wiring.buzzer, \.pwmChannel), "must be 0 or more")) }
         return p
     }
 }

@@ -31,7 +31,7 @@ public struct MetricsSection: KeyedSection, Codable, Equatable {
 
     public func checks(at path: [String]) -> [ConfigProblem] {
         guard address != nil else {
-            return [ConfigProblem(path + ["listen"], "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:9466 or [::1]:9466), found '\(listen)'")]
+            return [ConfigProblem(Self.at(path, \.listen), "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:9466 or [::1]:9466), found '\(listen)'")]
         }
         return []   // who may reach it: the web section's checks (one server for the page and the metrics)
     }

@@ -32,13 +32,13 @@ extension NotificationSettings: KeyedSection {
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
-        var found = ConfigCheck.required(device, at: path + ["device"]) + ConfigCheck.printable(device, at: path + ["device"])
+        var found = ConfigCheck.required(device, at: Self.at(path, \.device)) + ConfigCheck.printable(device, at: Self.at(path, \.device))
         for name in channels.keys.sorted() {
-            found += ChannelEntry(channels[name]!).problems(at: path + ["channels", name])
+            found += ChannelEntry(channels[name]!).problems(at: Self.at(path, \.channels) + [name])
         }
         found += routeProblems(at: path) + fallbackProblems(at: path)
         for name in wearer.locationChannels ?? [] where channels[name] == nil {
-            found.append(unknownChannel(name, at: path + ["wearer", "location-channels"]))
+            found.append(unknownChannel(name, at: Self.at(path, \.wearer, \.locationChannels)))
         }
         return found
     }
@@ -57,13 +57,13 @@ extension NotificationSettings: KeyedSection {
         if channels.isEmpty && policy == NotificationPolicy() { return [] }
         var found: [ConfigProblem] = []
         for (key, route) in policy.routes {
-            let routePath = path + ["policy", key]
+            let routePath = Self.at(path, \.policy) + [key]
             for ref in route.channelReferences(at: routePath) {
                 guard let channel = channels[ref.name] else {
                     found.append(unknownChannel(ref.name, at: ref.path))
                     continue
                 }
-                let listedAsBroadcast = ref.path[ref.path.count - 2] == "broadcast"
+                let listedAsBroadcast = ref.broadcast
                 if listedAsBroadcast != (channel.addressing == .broadcast) {
                     found.append(ConfigProblem(ref.path, listedAsBroadcast
                         ? "channel '\(ref.name)' sends to a contact: list it under primary or others"
@@ -74,7 +74,7 @@ extension NotificationSettings: KeyedSection {
                 found.append(ConfigProblem(routePath, "lists no channel: nobody would be told (name channels in primary, others or broadcast)"))
             }
             if !route.primary.isEmpty && contacts.isEmpty {
-                found.append(ConfigProblem(path + ["contacts"], "policy '\(key)' sends to contacts, but none is configured"))
+                found.append(ConfigProblem(Self.at(path, \.contacts), "policy '\(key)' sends to contacts, but none is configured"))
             }
         }
         found += addressProblems(at: path)
@@ -85,8 +85,9 @@ extension NotificationSettings: KeyedSection {
     private func fallbackProblems(at path: [String]) -> [ConfigProblem] {
         var found: [ConfigProblem] = []
         for name in channels.keys.sorted() {
-            guard let fallback = (channels[name] as? any FallbackChannelOptions)?.fallback else { continue }
-            let at = path + ["channels", name, "fallback"]
+            guard let options = channels[name] as? any FallbackChannelOptions & KeyedSection,
+                  let fallback = options.fallback else { continue }
+            let at = options.fallbackPath(Self.at(path, \.channels) + [name])
             guard let other = channels[fallback] else {
                 found.append(unknownChannel(fallback, at: at))
                 continue
@@ -111,10 +112,10 @@ extension NotificationSettings: KeyedSection {
             let names = policy.routes.flatMap { (i == 0 || $0.route.escalate ? $0.route.primary : []) + $0.route.others }
             let needs = Set(names.compactMap { channels[$0]?.addressing })
             if needs.contains(.phone) && contact.phone == nil {
-                found.append(ConfigProblem(path + ["contacts", String(i), "phone"], "missing: the policy sends SMS or calls to this contact"))
+                found.append(ConfigProblem(Recipient.at(Self.at(path, \.contacts) + [String(i)], \.phone), "missing: the policy sends SMS or calls to this contact"))
             }
             if needs.contains(.email) && contact.email == nil {
-                found.append(ConfigProblem(path + ["contacts", String(i), "email"], "missing: the policy sends e-mail to this contact"))
+                found.append(ConfigProblem(Recipient.at(Self.at(path, \.contacts) + [String(i)], \.email), "missing: the policy sends e-mail to this contact"))
             }
         }
         return found
@@ -133,9 +134,9 @@ extension Recipient: KeyedSection {
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
-        var found = ConfigCheck.required(name, at: path + ["name"]) + ConfigCheck.printable(name, at: path + ["name"])
-        if let phone { found += ConfigCheck.phone(phone, at: path + ["phone"]) }
-        if let email { found += ConfigCheck.email(email, at: path + ["email"]) }
+        var found = ConfigCheck.required(name, at: Self.at(path, \.name)) + ConfigCheck.printable(name, at: Self.at(path, \.name))
+        if let phone { found += ConfigCheck.phone(phone, at: Self.at(path, \.phone)) }
+        if let email { found += ConfigCheck.email(email, at: Self.at(path, \.email)) }
         if phone == nil && email == nil {
             found.append(ConfigProblem(path, "a contact needs a phone or an e-mail address"))
         }
@@ -153,8 +154,8 @@ extension Wearer: KeyedSection {
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
-        ConfigCheck.required(name, at: path + ["name"]) + ConfigCheck.printable(name, at: path + ["name"])
-            + ConfigCheck.printable(location, at: path + ["location"])
+        ConfigCheck.required(name, at: Self.at(path, \.name)) + ConfigCheck.printable(name, at: Self.at(path, \.name))
+            + ConfigCheck.printable(location, at: Self.at(path, \.location))
     }
 }
 
@@ -176,7 +177,7 @@ extension NotificationPolicy: KeyedSection {
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
-        heartbeatTime == nil ? [ConfigProblem(path + ["heartbeat-at"], "'\(heartbeatAt)' is not a time of day HH:MM")] : []
+        heartbeatTime == nil ? [ConfigProblem(Self.at(path, \.heartbeatAt), "'\(heartbeatAt)' is not a time of day HH:MM")] : []
     }
 }
 
@@ -190,10 +191,10 @@ extension AlertRoute: KeyedSection {
          .value("escalate", \.escalate), .value("deadline", \.deadline, in: 10...7 * 86_400, unit: " s")]
     }
 
-    /// Every channel name with its key path.
-    func channelReferences(at path: [String]) -> [(name: String, path: [String])] {
-        [("primary", primary), ("others", others), ("broadcast", broadcast)].flatMap { key, names in
-            names.enumerated().map { (name: $1, path: path + [key, String($0)]) }
+    /// Every channel name with its key path, and whether it is listed under `broadcast`.
+    func channelReferences(at path: [String]) -> [(name: String, path: [String], broadcast: Bool)] {
+        [(\Self.primary, primary), (\.others, others), (\.broadcast, broadcast)].flatMap { key, names in
+            names.enumerated().map { (name: $1, path: Self.at(path, key) + [String($0)], broadcast: key == \.broadcast) }
         }
     }
 }
@@ -210,7 +211,7 @@ extension RetrySettings: KeyedSection {
     public func checks(at path: [String]) -> [ConfigProblem] {
         // Compared, not made a range: `initial...86_400` trapped when initial was above a day.
         guard initial.isFinite, max.isFinite, max < initial else { return [] }
-        return [ConfigProblem(path + ["max"], "\(max) s is shorter than initial (\(initial) s)")]
+        return [ConfigProblem(Self.at(path, \.max), "\(max) s is shorter than initial (\(initial) s)")]
     }
 }
 
@@ -227,7 +228,7 @@ extension MessageTemplates: KeyedSection {
         for kind in AlertKind.allCases {
             guard let text = bodies[kind] else { continue }
             for name in Self.placeholderNames(in: text) where !Self.placeholders.contains(name) {
-                found.append(ConfigProblem(path + [kind.rawValue], "unknown placeholder {\(name)} (known: \(Self.placeholders.map { "{\($0)}" }.joined(separator: " ")))"))
+                found.append(ConfigProblem(Self.at(path, \.bodies[kind]), "unknown placeholder {\(name)} (known: \(Self.placeholders.map { "{\($0)}" }.joined(separator: " ")))"))
             }
         }
         return found

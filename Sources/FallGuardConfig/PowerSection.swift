@@ -50,15 +50,15 @@ public struct PowerSection: KeyedSection, Codable, Equatable {
 
     public func checks(at path: [String]) -> [ConfigProblem] {
         var out: [ConfigProblem] = []
-        for (key, v) in [("battery-low", batteryLow), ("battery-critical", batteryCritical), ("hysteresis", hysteresis)]
+        for (key, v) in [(\Self.batteryLow, batteryLow), (\.batteryCritical, batteryCritical), (\.hysteresis, hysteresis)]
         where !(0...100).contains(v) {
-            out.append(ConfigProblem(path + [key], "\(v) % is outside 0...100 %"))
+            out.append(ConfigProblem(Self.at(path, key), "\(v) % is outside 0...100 %"))
         }
         if batteryCritical >= batteryLow {
-            out.append(ConfigProblem(path + ["battery-critical"], "\(batteryCritical) % must be below battery-low (\(batteryLow) %)"))
+            out.append(ConfigProblem(Self.at(path, \.batteryCritical), "\(batteryCritical) % must be below battery-low (\(batteryLow) %)"))
         }
         if !root.hasPrefix("/") {
-            out.append(ConfigProblem(path + ["root"], "'\(root)' is not an absolute path"))
+            out.append(ConfigProblem(Self.at(path, \.root), "'\(root)' is not an absolute path"))
         }
         return out
     }

@@ -40,9 +40,9 @@ public struct RecordingSection: KeyedSection, Codable, Equatable {
         var out: [ConfigProblem] = []
         if !directory.isEmpty {
             if !directory.hasPrefix("/") {
-                out.append(ConfigProblem(path + ["directory"], "must be an absolute path, found '\(directory)'"))
+                out.append(ConfigProblem(Self.at(path, \.directory), "must be an absolute path, found '\(directory)'"))
             } else if !directory.hasPrefix(StateSection.defaultDirectory + "/") {
-                out.append(ConfigProblem(path + ["directory"], "the systemd unit lets the service write only \(StateSection.defaultDirectory); add \(directory) to ReadWritePaths= in a drop-in", severity: .warning))
+                out.append(ConfigProblem(Self.at(path, \.directory), "the systemd unit lets the service write only \(StateSection.defaultDirectory); add \(directory) to ReadWritePaths= in a drop-in", severity: .warning))
             }
         }
         return out

@@ -54,15 +54,15 @@ public struct SensorSection: KeyedSection, Codable, Equatable {
     public func checks(at path: [String]) -> [ConfigProblem] {
         var out: [ConfigProblem] = []
         if !Self.uriSchemes.contains(where: { uri.hasPrefix($0) }) {
-            out.append(ConfigProblem(path + ["uri"], "'\(uri)' is not a libiio context URI (\(Self.uriSchemes.joined(separator: ", ")))"))
+            out.append(ConfigProblem(Self.at(path, \.uri), "'\(uri)' is not a libiio context URI (\(Self.uriSchemes.joined(separator: ", ")))"))
         }
-        if device?.isEmpty == true { out.append(ConfigProblem(path + ["device"], "is empty; leave it out to pick the accelerometer automatically")) }
-        if let m = mountMatrix, let why = Self.matrixProblem(m) { out.append(ConfigProblem(path + ["mount-matrix"], why)) }
+        if device?.isEmpty == true { out.append(ConfigProblem(Self.at(path, \.device), "is empty; leave it out to pick the accelerometer automatically")) }
+        if let m = mountMatrix, let why = Self.matrixProblem(m) { out.append(ConfigProblem(Self.at(path, \.mountMatrix), why)) }
         if case let .number(n) = cpu, n < 0 || n >= 1024 {
-            out.append(ConfigProblem(path + ["cpu"], "\(n) is not a CPU number (last, any, or 0 and up)"))
+            out.append(ConfigProblem(Self.at(path, \.cpu), "\(n) is not a CPU number (last, any, or 0 and up)"))
         }
         if let r = replay, !FileManager.default.isReadableFile(atPath: r) {
-            out.append(ConfigProblem(path + ["replay"], "cannot read the recording \(r)"))
+            out.append(ConfigProblem(Self.at(path, \.replay), "cannot read the recording \(r)"))
         }
         return out
     }

@@ -32,16 +32,17 @@ public struct SpeechSection: KeyedSection, Codable, Equatable {
     public func checks(at path: [String]) -> [ConfigProblem] {
         var out: [ConfigProblem] = []
         // Passed to espeak-ng and aplay as single arguments: a voice or device is one plain word.
-        for (key, value) in [("voice", settings.voice), ("device", settings.device)]
+        for (key, value) in [(\Self.settings.voice, settings.voice), (\.settings.device, settings.device)]
         where value.isEmpty || value.hasPrefix("-") || value.contains(where: { $0.isWhitespace || $0.isNewline }) {
-            out.append(ConfigProblem(path + [key], "'\(value)' is not a \(key) name (one word, not starting with -)"))
+            let at = Self.at(path, key)
+            out.append(ConfigProblem(at, "'\(value)' is not a \(at.last!) name (one word, not starting with -)"))
         }
-        for (key, value) in [("fall-detected", settings.fallDetected), ("alert-sent", settings.alertSent),
-                             ("help-coming", settings.helpComing)] where value.count > 300 {
-            out.append(ConfigProblem(path + [key], "at most 300 characters, found \(value.count)"))
+        for (key, value) in [(\Self.settings.fallDetected, settings.fallDetected), (\.settings.alertSent, settings.alertSent),
+                             (\.settings.helpComing, settings.helpComing)] where value.count > 300 {
+            out.append(ConfigProblem(Self.at(path, key), "at most 300 characters, found \(value.count)"))
         }
         if enabled, !FileManager.default.isExecutableFile(atPath: SpokenPrompts.espeak) {
-            out.append(ConfigProblem(path + ["enabled"], "\(SpokenPrompts.espeak) is not installed (apt install espeak-ng alsa-utils): the prompts will not be heard", severity: .warning))
+            out.append(ConfigProblem(Self.at(path, \.enabled), "\(SpokenPrompts.espeak) is not installed (apt install espeak-ng alsa-utils): the prompts will not be heard", severity: .warning))
         }
         return out
     }

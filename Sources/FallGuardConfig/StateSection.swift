@@ -21,9 +21,9 @@ public struct StateSection: KeyedSection, Codable, Equatable {
 
     public func checks(at path: [String]) -> [ConfigProblem] {
         guard (0...Self.longestDrain).contains(drainOnStop) else {
-            return [ConfigProblem(path + ["drain-on-stop"], "must be 0 to \(Int(Self.longestDrain)) seconds (below the unit's TimeoutStopSec=15s), found \(drainOnStop)")]
+            return [ConfigProblem(Self.at(path, \.drainOnStop), "must be 0 to \(Int(Self.longestDrain)) seconds (below the unit's TimeoutStopSec=15s), found \(drainOnStop)")]
         }
-        let key = path + ["directory"]
+        let key = Self.at(path, \.directory)
         guard directory.hasPrefix("/") else { return [ConfigProblem(key, "must be an absolute path, found '\(directory)'")] }
         guard directory == Self.defaultDirectory else {
             return [ConfigProblem(key, "the systemd unit lets the service write only \(Self.defaultDirectory); add \(directory) to ReadWritePaths= in a drop-in", severity: .warning)]

@@ -254,12 +254,14 @@ public struct StationSection: KeyedSection, Equatable {
         func problem(_ key: [String], _ message: String, _ severity: ConfigProblem.Severity = .error) {
             out.append(ConfigProblem(path + key, message, severity: severity))
         }
-        if broker.host.allSatisfy(\.isWhitespace) { problem(["broker", "host"], "the site broker's host name or address is required") }
+        func at(_ key: PartialKeyPath<Self>) -> [String] { Self.at([], key) }
+        func staffAt(_ i: Int, _ key: PartialKeyPath<Staff>) -> [String] { Staff.at(at(\.staff) + [String(i)], key) }
+        if broker.host.allSatisfy(\.isWhitespace) { problem(Self.at([], \.broker, \.host), "the site broker's host name or address is required") }
         if (broker.username == nil) != (broker.password == nil) {
-            problem(["broker", broker.username == nil ? "username" : "password"], "username and password go together")
+            problem(Self.at([], \.broker, broker.username == nil ? \.username : \.password), "username and password go together")
         }
         if broker.password != nil, !broker.tls {
-            out += ConfigCheck.plaintext("the broker password", to: broker.host, allowed: false, at: path + ["broker", "tls"])
+            out += ConfigCheck.plaintext("the broker password", to: broker.host, allowed: false, at: Self.at(path, \.broker, \.tls))
         }
         // A broker beyond this machine without TLS or a login: anyone on the way, or any client
         // of it, reads the site's alarms and may publish what the station shows (the bridges'
@@ -267,104 +269,104 @@ public struct StationSection: KeyedSection, Equatable {
         if !ConfigCheck.isLoopback(broker.host), !broker.tls || broker.username == nil {
             let missing = [broker.tls ? nil : "TLS (tls: true)", broker.username == nil ? "a login (username, password)" : nil]
                 .compactMap { $0 }.joined(separator: " or ")
-            problem(["broker", broker.tls ? "username" : "tls"],
+            problem(Self.at([], \.broker, broker.tls ? \Broker.username as PartialKeyPath<Broker> : \.tls),
                     "the site broker \(broker.host) is not on this machine and has no \(missing): anyone who can reach it reads the residents' alarms and can publish what the staff see", .warning)
         }
-        if let why = MQTTTopics.prefixProblem(broker.topicPrefix) { problem(["broker", "topic-prefix"], why) }
+        if let why = MQTTTopics.prefixProblem(broker.topicPrefix) { problem(Self.at([], \.broker, \.topicPrefix), why) }
         if !stateDirectory.hasPrefix("/") {
-            problem(["state-directory"], "must be an absolute path, found '\(stateDirectory)'")
+            problem(at(\.stateDirectory), "must be an absolute path, found '\(stateDirectory)'")
         } else if stateDirectory != Self.defaultStateDirectory {
-            problem(["state-directory"], "the systemd unit lets the station write only \(Self.defaultStateDirectory); add \(stateDirectory) to ReadWritePaths= in a drop-in", .warning)
+            problem(at(\.stateDirectory), "the systemd unit lets the station write only \(Self.defaultStateDirectory); add \(stateDirectory) to ReadWritePaths= in a drop-in", .warning)
         }
         guard let address else {
-            problem(["listen"], "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:8470), found '\(listen)'")
+            problem(at(\.listen), "expected HOST:PORT with a port 1-65535 (e.g. 127.0.0.1:8470), found '\(listen)'")
             return out
         }
         if (tlsCertificate == nil) != (tlsKey == nil) {
-            problem([tlsCertificate == nil ? "tls-certificate" : "tls-key"], "tls-certificate and tls-key go together")
+            problem(at(tlsCertificate == nil ? \.tlsCertificate : \.tlsKey), "tls-certificate and tls-key go together")
         }
-        for (key, file) in [("tls-certificate", tlsCertificate), ("tls-key", tlsKey)] {
-            if let file, !FileManager.default.isReadableFile(atPath: file) { problem([key], "cannot read \(file)") }
+        for (key, file) in [(\Self.tlsCertificate, tlsCertificate), (\.tlsKey, tlsKey)] {
+            if let file, !FileManager.default.isReadableFile(atPath: file) { problem(at(key), "cannot read \(file)") }
         }
         if !ConfigCheck.isLoopback(address.host), tls == nil {
             let what = "the staff's passwords and the residents' alarms would cross the network to \(address.host) in clear text"
-            if allowPlainHTTP { problem(["allow-plain-http"], "\(what) (allowed by allow-plain-http)", .warning) }
-            else { problem(["tls-certificate"], "\(what): set tls-certificate and tls-key, or allow-plain-http: true to accept it") }
+            if allowPlainHTTP { problem(at(\.allowPlainHTTP), "\(what) (allowed by allow-plain-http)", .warning) }
+            else { problem(at(\.tlsCertificate), "\(what): set tls-certificate and tls-key, or allow-plain-http: true to accept it") }
         }
-        if staff.isEmpty { problem(["staff"], "no member of staff: nobody could sign in (give each their own user, name and password)") }
+        if staff.isEmpty { problem(at(\.staff), "no member of staff: nobody could sign in (give each their own user, name and password)") }
         var users: Set<String> = []
         for (i, member) in staff.enumerated() {
             if member.user.isEmpty || member.user.count > 64 || member.user.contains(where: { $0.isWhitespace || $0.isNewline }) {
-                problem(["staff", String(i), "user"], "one word of at most 64 characters, found '\(member.user)'")
+                problem(staffAt(i, \.user), "one word of at most 64 characters, found '\(member.user)'")
             }
-            if !users.insert(member.user.lowercased()).inserted { problem(["staff", String(i), "user"], "'\(member.user)' is listed twice") }
+            if !users.insert(member.user.lowercased()).inserted { problem(staffAt(i, \.user), "'\(member.user)' is listed twice") }
             if member.name.trimmingCharacters(in: .whitespaces).isEmpty || member.name.count > 100 {
-                problem(["staff", String(i), "name"], "the name the bridges show as who answered: 1 to 100 characters")
+                problem(staffAt(i, \.name), "the name the bridges show as who answered: 1 to 100 characters")
             }
-            if member.password.count < 8 { problem(["staff", String(i), "password"], "at least 8 characters, found \(member.password.count)") }
+            if member.password.count < 8 { problem(staffAt(i, \.password), "at least 8 characters, found \(member.password.count)") }
         }
         var pins: [String: Int] = [:]
         for (i, member) in staff.enumerated() {
             guard let pin = member.pin else { continue }
             if !(4...8).contains(pin.count) || !pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
                 let digits = pin.allSatisfy { $0.isASCII && $0.isNumber }
-                problem(["staff", String(i), "pin"], "4 to 8 digits, found \(pin.count) characters\(digits ? "" : ", not all digits")")
+                problem(staffAt(i, \.pin), "4 to 8 digits, found \(pin.count) characters\(digits ? "" : ", not all digits")")
             } else if let other = pins[pin] {
-                problem(["staff", String(i), "pin"], "the same PIN as staff \(other) ('\(staff[other].user)'): a display could not tell who acknowledged")
+                problem(staffAt(i, \.pin), "the same PIN as staff \(other) ('\(staff[other].user)'): a display could not tell who acknowledged")
             }
             pins[pin] = pins[pin] ?? i
         }
         if let key = displayKey, key.count < 16 {
-            problem(["display-key"], "must be at least 16 characters (e.g. openssl rand -hex 16): it opens a display that sees every alarm")
+            problem(at(\.displayKey), "must be at least 16 characters (e.g. openssl rand -hex 16): it opens a display that sees every alarm")
         }
         let floors = Set(self.floors), staffUsers = Set(staff.map(\.user))
         for (i, shift) in shifts.enumerated() {
-            if shift.window == nil { problem(["shifts", String(i)], "from and to must be two different local times HH:MM (\"\(shift.from)\"-\"\(shift.to)\")") }
+            if shift.window == nil { problem(at(\.shifts) + [String(i)], "from and to must be two different local times HH:MM (\"\(shift.from)\"-\"\(shift.to)\")") }
             for (user, theirs) in shift.floors.sorted(by: { $0.key < $1.key }) {
-                if !staffUsers.contains(user) { problem(["shifts", String(i), "floors", user], "no member of staff has the user name '\(user)'") }
+                if !staffUsers.contains(user) { problem(Shift.at(at(\.shifts) + [String(i)], \.floors) + [user], "no member of staff has the user name '\(user)'") }
                 for floor in theirs where !floors.contains(floor) {
-                    problem(["shifts", String(i), "floors", user], "no resident is on floor '\(floor)' (floors: \(floors.isEmpty ? "none" : floors.sorted().joined(separator: ", ")))", .warning)
+                    problem(Shift.at(at(\.shifts) + [String(i)], \.floors) + [user], "no resident is on floor '\(floor)' (floors: \(floors.isEmpty ? "none" : floors.sorted().joined(separator: ", ")))", .warning)
                 }
             }
         }
         if displayKey != nil, !staff.contains(where: { $0.pin != nil }) {
-            problem(["display-key"], "no member of staff has a pin: a display could show alarms but nobody could acknowledge there", .warning)
+            problem(at(\.displayKey), "no member of staff has a pin: a display could show alarms but nobody could acknowledge there", .warning)
         }
         for name in channels.keys.sorted() {
-            out += ChannelEntry(channels[name]!).problems(at: path + ["channels", name])
+            out += ChannelEntry(channels[name]!).problems(at: Self.at(path, \.channels) + [name])
         }
-        for (key, contact) in [("on-call", escalation.onCall), ("senior", escalation.senior)] {
+        for (key, contact) in [(\Escalation.onCall, escalation.onCall), (\.senior, escalation.senior)] {
             guard let contact else { continue }
             for (i, name) in contact.channels.enumerated() where channels[name] == nil {
                 let known = channels.keys.sorted().joined(separator: ", ")
-                problem(["escalation", key, "channels", String(i)], "unknown channel '\(name)' (station channels: \(known.isEmpty ? "none" : known))")
+                problem(OnCall.at(Self.at([], \.escalation, key), \.channels) + [String(i)], "unknown channel '\(name)' (station channels: \(known.isEmpty ? "none" : known))")
             }
             for name in contact.channels {
                 guard let addressing = channels[name]?.addressing else { continue }
-                if addressing == .phone, contact.phone == nil { problem(["escalation", key, "phone"], "channel '\(name)' sends to a phone number: set phone") }
-                if addressing == .email, contact.email == nil { problem(["escalation", key, "email"], "channel '\(name)' sends to an address: set email") }
+                if addressing == .phone, contact.phone == nil { problem(OnCall.at(Self.at([], \.escalation, key), \.phone), "channel '\(name)' sends to a phone number: set phone") }
+                if addressing == .email, contact.email == nil { problem(OnCall.at(Self.at([], \.escalation, key), \.email), "channel '\(name)' sends to an address: set email") }
             }
         }
         if escalation.escalateAgainAfter > 0, escalation.escalateAgainAfter < 30 {
-            problem(["escalation", "escalate-again-after"], "\(Int(escalation.escalateAgainAfter)) s is too soon after the first escalation (0: no second tier, else 30-3600 s)")
+            problem(Self.at([], \.escalation, \.escalateAgainAfter), "\(Int(escalation.escalateAgainAfter)) s is too soon after the first escalation (0: no second tier, else 30-3600 s)")
         }
         if escalation.senior != nil, escalation.escalateAgainAfter == 0 {
-            problem(["escalation", "senior"], "is never told: set escalate-again-after (s)", .warning)
+            problem(Self.at([], \.escalation, \.senior), "is never told: set escalate-again-after (s)", .warning)
         }
         if acknowledgeSecret == nil && acknowledgeSecrets.isEmpty && siteKey == nil {
-            problem(["site-key"], "without site-key (or the bridges' acknowledge-secret) the page cannot acknowledge (the bridges take only proven acknowledgements)")
+            problem(at(\.siteKey), "without site-key (or the bridges' acknowledge-secret) the page cannot acknowledge (the bridges take only proven acknowledgements)")
         }
         if let key = siteKey, key.count < 32 {
-            problem(["site-key"], "must be at least 32 characters (e.g. openssl rand -hex 32): every bridge's key is derived from it")
+            problem(at(\.siteKey), "must be at least 32 characters (e.g. openssl rand -hex 32): every bridge's key is derived from it")
         }
         if siteKey != nil, acknowledgeSecret != nil {
-            problem(["acknowledge-secret"], "not used with site-key: the station signs with each bridge's key derived from site-key, so a bridge still on this shared secret refuses the station's acknowledgements until it is given its own (fallguard station --bridge-key, docs/care-home.md)", .warning)
+            problem(at(\.acknowledgeSecret), "not used with site-key: the station signs with each bridge's key derived from site-key, so a bridge still on this shared secret refuses the station's acknowledgements until it is given its own (fallguard station --bridge-key, docs/care-home.md)", .warning)
         }
         if let secret = acknowledgeSecret, secret.count < 16 {
-            problem(["acknowledge-secret"], "must be at least 16 characters (e.g. openssl rand -hex 16)")
+            problem(at(\.acknowledgeSecret), "must be at least 16 characters (e.g. openssl rand -hex 16)")
         }
         for (device, secret) in acknowledgeSecrets.sorted(by: { $0.key < $1.key }) where secret.count < 16 {
-            problem(["acknowledge-secrets", device], "must be at least 16 characters (e.g. openssl rand -hex 16)")
+            problem(at(\.acknowledgeSecrets) + [device], "must be at least 16 characters (e.g. openssl rand -hex 16)")
         }
         return out
     }

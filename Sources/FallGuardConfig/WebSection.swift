@@ -45,18 +45,18 @@ public struct WebSection: KeyedSection, Codable, Equatable {
     public func checks(at path: [String]) -> [ConfigProblem] {
         var out: [ConfigProblem] = []
         if let p = password, p.count < 8 {
-            out.append(ConfigProblem(path + ["password"], "at least 8 characters, found \(p.count)"))
+            out.append(ConfigProblem(Self.at(path, \.password), "at least 8 characters, found \(p.count)"))
         }
         if (tlsCertificate == nil) != (tlsKey == nil) {
-            out.append(ConfigProblem(path + [tlsCertificate == nil ? "tls-certificate" : "tls-key"],
+            out.append(ConfigProblem(Self.at(path, tlsCertificate == nil ? \.tlsCertificate : \.tlsKey),
                                      "tls-certificate and tls-key go together"))
         }
-        for (key, file) in [("tls-certificate", tlsCertificate), ("tls-key", tlsKey)] {
+        for (key, file) in [(\Self.tlsCertificate, tlsCertificate), (\.tlsKey, tlsKey)] {
             if let file, !FileManager.default.isReadableFile(atPath: file) {
-                out.append(ConfigProblem(path + [key], "cannot read \(file)"))
+                out.append(ConfigProblem(Self.at(path, key), "cannot read \(file)"))
             }
         }
-        if let key = tlsKey, let w = ConfigSecrets.modeWarning(key, key: path + ["tls-key"], what: "the TLS key") { out.append(w) }
+        if let key = tlsKey, let w = ConfigSecrets.modeWarning(key, key: Self.at(path, \.tlsKey), what: "the TLS key") { out.append(w) }
         return out
     }
 
@@ -68,13 +68,13 @@ public struct WebSection: KeyedSection, Codable, Equatable {
         if password == nil {
             let what = "\(host) serves the page and the metrics (the wearer's falls, the contacts' names) beyond this machine without a password"
             out.append(allowAnonymous
-                ? ConfigProblem(path + ["allow-anonymous"], "\(what) (allowed by allow-anonymous)", severity: .warning)
-                : ConfigProblem(path + ["password"], "\(what): set web.password (in the credentials file), or allow-anonymous: true to accept it"))
+                ? ConfigProblem(Self.at(path, \.allowAnonymous), "\(what) (allowed by allow-anonymous)", severity: .warning)
+                : ConfigProblem(Self.at(path, \.password), "\(what): set web.password (in the credentials file), or allow-anonymous: true to accept it"))
         } else if tls == nil {
             let what = "the password would cross the network to \(host) in clear text (plain HTTP)"
             out.append(allowPlainHTTP
-                ? ConfigProblem(path + ["allow-plain-http"], "\(what) (allowed by allow-plain-http)", severity: .warning)
-                : ConfigProblem(path + ["tls-certificate"], "\(what): set tls-certificate and tls-key, or allow-plain-http: true to accept it"))
+                ? ConfigProblem(Self.at(path, \.allowPlainHTTP), "\(what) (allowed by allow-plain-http)", severity: .warning)
+                : ConfigProblem(Self.at(path, \.tlsCertificate), "\(what): set tls-certificate and tls-key, or allow-plain-http: true to accept it"))
         }
         return out
     }

@@ -220,6 +220,26 @@ extension KeyedSection {
         Self.keys.flatMap { $0.check(self, path) } + checks(at: path)
     }
 
+    /// The file's name of the key declared for `property` (`\.alertTimeout` → `alert-timeout`),
+    /// nil when no key sets it.
+    public static func declaredName(of property: PartialKeyPath<Self>) -> String? {
+        keys.first { $0.property == property }?.name
+    }
+
+    /// `path` and the key declared for `property`: a check names its key through the key's one
+    /// declaration, so renaming a key renames every problem found at it. A property no key sets
+    /// gives ``undeclaredMark`` and its key path (`ConfigKeyTests` fails on it).
+    public static func at(_ path: [String], _ property: PartialKeyPath<Self>) -> [String] {
+        path + [declaredName(of: property) ?? "\(undeclaredMark)\(property)"]
+    }
+
+    /// `path`, the key declared for `section`, and in it the key declared for `property`
+    /// (`gpio.buzzer.tone-hz`).
+    public static func at<Inner: KeyedSection>(_ path: [String], _ section: KeyPath<Self, Inner>,
+                                               _ property: PartialKeyPath<Inner>) -> [String] {
+        Inner.at(at(path, section), property)
+    }
+
     /// The values of the keys declared secret that are set.
     public var secretValues: [String] {
         Self.keys.filter(\.isSecret).compactMap { $0.text(self) }.filter { !$0.isEmpty }
@@ -232,6 +252,9 @@ extension KeyedSection where Self: Codable {
     public init(from decoder: any Decoder) throws { try self.init(keysFrom: decoder) }
     public func encode(to encoder: any Encoder) throws { try encodeKeys(to: encoder) }
 }
+
+/// What stands in a problem's path for a property that no key declares (a check's mistake).
+public let undeclaredMark = "(undeclared) "
 
 /// The file's name for a Swift name: `alertTimeout` → `alert-timeout`, `keepGB` → `keep-gb`,
 /// `allowPlainHTTP` → `allow-plain-http`. Keys are named like their properties.

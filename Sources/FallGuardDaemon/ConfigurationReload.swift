@@ -31,7 +31,9 @@ struct ConfigurationReload: Sendable {
 
     let current: CurrentConfiguration
     // What can take a new file while running.
-    let loop: SensorLoop, recorder: FieldRecorder, notifiers: Notifiers
+    let loop: SensorLoop, recorder: FieldRecorder
+    /// The notifiers take the new file (``Notifiers/reload(_:)``) and say what it changed.
+    let reloadNotifiers: @Sendable (DaemonConfiguration) -> NotifierReload
     let systemd: SystemdNotifier?, logger: Logger
 
     func reload() {
@@ -57,7 +59,7 @@ struct ConfigurationReload: Sendable {
         // section is reported after a reload without anyone remembering to add it here.
         var restart = Self.needRestart(new.file.keysChanged(since: configuration.file))
         var applied = new.detector != configuration.detector ? ["detector"] : []
-        switch notifiers.reload(new) {
+        switch reloadNotifiers(new) {
         case .unchanged: break
         case let .applied(parts): applied += parts.map { "notifiers (\($0))" }
         case let .needsRestart(why): restart.append("notifiers (\(why))")

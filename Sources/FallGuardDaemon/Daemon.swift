@@ -227,7 +227,7 @@ public final class Daemon: Sendable {
                                            tls: tls, logger: logger))
         }
         services.append(ReloadService(reload: ConfigurationReload(current: current, loop: loop, recorder: recorder,
-                                                                  notifiers: notifiers, systemd: systemd, logger: logger)))
+                                                                  reloadNotifiers: { [notifiers] in notifiers.reload($0) }, systemd: systemd, logger: logger)))
         return services
     }
 

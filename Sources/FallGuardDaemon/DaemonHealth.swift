@@ -13,7 +13,7 @@ import Synchronization
 /// storage problem is sent once per episode as a device-problem alert).
 final class DaemonHealth: Sendable {
     // What it asks about…
-    let current: CurrentConfiguration, liveness: Liveness, notifiers: Notifiers
+    let current: CurrentConfiguration, liveness: Liveness, notifiers: any NotifierUpkeep
     let incidentLog: IncidentLog, recorder: FieldRecorder
     // …and whom it tells.
     let alarm: AlarmController, systemd: SystemdNotifier?, logger: Logger
@@ -30,7 +30,7 @@ final class DaemonHealth: Sendable {
     private let stateDirectory: Mutex<String?>
 
     /// `stateDirectoryProblem`: what `StateFiles.prepare` said at start.
-    init(current: CurrentConfiguration, liveness: Liveness, notifiers: Notifiers, incidentLog: IncidentLog,
+    init(current: CurrentConfiguration, liveness: Liveness, notifiers: any NotifierUpkeep, incidentLog: IncidentLog,
          recorder: FieldRecorder, alarm: AlarmController, systemd: SystemdNotifier?, logger: Logger,
          stateDirectoryProblem: String?) {
         (self.current, self.liveness, self.notifiers, self.incidentLog) = (current, liveness, notifiers, incidentLog)

@@ -217,7 +217,36 @@ public final class Notifiers: Sendable {
     }
 
     public var lastIncident: DaemonStatus.Incident? { last.withLock { $0 } }
+
+    var modemStatus: DaemonStatus.Modem? { modem.status }
+    var lastHeartbeat: DeliveryRecord? { (try? outbox.deliveries(incident: "heartbeat", newest: 1))?.last }
+    var heldInMemory: Int { handOff.heldCount }
 }
+
+/// What the health service uses of the notifiers: their problems (a read), the outbox's upkeep
+/// once a second (``Notifiers/maintainStorage()``, the wall clock's steps) and the sink a
+/// storage problem's alert goes to.
+protocol NotifierUpkeep: Sendable {
+    var problems: [String] { get }
+    func maintainStorage()
+    var outbox: Outbox { get }
+    var sink: any AlertSink { get }
+}
+
+/// What the status service reads of the notifiers: snapshots only.
+protocol NotifierSnapshots: Sendable {
+    var lastIncident: DaemonStatus.Incident? { get }
+    func outboxStatus() -> DaemonStatus.Outbox?
+    var modemStatus: DaemonStatus.Modem? { get }
+    /// The newest heartbeat message (the page shows when it was made and how it went).
+    var lastHeartbeat: DeliveryRecord? { get }
+    /// How many channels the configuration names (0: nobody will be told).
+    var channelsConfigured: Int { get }
+    /// Alerts the hand-off holds in memory while the outbox cannot take them.
+    var heldInMemory: Int { get }
+}
+
+extension Notifiers: NotifierUpkeep, NotifierSnapshots {}
 
 /// What a SIGHUP did to the notifiers.
 public enum NotifierReload: Equatable, Sendable {

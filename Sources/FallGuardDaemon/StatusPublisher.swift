@@ -19,7 +19,7 @@ final class SensorCounters: Sendable {
 final class StatusPublisher: Sendable {
     // Whose snapshots it takes.
     let current: CurrentConfiguration, alarm: AlarmController, loop: SensorLoop
-    let notifiers: Notifiers, recorder: FieldRecorder, health: DaemonHealth
+    let notifiers: any NotifierSnapshots, recorder: FieldRecorder, health: DaemonHealth
     let live: LiveSignal, counters: SensorCounters, logger: Logger
     /// The libgpiod the alarm's lines go through, as the status names it.
     let gpio: String?
@@ -35,7 +35,7 @@ final class StatusPublisher: Sendable {
     private let pageStatusShown = Mutex<DaemonStatus?>(nil)
     private let writeFailure = Mutex<String?>(nil)
 
-    init(current: CurrentConfiguration, alarm: AlarmController, loop: SensorLoop, notifiers: Notifiers, recorder: FieldRecorder,
+    init(current: CurrentConfiguration, alarm: AlarmController, loop: SensorLoop, notifiers: any NotifierSnapshots, recorder: FieldRecorder,
          live: LiveSignal, health: DaemonHealth, counters: SensorCounters, metrics: DaemonMetrics, power: PowerMonitor?,
          gpio: String?, logger: Logger) {
         (self.metrics, self.power) = (metrics, power)
@@ -70,7 +70,7 @@ final class StatusPublisher: Sendable {
             problems: problems, gpio: gpio, recording: recorder.status,
             notWorn: engine.notWorn.map {
                 .init(since: isoTimestamp(Date(timeIntervalSinceNow: $0.since - now)), incident: $0.incident, reported: $0.reported)
-            }, clock: health.clock, power: power?.status, modem: notifiers.modem.status)
+            }, clock: health.clock, power: power?.status, modem: notifiers.modemStatus)
     }
 
     /// The status as the page reads it: `status.json`'s fields, the detector's thresholds on
@@ -78,7 +78,7 @@ final class StatusPublisher: Sendable {
     func pageStatusJSON(_ status: DaemonStatus) -> String {
         let thresholds = ((try? current.now.detector.configuration()).map(SignalPlot.thresholds(of:)) ?? [])
             .map { PageStatus.Threshold(name: $0.name, g: $0.g) }
-        let heartbeat = (try? notifiers.outbox.deliveries(incident: "heartbeat", newest: 1))?.last.map {
+        let heartbeat = notifiers.lastHeartbeat.map {
             "\(isoTimestamp(Date(timeIntervalSince1970: $0.createdAt)).prefix(19).replacingOccurrences(of: "T", with: " ")), \($0.state.rawValue)"
         }
         let encoder = JSONEncoder()
@@ -139,7 +139,7 @@ final class StatusPublisher: Sendable {
         }
         metrics.healthy.record(file.problems?.isEmpty == false ? 0 : 1)
         metrics.channelsConfigured.record(notifiers.channelsConfigured)
-        metrics.outboxHeldInMemory.record(notifiers.handOff.heldCount)
+        metrics.outboxHeldInMemory.record(notifiers.heldInMemory)
         if let p = file.power {   // no power supply: no gauge claims one
             metrics.record(batteryCapacity: p.batteries.compactMap(\.capacity).min(), mainsOnline: p.mainsOnline)
         }

@@ -26,25 +26,25 @@ extension EmailChannelSettings: ChannelOptions, KeyedSection {
 
     public func checks(at path: [String]) -> [ConfigProblem] {
         var found: [ConfigProblem] = []
-        func problem(_ key: String, _ message: String, _ severity: ConfigProblem.Severity = .error) {
-            found.append(ConfigProblem(path + [key], message, severity: severity))
+        func problem(_ key: PartialKeyPath<Self>, _ message: String, _ severity: ConfigProblem.Severity = .error) {
+            found.append(ConfigProblem(Self.at(path, key), message, severity: severity))
         }
         if host.isEmpty || host.contains(where: { $0.isWhitespace || $0 == "/" }) {
-            problem("host", host.isEmpty ? "the SMTP server's host name is required" : "'\(host)' is not a host name")
+            problem(\.host, host.isEmpty ? "the SMTP server's host name is required" : "'\(host)' is not a host name")
         }
-        if username != nil, password == nil { problem("password", "a password is required with username") }
-        if password != nil, username == nil { problem("username", "a username is required with password") }
+        if username != nil, password == nil { problem(\.password, "a password is required with username") }
+        if password != nil, username == nil { problem(\.username, "a username is required with password") }
         if from.isEmpty {
-            problem("from", "the sender's address is required")
+            problem(\.from, "the sender's address is required")
         } else if !EmailAddress.isValid(from) {
-            problem("from", "'\(from)' is not an e-mail address")
+            problem(\.from, "'\(from)' is not an e-mail address")
         }
-        found += ConfigCheck.printable(fromName, at: path + ["from-name"])
+        found += ConfigCheck.printable(fromName, at: Self.at(path, \.fromName))
         if security == .none, !ConfigCheck.isLoopback(host) {
-            problem("security", "'none' sends the alert and any password in clear text to \(host)", .warning)
+            problem(\.security, "'none' sends the alert and any password in clear text to \(host)", .warning)
         }
-        if security == .none, username != nil { problem("security", "'none' with a username would send the password in clear text") }
-        if let caFile, let why = ConfigCheck.unreadable(caFile) { problem("ca-file", "cannot read '\(caFile)': \(why)") }
+        if security == .none, username != nil { problem(\.security, "'none' with a username would send the password in clear text") }
+        if let caFile, let why = ConfigCheck.unreadable(caFile) { problem(\.caFile, "cannot read '\(caFile)': \(why)") }
         return found
     }
 }

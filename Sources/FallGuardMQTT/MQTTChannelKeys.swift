@@ -37,25 +37,25 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
 
     public func checks(at path: [String]) -> [ConfigProblem] {
         var found: [ConfigProblem] = []
-        func problem(_ key: String, _ message: String, _ severity: ConfigProblem.Severity = .error) {
-            found.append(ConfigProblem(path + [key], message, severity: severity))
+        func problem(_ key: PartialKeyPath<Self>, _ message: String, _ severity: ConfigProblem.Severity = .error) {
+            found.append(ConfigProblem(Self.at(path, key), message, severity: severity))
         }
-        if host.allSatisfy(\.isWhitespace) { problem("host", "the broker's host name or address is required") }
-        if username != nil, password == nil { problem("password", "a password is required with username") }
-        if password != nil, username == nil { problem("username", "a username is required with password") }
-        if password != nil, !tls { found += ConfigCheck.plaintext("the password", to: host, allowed: allowPlaintext, at: path + ["tls"]) }
-        if let device, let why = MQTTTopics.levelProblem(device) { problem("device", why) }
+        if host.allSatisfy(\.isWhitespace) { problem(\.host, "the broker's host name or address is required") }
+        if username != nil, password == nil { problem(\.password, "a password is required with username") }
+        if password != nil, username == nil { problem(\.username, "a username is required with password") }
+        if password != nil, !tls { found += ConfigCheck.plaintext("the password", to: host, allowed: allowPlaintext, at: Self.at(path, \.tls)) }
+        if let device, let why = MQTTTopics.levelProblem(device) { problem(\.device, why) }
         found += bridgeNameProblems(at: path)
-        if let clientID, clientID.isEmpty || clientID.utf8.count > 65_535 { problem("client-id", "must not be empty") }
-        for (key, value) in [("topic-prefix", topicPrefix), ("discovery-prefix", discoveryPrefix)] {
+        if let clientID, clientID.isEmpty || clientID.utf8.count > 65_535 { problem(\.clientID, "must not be empty") }
+        for (key, value) in [(\Self.topicPrefix, topicPrefix), (\.discoveryPrefix, discoveryPrefix)] {
             if let why = MQTTTopics.prefixProblem(value) { problem(key, why) }
         }
         if !(reconnectDelay...max(reconnectDelay, 3_600)).contains(reconnectDelayMax) {
-            problem("reconnect-delay-max", "\(reconnectDelayMax) s must be between reconnect-delay (\(reconnectDelay) s) and 3600 s")
+            problem(\.reconnectDelayMax, "\(reconnectDelayMax) s must be between reconnect-delay (\(reconnectDelay) s) and 3600 s")
         }
-        if certFile != nil, keyFile == nil { problem("key-file", "a key file is required with cert-file") }
-        if keyFile != nil, certFile == nil { problem("cert-file", "a certificate file is required with key-file") }
-        for (key, file) in [("ca-file", caFile), ("cert-file", certFile), ("key-file", keyFile)] {
+        if certFile != nil, keyFile == nil { problem(\.keyFile, "a key file is required with cert-file") }
+        if keyFile != nil, certFile == nil { problem(\.certFile, "a certificate file is required with key-file") }
+        for (key, file) in [(\Self.caFile, caFile), (\.certFile, certFile), (\.keyFile, keyFile)] {
             guard let file else { continue }
             if !tls { problem(key, "ignored unless tls is true", .warning) }
             // A file on disk, not a setting: missing now (a certificate being renewed, a mount
@@ -64,8 +64,8 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
                 problem(key, "cannot read '\(file)': \(why); this channel cannot connect until it can", .warning)
             }
         }
-        if let problem = acknowledgementProblem { found.append(ConfigProblem(path + [problem.key], problem.message, severity: problem.severity)) }
-        if let problem = tokenModeProblem { found.append(ConfigProblem(path + ["acknowledge-mode"], problem.message, severity: problem.severity)) }
+        if let problem = acknowledgementProblem { found.append(ConfigProblem(Self.at(path, \.acknowledgeSecret), problem.message, severity: problem.severity)) }
+        if let problem = tokenModeProblem { found.append(ConfigProblem(Self.at(path, \.acknowledgeMode), problem.message, severity: problem.severity)) }
         return found
     }
 
@@ -76,14 +76,14 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
         var found: [ConfigProblem] = []
         if let device {
             if let bridgeName, device != MQTTTopics.topicLevel(bridgeName) {
-                found.append(ConfigProblem(path + ["device"], "'\(device)' differs from this bridge's name, the top-level "
+                found.append(ConfigProblem(Self.at(path, \.device), "'\(device)' differs from this bridge's name, the top-level "
                     + "device: '\(bridgeName)' (its topics and Home Assistant id: \(topicPrefix)/\(MQTTTopics.topicLevel(bridgeName))/…): "
                     + "a bridge has one name in messages, payloads and MQTT topics; remove this key and set the top-level device:"))
             } else if bridgeName != nil {
-                found.append(ConfigProblem(path + ["device"], "deprecated: the top-level device: names this bridge on MQTT too; remove this key",
+                found.append(ConfigProblem(Self.at(path, \.device), "deprecated: the top-level device: names this bridge on MQTT too; remove this key",
                                            severity: .warning))
             } else {
-                found.append(ConfigProblem(path + ["device"], "deprecated: set the top-level device: \(device) (this bridge's one name "
+                found.append(ConfigProblem(Self.at(path, \.device), "deprecated: set the top-level device: \(device) (this bridge's one name "
                     + "in messages, payloads and MQTT topics) and remove this key", severity: .warning))
             }
         }
@@ -126,21 +126,21 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
     /// client that may publish on `<prefix>/<device>/ack` can; that is tolerable only on a
     /// broker on this machine, or behind TLS with a login (then the broker's access rules
     /// must keep the topic to Home Assistant: docs/notifiers-mqtt-email.md).
-    var acknowledgementProblem: (key: String, message: String, severity: ConfigProblem.Severity)? {
+    var acknowledgementProblem: (message: String, severity: ConfigProblem.Severity)? {
         if let acknowledgeSecret {
             return acknowledgeSecret.count < 16
-                ? ("acknowledge-secret", "must be at least 16 characters (e.g. openssl rand -hex 16)", .error) : nil
+                ? ("must be at least 16 characters (e.g. openssl rand -hex 16)", .error) : nil
         }
         let topic = MQTTTopics(self).acknowledge
         if ConfigCheck.isLoopback(host) {
-            return ("acknowledge-secret", "without it, any program on this machine that connects to the broker can read the "
+            return ("without it, any program on this machine that connects to the broker can read the "
                 + "retained incident and silence the alarm on \(topic): set acknowledge-secret (openssl rand -hex 16)", .warning)
         }
         guard tls, username != nil else {
-            return ("acknowledge-secret", "anyone who can publish on \(topic) at \(host) could silence a fall alarm: "
+            return ("anyone who can publish on \(topic) at \(host) could silence a fall alarm: "
                 + "set acknowledge-secret, or use tls with a username and let only Home Assistant publish there", .error)
         }
-        return ("acknowledge-secret", "without it, only the broker's access rules keep others from publishing on \(topic): "
+        return ("without it, only the broker's access rules keep others from publishing on \(topic): "
             + "allow only Home Assistant's user to write there (docs/notifiers-mqtt-email.md)", .warning)
     }
 }

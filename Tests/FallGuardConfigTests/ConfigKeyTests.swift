@@ -48,7 +48,7 @@ private let declared: [Declared] = [
     Declared(Wearer.self), Declared(NotificationPolicy.self), Declared(AlertRoute.self), Declared(RetrySettings.self),
     Declared(MessageTemplates.self), Declared(TwilioSMSOptions.self), Declared(TwilioCallOptions.self),
     Declared(WebhookOptions.self), Declared(ExecOptions.self), Declared(ConsoleOptions.self),
-    Declared(MQTTChannelSettings.self), Declared(EmailChannelSettings.self), Declared(ModemOptions.self),
+    Declared(MQTTChannelSettings.self), Declared(EmailChannelSettings.self), Declared(ModemOptions.self), Declared(NtfyOptions.self),
 ]
 
 @Suite("Each key declared once")

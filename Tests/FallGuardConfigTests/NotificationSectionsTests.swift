@@ -99,7 +99,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
         let problems = try decode(json).errors
         #expect(problems.first { $0.key == "policy.fall.broadcast.1" }?.message.contains("unknown channel 'pager'") == true)
         #expect(problems.first { $0.key == "channels.odd.type" }?.message
-            == "expected one of twilio-sms, twilio-call, webhook, exec, console, mqtt, email, modem, found 'carrier-pigeon'")
+            == "expected one of twilio-sms, twilio-call, webhook, exec, console, mqtt, email, modem, ntfy, found 'carrier-pigeon'")
     }
 
     @Test func aChannelInTheWrongListIsReported() throws {
@@ -108,7 +108,7 @@ func encodeSection<T: ConfigSection>(_ value: T, sorted: Bool = false) throws ->
     }
 
     @Test func everyChannelTypeIsListedOnceAndNamesItsOptions() {
-        #expect(ChannelTypes.all.map(\.type) == ["twilio-sms", "twilio-call", "webhook", "exec", "console", "mqtt", "email", "modem"])
+        #expect(ChannelTypes.all.map(\.type) == ["twilio-sms", "twilio-call", "webhook", "exec", "console", "mqtt", "email", "modem", "ntfy"])
         #expect(ChannelTypes.type(of: ModemOptions()) == "modem")
         #expect(ChannelTypes.type(of: ConsoleOptions()) == "console")
         #expect(ChannelTypes.type(of: MQTTChannelSettings()) == "mqtt")

@@ -59,7 +59,7 @@ import Testing
                           at: "channels.mq.acknowledge-mode")
             == ["config.yaml:15: channels.mq.acknowledge-mode: expected one of hmac, token, found 'tokn' (did you mean 'token'?)"])
         #expect(Self.said(Self.configuration(channels: "\n  sms: {type: twilio-sm}"), at: "channels.sms.type")
-            == ["config.yaml:15: channels.sms.type: expected one of twilio-sms, twilio-call, webhook, exec, console, mqtt, email, modem, found 'twilio-sm' (did you mean 'twilio-sms'?)"])
+            == ["config.yaml:15: channels.sms.type: expected one of twilio-sms, twilio-call, webhook, exec, console, mqtt, email, modem, ntfy, found 'twilio-sm' (did you mean 'twilio-sms'?)"])
         #expect(Self.said(Self.configuration(detector: "multiphse"), at: "detector.name")
             == ["config.yaml:9: detector.name: expected one of multiphase, sum-abs, per-axis, sixaxis, found 'multiphse' (did you mean 'multiphase'?)"])
         #expect(Self.said(Self.configuration(sensor: ", cpu: lst"), at: "sensor.cpu")

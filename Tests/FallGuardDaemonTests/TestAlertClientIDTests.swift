@@ -23,13 +23,8 @@ struct TestAlertClientIDTests {
             wearer: {name: Test Wearer}
             channels:
               mq: {type: mqtt, host: 127.0.0.1, port: \(broker.port), device: porch, acknowledge-secret: 0123456789abcdef-porch}
-            policy:
-              fall: {primary: [], others: [], broadcast: [mq]}
-              help-requested: {primary: [], others: [], broadcast: [mq]}
-              resolved: {primary: [], others: [], broadcast: [mq]}
-              device-problem: {primary: [], others: [], broadcast: [mq]}
-              heartbeat: {primary: [], others: [], broadcast: [mq]}
-            """, mode: 0o600)
+
+            """ + policyBroadcastingTo("mq"), mode: 0o600)
         let sent = try fallguard(["test-alert", "--config", config, "--channel", "mq"])
         #expect(sent.status == 0 && sent.stdout.contains("mq: sent"), "\(sent.stdout)\(sent.stderr)")
         #expect(broker.log.contains("as fallguard-porch-test-"), "its own client id")

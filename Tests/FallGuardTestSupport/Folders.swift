@@ -42,3 +42,10 @@ public func shortFallRecording(in dir: String) throws -> String {
     try ([rows[0]] + rows.dropFirst(241)).joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
     return path
 }
+
+/// A configuration's `policy:` (YAML at the top level) that sends every alert to `channel` alone,
+/// as a broadcast: a file with one channel and no contact that check-config passes.
+public func policyBroadcastingTo(_ channel: String) -> String {
+    "policy:\n" + ["fall", "help-requested", "resolved", "device-problem", "heartbeat"]
+        .map { "  \($0): {primary: [], others: [], broadcast: [\(channel)]}\n" }.joined()
+}

@@ -58,6 +58,19 @@ struct LoadedTable<T>: @unchecked Sendable {
     let info: GPIOLibraryInfo
 }
 
+/// A libgpiod opened through its C loader (`fg_gpiod1_load`, `fg_gpiod2_load`): the table with
+/// the library's version as `version` reads it from the table, or why not.
+func loadTable<T>(_ soname: String, _ what: String, _ api: GPIOLibraryChoice,
+                  _ load: (UnsafePointer<CChar>?, UnsafeMutablePointer<UnsafePointer<CChar>?>?, UnsafeMutablePointer<Int32>?) -> UnsafePointer<T>?,
+                  version: (T) -> String) -> Result<LoadedTable<T>, GPIOError> {
+    var problem: UnsafePointer<CChar>?
+    var missing: Int32 = 0
+    guard let t = load(soname, &problem, &missing) else {
+        return .failure(loadFailure(soname, what, problem, missingSymbol: missing != 0))
+    }
+    return .success(LoadedTable(table: t, info: GPIOLibraryInfo(api: api, soname: soname, version: version(t.pointee))))
+}
+
 func loadFailure(_ soname: String, _ what: String, _ problem: UnsafePointer<CChar>?, missingSymbol: Bool) -> GPIOError {
     let text = problem.map { String(cString: $0) } ?? "unknown error"
     if missingSymbol { return GPIOError("\(soname) is not \(what): it has no \(text)") }

@@ -3,16 +3,7 @@ import FallGuardCore
 import Foundation
 
 /// libgpiod 1.6 (`libgpiod.so.2`), opened once per process.
-let libgpiod1: Result<LoadedTable<fg_gpiod1_api>, GPIOError> = {
-    let soname = "libgpiod.so.2"
-    var problem: UnsafePointer<CChar>?
-    var missing: Int32 = 0
-    guard let t = fg_gpiod1_load(soname, &problem, &missing) else {
-        return .failure(loadFailure(soname, "libgpiod 1.x", problem, missingSymbol: missing != 0))
-    }
-    let version = String(cString: t.pointee.version_string()!)
-    return .success(LoadedTable(table: t, info: GPIOLibraryInfo(api: .v1, soname: soname, version: version)))
-}()
+let libgpiod1 = loadTable("libgpiod.so.2", "libgpiod 1.x", .v1, fg_gpiod1_load) { String(cString: $0.version_string()!) }
 
 /// The libgpiod 1.6 table; callers hold a backend, so it has loaded.
 var gpiod1: fg_gpiod1_api { (try! libgpiod1.get()).table.pointee }

@@ -3,16 +3,7 @@ import FallGuardCore
 import Foundation
 
 /// libgpiod 2.x (`libgpiod.so.3`), opened once per process.
-let libgpiod2: Result<LoadedTable<fg_gpiod2_api>, GPIOError> = {
-    let soname = "libgpiod.so.3"
-    var problem: UnsafePointer<CChar>?
-    var missing: Int32 = 0
-    guard let t = fg_gpiod2_load(soname, &problem, &missing) else {
-        return .failure(loadFailure(soname, "libgpiod 2.x", problem, missingSymbol: missing != 0))
-    }
-    let version = String(cString: t.pointee.api_version()!)
-    return .success(LoadedTable(table: t, info: GPIOLibraryInfo(api: .v2, soname: soname, version: version)))
-}()
+let libgpiod2 = loadTable("libgpiod.so.3", "libgpiod 2.x", .v2, fg_gpiod2_load) { String(cString: $0.api_version()!) }
 
 /// The libgpiod 2.x table; callers hold a backend, so it has loaded.
 var gpiod2: fg_gpiod2_api { (try! libgpiod2.get()).table.pointee }

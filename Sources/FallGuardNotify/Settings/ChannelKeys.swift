@@ -16,9 +16,9 @@ extension TwilioSMSOptions: KeyedSection {
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
-        var found = account.problems(at: path)
+        var found = account.problems(at: path, in: Self.self, \.account)
         if readReplies, ReplyReader(words: acknowledgeWords).words.isEmpty {
-            found.append(ConfigProblem(path + ["acknowledge-words"], "no word acknowledges: give at least one (default: \(ReplyReader.defaultWords.joined(separator: ", ")))"))
+            found.append(ConfigProblem(Self.at(path, \.acknowledgeWords), "no word acknowledges: give at least one (default: \(ReplyReader.defaultWords.joined(separator: ", ")))"))
         }
         return found
     }
@@ -37,7 +37,7 @@ extension TwilioCallOptions: KeyedSection {
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
-        account.problems(at: path) + ConfigCheck.required(language, at: path + ["language"])
+        account.problems(at: path, in: Self.self, \.account) + ConfigCheck.required(language, at: Self.at(path, \.language))
     }
 }
 
@@ -46,6 +46,9 @@ extension FallbackChannelOptions where Self: KeyedSection {
     static var fallbackKeys: [ConfigKey<Self>] {
         [.optional("fallback", \.fallback), .value("fallback-after", \.fallbackAfter, in: 1...3600, unit: " s")]
     }
+
+    /// Where `fallback` is in the channel at `path`.
+    public func fallbackPath(_ path: [String]) -> [String] { Self.at(path, \.fallback) }
 }
 
 /// `type: modem`: `mode` (sms or call), `modem`, `mmcli`, `timeout`, `read-replies`,
@@ -63,11 +66,11 @@ extension ModemOptions: KeyedSection {
     public func checks(at path: [String]) -> [ConfigProblem] {
         var found: [ConfigProblem] = []
         if ExecChannel.resolve(manager.mmcli) == nil {
-            found.append(ConfigProblem(path + ["mmcli"], "'\(manager.mmcli)' is not installed (Debian: apt install modemmanager)",
+            found.append(ConfigProblem(Self.at(path, \.manager.mmcli), "'\(manager.mmcli)' is not installed (Debian: apt install modemmanager)",
                                        severity: .warning))
         }
         if readReplies, mode == .sms, ReplyReader(words: acknowledgeWords).words.isEmpty {
-            found.append(ConfigProblem(path + ["acknowledge-words"], "no word acknowledges: give at least one (default: \(ReplyReader.defaultWords.joined(separator: ", ")))"))
+            found.append(ConfigProblem(Self.at(path, \.acknowledgeWords), "no word acknowledges: give at least one (default: \(ReplyReader.defaultWords.joined(separator: ", ")))"))
         }
         return found
     }
@@ -88,13 +91,16 @@ extension TwilioAccount {
          .value("allow-plaintext", account.appending(path: \.allowPlaintext))]
     }
 
-    func problems(at path: [String]) -> [ConfigProblem] {
-        var found = ConfigCheck.credential(accountSID, at: path + ["account-sid"])
-            + ConfigCheck.credential(authToken, at: path + ["auth-token"])
-            + ConfigCheck.phone(from, at: path + ["from"])
-            + ConfigCheck.httpURL(baseURL, at: path + ["base-url"])
+    /// The account's problems, at the keys the channel `Options` at `path` declares for it.
+    func problems<Options: KeyedSection>(at path: [String], in _: Options.Type,
+                                         _ account: WritableKeyPath<Options, TwilioAccount>) -> [ConfigProblem] {
+        func at(_ key: WritableKeyPath<TwilioAccount, some Any>) -> [String] { Options.at(path, account.appending(path: key)) }
+        var found = ConfigCheck.credential(accountSID, at: at(\.accountSID))
+            + ConfigCheck.credential(authToken, at: at(\.authToken))
+            + ConfigCheck.phone(from, at: at(\.from))
+            + ConfigCheck.httpURL(baseURL, at: at(\.baseURL))
         if let url = URL(string: baseURL), url.scheme?.lowercased() == "http", let host = url.host {
-            found += ConfigCheck.plaintext("the auth token", to: host, allowed: allowPlaintext, at: path + ["base-url"])
+            found += ConfigCheck.plaintext("the auth token", to: host, allowed: allowPlaintext, at: at(\.baseURL))
         }
         return found
     }
@@ -110,10 +116,10 @@ extension WebhookOptions: KeyedSection {
     }
 
     public func checks(at path: [String]) -> [ConfigProblem] {
-        var found = ConfigCheck.httpURL(url, at: path + ["url"])
+        var found = ConfigCheck.httpURL(url, at: Self.at(path, \.url))
         for name in headers.keys.sorted() {
-            if !Self.isToken(name) { found.append(ConfigProblem(path + ["headers", name], "'\(name)' is not a valid HTTP header name")) }
-            found += ConfigCheck.printable(headers[name]!.replacingOccurrences(of: "\t", with: " "), at: path + ["headers", name])
+            if !Self.isToken(name) { found.append(ConfigProblem(Self.at(path, \.headers) + [name], "'\(name)' is not a valid HTTP header name")) }
+            found += ConfigCheck.printable(headers[name]!.replacingOccurrences(of: "\t", with: " "), at: Self.at(path, \.headers) + [name])
         }
         return found
     }
@@ -139,13 +145,35 @@ extension ExecOptions: KeyedSection {
 
     public func checks(at path: [String]) -> [ConfigProblem] {
         guard let program = command.first, !program.isEmpty else {
-            return [ConfigProblem(path + ["command"], "must name a program to run")]
+            return [ConfigProblem(Self.at(path, \.command), "must name a program to run")]
         }
         if ExecChannel.resolve(program) == nil {
-            return [ConfigProblem(path + ["command", "0"],
+            return [ConfigProblem(Self.at(path, \.command) + ["0"],
                                   "'\(program)' is not an executable file (nor found on the command's PATH, \(ExecChannel.searchPath))")]
         }
         return []
+    }
+}
+
+/// `type: ntfy`: `server`, `topic`, `token`, `timeout`.
+extension NtfyOptions: KeyedSection {
+    public init() { self.init(topic: "") }
+
+    public static var keys: [ConfigKey<Self>] {
+        [.value("server", \.server), .value("topic", \.topic, required: true), .value("token", \.token, secret: true),
+         .value("timeout", \.timeout, in: 1...120, unit: " s")]
+    }
+
+    public func checks(at path: [String]) -> [ConfigProblem] {
+        var found = ConfigCheck.httpURL(server, at: Self.at(path, \.server))
+        // ntfy's topic names: whoever guesses one reads the alarms, so no short or shared word.
+        if topic.count < 8 || topic.count > 64 || !topic.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-" || $0 == "_") }) {
+            found.append(ConfigProblem(Self.at(path, \.topic), "'\(topic)' is not a topic of 8 to 64 letters, digits, - and _ (anyone who guesses it reads the alarms: make it long)"))
+        }
+        if !token.isEmpty, let url = URL(string: server), url.scheme?.lowercased() == "http", let host = url.host {
+            found += ConfigCheck.plaintext("the token", to: host, allowed: false, at: Self.at(path, \.server))
+        }
+        return found
     }
 }
 
