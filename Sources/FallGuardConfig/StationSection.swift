@@ -36,6 +36,13 @@ public struct StationSection: KeyedSection, Equatable {
         public var password: String?
         public var topicPrefix = "fallguard"
         public var clientID: String?
+        /// The login of the station's second connection, which reads only the residents' bridges
+        /// (issue 40: a flood of other bridges, read in order on one connection, held their
+        /// alarms back). Without a `username` (an anonymous broker) it needs none; a broker that
+        /// makes each login's client id its user name (`use_username_as_clientid`) needs a
+        /// second login for it: without one, the station keeps to one connection.
+        public var residentsUsername: String?
+        public var residentsPassword: String?
         /// 5 s (the least allowed): a broker that hangs, or a network that drops without a reset,
         /// is noticed within 2 × keepalive (libmosquitto pings after keepalive seconds without a
         /// word and gives up after as many again); a broker that stops closes the socket: at once.
@@ -48,7 +55,9 @@ public struct StationSection: KeyedSection, Equatable {
              .optional("ca-file", \.caFile, nullWhenUnset: false), .optional("cert-file", \.certFile, nullWhenUnset: false),
              .optional("key-file", \.keyFile, nullWhenUnset: false), .optional("username", \.username, nullWhenUnset: false),
              .optional("password", \.password, secret: true, nullWhenUnset: false), .value("topic-prefix", \.topicPrefix),
-             .optional("client-id", \.clientID, nullWhenUnset: false), .value("keepalive", \.keepalive, in: 5...3_600, unit: " s")]
+             .optional("client-id", \.clientID, nullWhenUnset: false), .value("keepalive", \.keepalive, in: 5...3_600, unit: " s"),
+             .optional("residents-username", \.residentsUsername, nullWhenUnset: false),
+             .optional("residents-password", \.residentsPassword, secret: true, nullWhenUnset: false)]
         }
 
         /// As the MQTT module's settings (the bridge's keys the station shares).
@@ -56,6 +65,14 @@ public struct StationSection: KeyedSection, Equatable {
             MQTTChannelSettings(host: host, port: port, username: username, password: password, clientID: clientID,
                                 topicPrefix: topicPrefix, discovery: false, keepalive: keepalive,
                                 tls: tls, caFile: caFile, certFile: certFile, keyFile: keyFile)
+        }
+
+        /// The residents' connection's settings, or nil when the station keeps to one connection.
+        public var residentsSettings: MQTTChannelSettings? {
+            guard username == nil || residentsUsername != nil else { return nil }
+            var s = settings
+            if residentsUsername != nil { (s.username, s.password) = (residentsUsername, residentsPassword) }
+            return s
         }
     }
 

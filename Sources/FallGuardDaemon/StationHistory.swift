@@ -22,6 +22,10 @@ final class StationHistory: Sendable {
     let days: Int
     private let logger: Logger
     private let state: Mutex<State>
+    /// The records as last changed, for the page (``current(now:)``): copied before each write,
+    /// so that a poll of `/site.json` never waits for a SQLite commit (`synchronous=FULL`, an
+    /// fsync: seconds on a busy disk, while a flood's batch holds ``state``; issue 40).
+    private let view: Mutex<PastIncidents>
 
     struct State {
         var incidents: PastIncidents
@@ -66,6 +70,7 @@ final class StationHistory: Sendable {
             unsaved = true
         }
         state = Mutex(State(incidents: PastIncidents(records: records), unsaved: unsaved, pending: pending))
+        view = Mutex(PastIncidents(records: records))
         prune(now: now)
     }
 
@@ -99,6 +104,7 @@ final class StationHistory: Sendable {
                     changed[r.key] = r
                 }
             }
+            if !changed.isEmpty { publish(s) }
             if !changed.isEmpty { save(Array(changed.values), &s) }
             return s.incidents.capped - before
         }
@@ -112,11 +118,18 @@ final class StationHistory: Sendable {
         return state.withLock { $0.incidents.newestFirst(since: now - cutoffSeconds) }
     }
 
+    /// The records raised in the last `days`, newest first, as last changed: never waits for a write.
+    func current(now: Double) -> [PastIncidents.Record] {
+        view.withLock { $0 }.newestFirst(since: now - cutoffSeconds)
+    }
+
+    private func publish(_ s: State) { view.withLock { $0 = s.incidents } }
+
     /// Records a step of a call (presence, reset) and writes it.
     func take(_ step: PastIncidents.Step, key: String, by: String, now: Double) -> Result<PastIncidents.Record, PastIncidents.StepRefused> {
         state.withLock { s in
             let result = s.incidents.take(step, key: key, by: by, at: now)
-            if case let .success(r) = result { save([r], &s) }
+            if case let .success(r) = result { publish(s); save([r], &s) }
             return result
         }
     }
@@ -137,6 +150,7 @@ final class StationHistory: Sendable {
                 }
             }
             s.pending += new
+            publish(s)
             save(due.map(\.record), &s, deliveries: new)
             return due
         }
@@ -196,6 +210,7 @@ final class StationHistory: Sendable {
         let cutoff = now - cutoffSeconds
         state.withLock { s in
             let dropped = s.incidents.drop(before: cutoff)
+            if dropped > 0 { publish(s) }
             if s.unsaved { save([], &s); return }
             guard dropped > 0 else { return }
             do {

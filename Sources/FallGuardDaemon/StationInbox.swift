@@ -14,7 +14,9 @@ import Synchronization
 /// (a bridge sends a few a minute, an alarm a handful at once): past that, or past ``perDevice``
 /// waiting (or ``total`` in all, or ``bytes``), a message is dropped and counted, and the next
 /// batch says how many. So a bridge that floods its topics costs the worker at most
-/// ``perSecond`` messages a second, whatever it sends.
+/// ``perSecond`` messages a second, whatever it sends. The residents' bridges (``urgent``) are
+/// taken before the others: 20,000 bridges nobody named, each with a message waiting, delay a
+/// resident's alarm by none of theirs.
 final class StationInbox: Sendable {
     struct Message: Sendable {
         var topic: String
@@ -36,7 +38,8 @@ final class StationInbox: Sendable {
 
     private struct Queues {
         var byDevice: [String: CircularBuffer<Message>] = [:]
-        /// Devices with a message waiting, each once, in turn.
+        /// Devices with a message waiting, each once, in turn: the residents', then the others.
+        var urgent = CircularBuffer<String>()
         var ready = CircularBuffer<String>()
         var count = 0
         var bytes = 0
@@ -50,19 +53,23 @@ final class StationInbox: Sendable {
     private let worker = DispatchQueue(label: "fallguard.station.inbox")
     private let fold: @Sendable ([Message], Int) -> Void
     private let device: @Sendable (String) -> String
+    private let isUrgent: @Sendable (String) -> Bool
 
     /// - Parameters:
     ///   - device: the bridge a topic belongs to (its queue).
+    ///   - urgent: whether a bridge's messages go before the others' (a resident's).
     ///   - fold: called on the worker with each batch, in the order each bridge sent them, and
     ///     how many messages were dropped since the last batch.
-    init(device: @escaping @Sendable (String) -> String, fold: @escaping @Sendable ([Message], Int) -> Void) {
-        (self.device, self.fold) = (device, fold)
+    init(device: @escaping @Sendable (String) -> String, urgent: @escaping @Sendable (String) -> Bool = { _ in false },
+         fold: @escaping @Sendable ([Message], Int) -> Void) {
+        (self.device, self.isUrgent, self.fold) = (device, urgent, fold)
     }
 
     /// Called on the network thread: appends, or drops when the bridge's queue (or all) is full.
     func post(_ message: Message) {
         let key = device(message.topic)
         let size = message.topic.utf8.count + message.payload.count
+        let urgent = isUrgent(key)
         let start: Bool = queues.withLock { q in
             if q.rate.count >= Self.followed { q.rate.removeAll(keepingCapacity: true) }
             var bucket = q.rate[key] ?? (Self.burst, message.at)
@@ -78,7 +85,7 @@ final class StationInbox: Sendable {
             q.rate[key] = bucket
             if q.byDevice[key] == nil {
                 q.byDevice[key] = CircularBuffer(initialCapacity: 4)
-                q.ready.append(key)
+                if urgent { q.urgent.append(key) } else { q.ready.append(key) }
             }
             q.byDevice[key]!.append(message)
             q.count += 1
@@ -98,14 +105,16 @@ final class StationInbox: Sendable {
             let (batch, dropped): ([Message], Int) = queues.withLock { q in
                 var out: [Message] = []
                 out.reserveCapacity(min(q.count, Self.batch))
-                while out.count < Self.batch, let key = q.ready.popFirst() {
+                while out.count < Self.batch {
+                    let urgent = !q.urgent.isEmpty
+                    guard let key = urgent ? q.urgent.popFirst() : q.ready.popFirst() else { break }
                     guard var list = q.byDevice.removeValue(forKey: key), let m = list.popFirst() else { continue }
                     out.append(m)
                     q.count -= 1
                     q.bytes -= m.topic.utf8.count + m.payload.count
                     if !list.isEmpty {
                         q.byDevice[key] = list
-                        q.ready.append(key)
+                        if urgent { q.urgent.append(key) } else { q.ready.append(key) }
                     }
                 }
                 if out.isEmpty { q.draining = false }
@@ -117,6 +126,50 @@ final class StationInbox: Sendable {
                 return
             }
             fold(batch, dropped)
+        }
+    }
+}
+
+/// The messages the site took, on their way to ``StationHistory`` (its SQLite file): one worker
+/// writes all that waits in one transaction, so a slow disk makes the transactions larger, not
+/// the site later. At most ``limit`` wait; past that the oldest are not recorded, counted.
+final class StationHistoryWriter: Sendable {
+    static let limit = StationInbox.total
+    private let pending = Mutex<(messages: [StationInbox.Message], lost: Int, running: Bool)>(([], 0, false))
+    private let worker = DispatchQueue(label: "fallguard.station.history")
+    private let write: @Sendable ([StationInbox.Message], Int) -> Void
+
+    /// - Parameter write: called on the worker with the messages in order and how many were
+    ///   not kept since the last call.
+    init(write: @escaping @Sendable ([StationInbox.Message], Int) -> Void) { self.write = write }
+
+    func post(_ messages: [StationInbox.Message]) {
+        guard !messages.isEmpty else { return }
+        let start: Bool = pending.withLock { p in
+            p.messages += messages
+            if p.messages.count > Self.limit {
+                p.lost += p.messages.count - Self.limit
+                p.messages.removeFirst(p.messages.count - Self.limit)
+            }
+            guard !p.running else { return false }
+            p.running = true
+            return true
+        }
+        if start { worker.async { [self] in drain() } }
+    }
+
+    /// Messages waiting for the disk now.
+    var waiting: Int { pending.withLock { $0.messages.count } }
+
+    private func drain() {
+        while true {
+            let (messages, lost): ([StationInbox.Message], Int) = pending.withLock { p in
+                defer { (p.messages, p.lost) = ([], 0) }
+                if p.messages.isEmpty { p.running = false }
+                return (p.messages, p.lost)
+            }
+            if messages.isEmpty { return }
+            write(messages, lost)
         }
     }
 }

@@ -32,8 +32,14 @@ public final class StationServer: Sendable {
     /// The shifts and who looks after which floors in each; replaced by a reload.
     private let shifts: Box<[StationSection.Shift]>
     private let model: SiteBox
+    /// `/site.json`'s rows as last encoded: a poll encodes only the bridges that changed.
+    private let rows = Box(StationPage.EncodedRows())
     let history: StationHistory
     private let mqtt: MQTTSiteClient
+    /// The second connection, for the residents' bridges alone (``StationSection/Broker/residentsSettings``):
+    /// what any number of other bridges send, read in order on ``mqtt``, does not hold back a
+    /// resident's alarm (issue 40). Nil: one connection reads everything.
+    private let residentsLink: MQTTSiteClient?
     /// The messages between the MQTT network thread and the site (bounded, fair per bridge).
     let inbox: StationInbox
     let escalation: StationEscalation
@@ -63,8 +69,19 @@ public final class StationServer: Sendable {
         loopbackOnly = section.onLoopback
         let clientID = section.broker.clientID ?? "fallguard-station-\(ProcessInfo.processInfo.processIdentifier)"
         let refusals = LineBudget(perMinute: 30)
+        // The history's SQLite writes (an fsync each: seconds on a busy disk) on a worker of
+        // their own, all that waits in one transaction: the site is never folded behind them
+        // (issue 40: a resident's alarm waited 6-7.5 s behind a flood's commits).
+        let historyWriter = StationHistoryWriter { messages, lost in
+            let now = Date().timeIntervalSince1970
+            let residents = roster.mutex.withLock { $0 }
+            let capped = history.apply(messages, now: now, prefix: prefix, roster: { d in residents[d].map { ($0.wearer, $0.location, $0.floor) } })
+            if capped > 0 { logger.warning("station: \(capped) alarms not recorded: their bridge opened \(PastIncidents.alarmsPerHour) within the hour", within: refusals, now: now) }
+            if lost > 0 { logger.warning("station: \(lost) messages not recorded in the history: more than \(StationHistoryWriter.limit) were waiting for the disk", within: refusals, now: now) }
+        }
         // Off libmosquitto's network thread: it only queues; the inbox's worker folds batches.
-        let inbox = StationInbox(device: { Self.device(of: $0, prefix: prefix) ?? "" }) { batch, dropped in
+        let inbox = StationInbox(device: { Self.device(of: $0, prefix: prefix) ?? "" },
+                                 urgent: { d in roster.mutex.withLock { $0[d] != nil } }) { batch, dropped in
             let now = Date().timeIntervalSince1970
             var refused: [SiteModel.Refusal] = []
             var taken: [StationInbox.Message] = []
@@ -74,17 +91,29 @@ public final class StationServer: Sendable {
                 }
             }
             // The history takes only what the site took (not the bridges past its cap).
-            let residents = roster.mutex.withLock { $0 }
-            let capped = history.apply(taken, now: now, prefix: prefix, roster: { d in residents[d].map { ($0.wearer, $0.location, $0.floor) } })
+            historyWriter.post(taken)
             var lines = refused.map { "station: refused from \($0)" }
             if dropped > 0 { lines.append("station: \(dropped) messages dropped: a bridge sent more than \(Int(StationInbox.perSecond)) a second (after \(Int(StationInbox.burst))), or more than \(StationInbox.perDevice) were waiting from it") }
-            if capped > 0 { lines.append("station: \(capped) alarms not recorded: their bridge opened \(PastIncidents.alarmsPerHour) within the hour") }
             for line in lines { logger.warning(line, within: refusals, now: now) }
         }
         self.inbox = inbox
+        // With the residents' own connection, each message is taken from one: a resident's from
+        // that one, the rest from the site's (a reload moves a bridge from one to the other).
+        let split = section.broker.residentsSettings != nil
+        let isResident: @Sendable (String) -> Bool = { topic in
+            Self.device(of: topic, prefix: prefix).map { d in roster.mutex.withLock { $0[d] != nil } } ?? false
+        }
         do {
             mqtt = try MQTTSiteClient(settings: section.broker.settings, clientID: clientID, logger: logger) { topic, payload, retained in
+                if split, isResident(topic) { return }
                 inbox.post(.init(topic: topic, payload: payload, retained: retained, at: Date().timeIntervalSince1970))
+            }
+            residentsLink = try section.broker.residentsSettings.map { settings in
+                try MQTTSiteClient(settings: settings, clientID: clientID + "-residents", logger: logger,
+                                   topics: { Self.residentTopics(roster.mutex.withLock { Array($0.keys) }, prefix: prefix) }) { topic, payload, retained in
+                    guard isResident(topic) else { return }
+                    inbox.post(.init(topic: topic, payload: payload, retained: retained, at: Date().timeIntervalSince1970))
+                }
             }
         } catch {
             throw DaemonStartError(description: "station: \(error)", status: 69)
@@ -110,7 +139,11 @@ public final class StationServer: Sendable {
             current = next
         }
         keepSessions()
-        roster.mutex.withLock { $0 = new.residents }
+        let added = roster.mutex.withLock { old in
+            defer { old = new.residents }
+            return new.residents.keys.filter { old[$0] == nil }
+        }
+        residentsLink?.subscribe(Self.residentTopics(added, prefix: section.broker.topicPrefix))
         shifts.mutex.withLock { $0 = new.shifts }
         model.mutex.withLock { $0.roster = new.residents.mapValues { ($0.wearer, $0.location) } }
         var old = section, applied = new
@@ -143,11 +176,29 @@ public final class StationServer: Sendable {
                                   mine: user.flatMap { current?.floors[$0] } ?? [])
     }
 
-    /// The station's own link to the broker, as the page shows it.
+    /// The station's own link to the broker, as the page shows it: with the residents' own
+    /// connection, connected when both are (since the earlier: a bridge seen after it came
+    /// over the one that was up, so it is current), else since the one down went down; the
+    /// first problem.
     public var link: SiteModel.Link {
-        let c = mqtt.connection
+        var c = mqtt.connection
+        if let r = residentsLink?.connection {
+            c.problem = c.problem ?? r.problem.map { "the residents' connection: " + $0 }
+            switch (c.isConnected, r.isConnected) {
+            case (true, true): c.since = min(c.since, r.since)
+            case (true, false): c.since = r.since
+            case (false, true): break
+            case (false, false): c.since = max(c.since, r.since)
+            }
+            c.isConnected = c.isConnected && r.isConnected
+        }
         return SiteModel.Link(connected: c.isConnected, since: c.since.timeIntervalSince1970, problem: c.problem,
                               broker: "\(mqtt.settings.host):\(mqtt.settings.effectivePort)")
+    }
+
+    /// What the residents' connection subscribes to: each resident's `<prefix>/<device>/#`.
+    static func residentTopics(_ devices: [String], prefix: String) -> [String] {
+        devices.filter { MQTTTopics.levelProblem($0) == nil }.sorted().map { "\(prefix)/\($0)/#" }
     }
 
     /// The device level of `<prefix>/<device>/<topic>`.
@@ -276,9 +327,12 @@ public final class StationServer: Sendable {
                 var me: StaffAccess.Member?
                 if case let .member(m) = v { me = m }
                 let now = WebSite.now()
-                let json = StationPage.json(snapshot, me: me?.name, link: link, now: now, calls: history.newestFirst(now: now),
-                                            escalation: (section.escalation.acceptWithin, section.escalation.presenceWithin),
-                                            floors: floors(for: me?.user, now: now))
+                let (site, link, calls, floors) = (snapshot, link, history.current(now: now), floors(for: me?.user, now: now))
+                let json = rows.mutex.withLock { rows in
+                    StationPage.json(site, me: me?.name, link: link, now: now, calls: calls,
+                                     escalation: (section.escalation.acceptWithin, section.escalation.presenceWithin),
+                                     floors: floors, rows: &rows)
+                }
                 return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(string: json)))
             }
@@ -367,6 +421,20 @@ public final class StationServer: Sendable {
         }
     }
 
+    /// glibc's `malloc_trim` (declared in <malloc.h>, which Swift's Glibc module leaves out); nil
+    /// with another C library.
+    private nonisolated(unsafe) static let mallocTrim: (@convention(c) (Int) -> Int32)? =
+        dlsym(nil, "malloc_trim").map { unsafeBitCast($0, to: (@convention(c) (Int) -> Int32).self) }
+
+    /// Every `seconds`, gives the C library's free memory back to the system (issue 37): glibc
+    /// keeps what a burst freed (the retained messages of every bridge at a connection, a page's
+    /// JSON) inside its per-thread arenas, ~4.6 MiB of the station's 62 MiB with 200 bridges,
+    /// returned by one `malloc_trim(0)` (a few milliseconds).
+    static func trimMemory(every seconds: Double = 10) async {
+        guard let trim = mallocTrim else { return }
+        while (try? await Task.sleep(for: .seconds(seconds))) != nil { _ = trim(0) }
+    }
+
     /// The HTTP server and the MQTT connection, until `duration` seconds (nil: until SIGTERM/SIGINT).
     /// `configPath`: the file a SIGHUP reads again (``reload(path:)``).
     public func run(duration: Double? = nil, configPath: String? = nil, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
@@ -384,7 +452,10 @@ public final class StationServer: Sendable {
                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? address.port) },
                              logger: logger)
         mqtt.start()
+        residentsLink?.start()
         let escalating = Task { await escalation.run() }
+        let trimming = Task { await Self.trimMemory() }
+        defer { trimming.cancel() }
         let reloading = Task { [self] in
             guard let configPath else { return }
             for await _ in await UnixSignalsSequence(trapping: .sighup) { reload(path: configPath) }
@@ -411,10 +482,12 @@ public final class StationServer: Sendable {
             escalating.cancel()
             await escalating.value
             await mqtt.stop()
+            await residentsLink?.stop()
             throw error
         }
         escalating.cancel()
         await escalating.value
         await mqtt.stop()
+        await residentsLink?.stop()
     }
 }

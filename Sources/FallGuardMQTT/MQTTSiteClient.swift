@@ -42,9 +42,12 @@ public final class MQTTSiteClient: Sendable {
         let mutex = Mutex(Link(isConnected: false, since: Date(), problem: "not connected yet"))
     }
 
-    /// - Parameter onMessage: topic, payload, and whether the broker sent it as retained; called
-    ///   on libmosquitto's network thread: hand it on, do not block.
+    /// - Parameters:
+    ///   - topics: what to subscribe to at each connection (nil: `<prefix>/#`, the whole site).
+    ///   - onMessage: topic, payload, and whether the broker sent it as retained; called on
+    ///     libmosquitto's network thread: hand it on, do not block.
     public init(settings: MQTTChannelSettings, clientID: String, logger: Logger = Logger(label: "fallguard.station.mqtt"),
+                topics: (@Sendable () -> [String])? = nil,
                 onMessage: @escaping @Sendable (String, [UInt8], Bool) -> Void) throws(MQTTError) {
         self.settings = settings
         self.clientID = clientID
@@ -73,9 +76,10 @@ public final class MQTTSiteClient: Sendable {
             switch event {
             case let .connected(bounded):
                 if bounded {
-                    logger.notice("station: connected to \(client.endpoint), subscribed to \(prefix)/#")
+                    let wanted = topics?() ?? [prefix + "/#"]
+                    logger.notice("station: connected to \(client.endpoint) as \(clientID), subscribed to \(wanted.count == 1 ? wanted[0] : "\(wanted.count) topics")")
                     linked(true, nil)
-                    client.subscribe(prefix + "/#")
+                    for t in wanted { client.subscribe(t) }
                 } else {
                     let why = "\(client.endpoint) speaks only MQTT 3.1.1, which cannot bound the size of what it sends: the station reads nothing from it (use a broker with MQTT 5, e.g. mosquitto 1.6 or newer)"
                     logger.critical("station: \(why)")
@@ -107,6 +111,13 @@ public final class MQTTSiteClient: Sendable {
     }
 
     public func start() { client.start() }
+
+    /// Subscribes to `topics` now (a reload's new residents); the next connection subscribes to
+    /// what `topics` then says.
+    public func subscribe(_ topics: [String]) {
+        guard link.mutex.withLock({ $0.isConnected }) else { return }
+        for t in topics { client.subscribe(t) }
+    }
 
     public func stop() async {
         _ = try? await client.publishAcknowledged(availability, Array(MQTTAvailability.offline.utf8), retain: true, timeout: 1)

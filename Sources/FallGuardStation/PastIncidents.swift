@@ -1,3 +1,4 @@
+import FallGuardCore
 import Foundation
 
 /// The alarms the station has seen across the site, kept for the last days: when each was
@@ -381,11 +382,5 @@ public struct PastIncidents: Sendable, Equatable {
     }
 
     /// An ISO 8601 time (the bridges' `at`) as Unix seconds.
-    public static func parseTime(_ s: String) -> Double? {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        if let d = f.date(from: s) { return d.timeIntervalSince1970 }
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.date(from: s)?.timeIntervalSince1970
-    }
+    public static func parseTime(_ s: String) -> Double? { secondsSince1970(iso8601: s) }
 }

@@ -442,7 +442,7 @@ public enum StationPage {
         var late, escalated: Bool
     }
 
-    public struct Bridge: Encodable {
+    public struct Bridge: Encodable, Sendable, Equatable {
         var device: String
         var wearer: String?
         var location: String?
@@ -548,11 +548,29 @@ public enum StationPage {
         return (try? String(decoding: e.encode(history), as: UTF8.self)) ?? "{}"
     }
 
+    /// The rows of `/site.json` as last encoded, by device: a poll encodes only the rows that
+    /// changed since (issue 40: encoding all 1,001 bridges at every poll cost a debug build
+    /// ~0.4 s of CPU, which a page polling every second took from the station reading a flood).
+    public struct EncodedRows: Sendable {
+        var rows: [String: (row: Bridge, json: String)] = [:]
+        public init() {}
+        /// Rows encoded by the last call (the rest were kept).
+        public internal(set) var encoded = 0
+    }
+
     /// `calls`: the past incidents (the accepted ones not yet reset are listed; an open one
     /// escalated marks its bridge); `escalation`: the steps' timers.
     public static func json(_ model: SiteModel, me: String?, link: SiteModel.Link, now: Double,
                             calls records: [PastIncidents.Record] = [], escalation: (acceptWithin: Double, presenceWithin: Double) = (60, 300),
                             floors: Floors = Floors()) -> String {
+        var rows = EncodedRows()
+        return json(model, me: me, link: link, now: now, calls: records, escalation: escalation, floors: floors, rows: &rows)
+    }
+
+    /// As above, each bridge's row taken from `rows` when it has not changed, and kept there.
+    public static func json(_ model: SiteModel, me: String?, link: SiteModel.Link, now: Double,
+                            calls records: [PastIncidents.Record], escalation: (acceptWithin: Double, presenceWithin: Double),
+                            floors: Floors, rows cache: inout EncodedRows) -> String {
         let escalatedDevices = Set(records.filter { $0.endedAt == nil && $0.acknowledgedBy == nil && $0.unacceptedEscalatedAt != nil }.map(\.device))
         let calls = records.filter(\.inProgress).map { r in
             let due = r.acknowledgedAt! + escalation.presenceWithin
@@ -561,16 +579,37 @@ public enum StationPage {
                         presentBy: r.presentBy, presentAt: r.presentAt, late: r.presentAt == nil && now >= due,
                         escalated: r.noPresenceEscalatedAt != nil)
         }
-        let site = Site(now: now, me: me, display: me == nil, broker: "broker " + link.broker, link: link, acknowledgementTimeout: acknowledgementTimeout,
-                        bridges: model.ordered.map { b in
-            Bridge(device: b.device, wearer: b.wearer, location: b.location, online: b.online, state: b.state, lastSeen: b.lastSeen,
-                   lastHeartbeat: b.lastHeartbeat, sensorProblem: b.sensorProblem, worn: b.worn, alarmOpen: b.alarmOpen, alarmSince: b.alarmSince,
-                   raisedAt: b.raisedAt, raisedSeenAt: b.raisedSeenAt, incident: b.incident, previousIncident: b.previousIncident,
-                   faults: b.faults, stale: SiteModel.isStale(b, link: link), escalated: b.alarmOpen && escalatedDevices.contains(b.device),
-                   floor: floors.of[b.device])
-        }, calls: calls, floors: floors)
         let e = JSONEncoder()
         e.outputFormatting = [.withoutEscapingSlashes]
-        return (try? String(decoding: e.encode(site), as: UTF8.self)) ?? "{}"
+        let ordered = model.ordered
+        if cache.rows.count > ordered.count { cache.rows.removeAll() }   // bridges gone: start again
+        cache.encoded = 0
+        var body = "["
+        body.reserveCapacity(ordered.count * 400)
+        for (n, b) in ordered.enumerated() {
+            let row = Bridge(device: b.device, wearer: b.wearer, location: b.location, online: b.online, state: b.state, lastSeen: b.lastSeen,
+                             lastHeartbeat: b.lastHeartbeat, sensorProblem: b.sensorProblem, worn: b.worn, alarmOpen: b.alarmOpen, alarmSince: b.alarmSince,
+                             raisedAt: b.raisedAt, raisedSeenAt: b.raisedSeenAt, incident: b.incident, previousIncident: b.previousIncident,
+                             faults: b.faults, stale: SiteModel.isStale(b, link: link), escalated: b.alarmOpen && escalatedDevices.contains(b.device),
+                             floor: floors.of[b.device])
+            var text: String
+            if let kept = cache.rows[b.device], kept.row == row {
+                text = kept.json
+            } else {
+                text = (try? String(decoding: e.encode(row), as: UTF8.self)) ?? "{}"
+                cache.rows[b.device] = (row, text)
+                cache.encoded += 1
+            }
+            if n > 0 { body += "," }
+            body += text
+        }
+        body += "]"
+        // The rest encoded with no rows, and the rows put in their place: `"bridges":[]` occurs
+        // once (inside a JSON string every quote is escaped).
+        let site = Site(now: now, me: me, display: me == nil, broker: "broker " + link.broker, link: link, acknowledgementTimeout: acknowledgementTimeout,
+                        bridges: [], calls: calls, floors: floors)
+        let rest = (try? String(decoding: e.encode(site), as: UTF8.self)) ?? "{}"
+        guard let slot = rest.range(of: #""bridges":[]"#) else { return rest }
+        return rest.replacingCharacters(in: slot, with: #""bridges":"# + body)
     }
 }

@@ -534,6 +534,49 @@ struct StationDidNotServe: Error { var why: String }
         #expect(later.order.count - order.count == Int(StationInbox.perSecond * 10), "\(later.order.count - order.count) taken after 10 s")
     }
 
+    /// Issue 40: `/site.json` encodes only the rows that changed since the last poll, and says
+    /// the same as one encoded whole; the residents' bridges are folded before a backlog of others.
+    @Test func siteJSONEncodesOnlyWhatChanged() throws {
+        var site = SiteModel(roster: ["room-001": ("Albert", "Room 1")])
+        for i in 0..<300 { fold(&site, "fallguard/fake-\(i)/state", "monitoring", at: 100) }
+        let link = SiteModel.Link(connected: true, since: 0, problem: nil, broker: "b:1883")
+        var rows = StationPage.EncodedRows()
+        func poll(_ now: Double) throws -> (Any, Int) {
+            let kept = StationPage.json(site, me: "Anna", link: link, now: now, calls: [], escalation: (60, 300), floors: .init(), rows: &rows)
+            let whole = StationPage.json(site, me: "Anna", link: link, now: now)
+            let (k, w) = (try JSONSerialization.jsonObject(with: Data(kept.utf8)), try JSONSerialization.jsonObject(with: Data(whole.utf8)))
+            let (ks, ws) = (try JSONSerialization.data(withJSONObject: k, options: .sortedKeys), try JSONSerialization.data(withJSONObject: w, options: .sortedKeys))
+            #expect(ks == ws && ks.count > 1000, "the same as one encoded whole")
+            return (k, rows.encoded)
+        }
+        #expect(try poll(101).1 == 301, "the first poll encodes every row")
+        #expect(try poll(102).1 == 0, "nothing changed: nothing encoded")
+        fold(&site, "fallguard/room-001/state", "countdown", at: 103)
+        let (json, encoded) = try poll(103)
+        let first = ((json as? [String: Any])?["bridges"] as? [[String: Any]])?.first
+        #expect(encoded == 1 && first?["device"] as? String == "room-001" && first?["alarmOpen"] as? Bool == true,
+                "the alarm first, \(encoded) row encoded")
+        #expect(try poll(104).1 == 0)
+
+        final class Seen: Sendable { let m = Mutex<[String]>([]) }
+        let seen = Seen()
+        let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        let inbox = StationInbox(device: { StationServer.device(of: $0, prefix: "fallguard") ?? "" }, urgent: { $0 == "room-001" }) { batch, _ in
+            if seen.m.withLock({ $0.isEmpty }) { started.signal(); gate.wait() }
+            seen.m.withLock { $0 += batch.map(\.topic) }
+        }
+        inbox.post(.init(topic: "fallguard/first/state", payload: Array("monitoring".utf8), retained: false, at: 0))
+        started.wait()
+        for i in 0..<1000 { inbox.post(.init(topic: "fallguard/fake-\(i)/state", payload: Array("monitoring".utf8), retained: false, at: 0)) }
+        inbox.post(.init(topic: "fallguard/room-001/state", payload: Array("alert-out".utf8), retained: false, at: 0))
+        gate.signal()
+        for _ in 0..<200 where inbox.waiting > 0 { Thread.sleep(forTimeInterval: 0.02) }
+        Thread.sleep(forTimeInterval: 0.1)
+        let order = seen.m.withLock { $0 }
+        #expect(order.count == 1002 && order.firstIndex(of: "fallguard/room-001/state") == 1,
+                "the resident's alarm folded first of 1,001 waiting: at \(order.firstIndex(of: "fallguard/room-001/state").map(String.init) ?? "never")")
+    }
+
     @Test func theStationsFileIsCheckedWithFileAndLine() throws {
         let folder = temporaryFolder("station-config")
         let path = folder + "/station.yaml"
