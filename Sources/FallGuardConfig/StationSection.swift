@@ -409,11 +409,16 @@ public struct StationConfiguration: Sendable {
         if let s = doc.section(StationSection.self, at: "station") { c.station = s }
         let diagnostics = doc.finish()
         c.redactor = doc.redactor
-        c.redactor.add(contentsOf: c.station.staff.map(\.password) + [c.station.acknowledgeSecret, c.station.broker.password, c.station.displayKey,
-                                                                         c.station.siteKey].compactMap { $0 }
-            + c.station.residents.keys.compactMap(c.station.secret(for:))
-            + c.station.channels.values.flatMap(\.secrets)
-            + Array(c.station.acknowledgeSecrets.values))
+        // In typed steps: Debian's Swift 6.2.3 (the arm64 cross-build) gives up type-checking
+        // the one `+` chain of five arrays this was.
+        let single: [String?] = [c.station.acknowledgeSecret, c.station.broker.password, c.station.broker.residentsPassword,
+                                 c.station.displayKey, c.station.siteKey]
+        var secrets: [String] = c.station.staff.map(\.password)
+        secrets += single.compactMap { $0 }
+        secrets += c.station.residents.keys.compactMap(c.station.secret(for:))
+        secrets += c.station.channels.values.flatMap(\.secrets)
+        secrets += Array(c.station.acknowledgeSecrets.values)
+        c.redactor.add(contentsOf: secrets)
         return (c, diagnostics)
     }
 }
