@@ -60,13 +60,7 @@ trap cleanup EXIT
 # ---- the packages: 0.4.x as built, and the next patch version repacked from it -------------
 trixie_package apt-repo
 [ "$(dpkg-deb -f "$deb" Architecture)" = "$arch" ] || { echo "apt-repo.sh: $deb is not $arch" >&2; exit 2; }
-v1=$(dpkg-deb -f "$deb" Version)
-v2=$(echo "$v1" | awk -F. -v OFS=. '{ $NF = $NF + 1; print }')
-dpkg-deb -R "$deb" "$work/v2"
-sed -i "s/^Version: .*/Version: $v2/" "$work/v2/DEBIAN/control"
-deb2="$work/fallguard_${v2}_$arch.deb"
-dpkg-deb --root-owner-group -Zgzip --build "$work/v2" "$deb2" >/dev/null
-rm -rf "$work/v2"
+next_version
 echo "apt-repo: packages $v1 and $v2 ($arch) ready ($(elapsed) s)"
 
 # ---- the repository and its static server --------------------------------------------------
@@ -145,30 +139,23 @@ check "the postinst asked for the service's restart (chroot: 'runs the new versi
 
 # ---- a tampered web host ----------------------------------------------------------------------------
 program_sum=$(sha256sum <"$root/usr/bin/fallguard")
-attack() { # attack NAME: a copy of the site on its own port; the root's source points at it
-    local dir="$work/site-$1" p=$((port + RANDOM % 1000 + 1))
-    rm -rf "$dir"; cp -a "$site" "$dir"
-    serve "$dir" "$p" || return 1
-    sed -i "s|^URIs: .*|URIs: http://127.0.0.1:$p|" "$root/etc/apt/sources.list.d/fallguard.sources"
-    attack_dir=$dir
-}
 # 1. The package in the pool replaced (same size, other bytes): the index still says the real hash.
-attack pool
+tampered_copy pool
 pkg="$attack_dir/pool/main/f/fallguard/fallguard_${v2}_$arch.deb"
-printf 'EVIL' | dd of="$pkg" bs=1 seek=$(( $(stat -c %s "$pkg") / 2 )) conv=notrunc status=none
+tamper_package "$pkg"
 in_root sh -c 'apt update && apt install --reinstall fallguard' >"$work/attack-pool.log" 2>&1
 rc=$?
 check "a changed package is refused: exit $rc, $(grep -o 'Hash Sum mismatch\|unexpected size' "$work/attack-pool.log" | head -1)" sh -c "[ $rc != 0 ] && grep -q 'Hash Sum mismatch\|unexpected size' '$work/attack-pool.log'"
 check "and nothing of it installed (/usr/bin/fallguard unchanged)" test "$(sha256sum <"$root/usr/bin/fallguard")" = "$program_sum"
 # 2. The index rewritten to match a changed package, Release left as signed.
-attack index
+tampered_copy index
 (cd "$attack_dir" && apt-ftparchive --arch "$arch" packages pool/main/f/fallguard | sed 's/^Description: .*/Description: changed/' > dists/trixie/main/binary-$arch/Packages &&
     gzip -9nf -k dists/trixie/main/binary-$arch/Packages && xz -9f -k dists/trixie/main/binary-$arch/Packages)
 in_root apt update >"$work/attack-index.log" 2>&1
 rc=$?
 check "a changed index is refused by apt update: exit $rc, $(grep -o 'Hash Sum mismatch\|unexpected size\|not signed' "$work/attack-index.log" | head -1)" sh -c "[ $rc != 0 ] && grep -q 'Hash Sum mismatch\|unexpected size\|is not signed' '$work/attack-index.log'"
 # 3. The whole repository re-signed with another key.
-attack otherkey
+tampered_copy otherkey
 deploy/release.sh --deb "$deb2" --output "$attack_dir" --test-key "$work/other-key" >/dev/null 2>&1
 in_root apt update >"$work/attack-key.log" 2>&1
 rc=$?

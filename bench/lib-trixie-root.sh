@@ -48,8 +48,16 @@ trixie_root() {
     local cache=${FALLGUARD_APT_CACHE:-$HOME/.cache/fallguard-apt}
     local base="$cache/trixie-$arch-base.tar"
     if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+        # Another architecture's programs run through qemu-user and binfmt_misc; mmdebstrap
+        # checks that with arch-test.
+        local missing=()
+        command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
+        command -v update-binfmts >/dev/null || missing+=(binfmt-support)
+        command -v arch-test >/dev/null || missing+=(arch-test)
+        [ ${#missing[@]} = 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
         [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
         [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64
+        arch-test "$arch" >/dev/null || { echo "$arch programs do not run here (arch-test $arch; qemu-user-static, binfmt_misc)" >&2; exit 1; }
     fi
     if [ ! -s "$base" ]; then
         mkdir -p "$cache"
@@ -92,4 +100,47 @@ in_root() {
         for b in $binds; do mkdir -p "$r$b" && mount --bind "$b" "$r$b"; done
         exec chroot "$r" "$@"' \
         "$root" "$runtime" "$work/run" "${IN_ROOT_BIND:-}" env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
+# next_version: $deb repacked as the next patch version (the same program), as $deb2 / $v1 / $v2:
+# what a later release looks like to apt.
+next_version() {
+    v1=$(dpkg-deb -f "$deb" Version)
+    v2=$(echo "$v1" | awk -F. -v OFS=. '{ $NF = $NF + 1; print }')
+    rm -rf "$work/v2"
+    dpkg-deb -R "$deb" "$work/v2"
+    sed -i "s/^Version: .*/Version: $v2/" "$work/v2/DEBIAN/control"
+    deb2="$work/fallguard_${v2}_$arch.deb"
+    dpkg-deb --root-owner-group -Zgzip --build "$work/v2" "$deb2" >/dev/null
+    rm -rf "$work/v2"
+}
+
+# tampered_copy NAME: a copy of $site served on a port of its own, the root's source pointed at
+# it (a web host someone changed); sets $attack_dir.
+tampered_copy() {
+    local dir="$work/site-$1" p=$((port + RANDOM % 1000 + 1))
+    rm -rf "$dir"; cp -a "$site" "$dir"
+    serve "$dir" "$p" || return 1
+    sed -i "s|^URIs: .*|URIs: http://127.0.0.1:$p|" "$root/etc/apt/sources.list.d/fallguard.sources"
+    attack_dir=$dir
+}
+
+# tamper_package FILE: other bytes in the middle of FILE, same size.
+tamper_package() {
+    printf 'EVIL' | dd of="$1" bs=1 seek=$(( $(stat -c %s "$1") / 2 )) conv=notrunc status=none
+}
+
+# preload_for_root SO: the GPIO emulator's preload library SO (tools/gpio-emulator), for programs
+# in the root: the host's own, bind-mounted (IN_ROOT_BIND), when the root is this machine's
+# architecture; else built for the root's (aarch64, with tools/arm64-sdk's sysroot) and put at
+# the same path inside the root, where the root's loader finds it.
+preload_for_root() {
+    if [ "$arch" = "$(dpkg --print-architecture)" ]; then
+        IN_ROOT_BIND="${IN_ROOT_BIND:+$IN_ROOT_BIND }$(dirname "$1")"
+        return
+    fi
+    [ "$arch" = arm64 ] || { echo "no GPIO emulator library for $arch" >&2; return 1; }
+    mkdir -p "$root$(dirname "$1")"
+    /opt/swift/usr/bin/clang --target=aarch64-linux-gnu --sysroot="$(tools/arm64-sdk libs 2>/dev/null)" -fuse-ld=lld \
+        -O2 -shared -fPIC -Wall -Wextra -o "$root$1" tools/gpio-emulator/fakegpio.c -ldl -lpthread
 }

@@ -17,24 +17,41 @@
 #   - step 10: the sensor plays a real fall (SisFall F01_SA02_R01), the wearer back up, the same
 #     fall again; the bench presses the button in the first countdown, lets the second run out,
 #     then holds the button 2.5 s.
+# Then, still running in the emulators: the next version (the package repacked as the next patch
+# version) published into the same repository and `apt update && apt upgrade` (step 4's text): the
+# configuration setup wrote kept byte for byte, the outbox's rows and the incident archive's files
+# kept, the running service restarted by the package (a new process, the new version, monitoring);
+# and a package changed on the web host refused by apt ("Hash Sum mismatch", nothing installed).
 # Lines marked in the docs as an alternative (`<!-- owner-path: alternative -->` before the
 # block) are not run. A command whose comment says "must say: X" must print X.
 #
-# Usage: bench/owner-path.sh [--deb FILE]   (default: the release package, built if missing;
-#        FALLGUARD_DEBUG_PACKAGE=1: a package of .build/debug/fallguard; an arm64 .deb: an arm64
-#        root under qemu-user, as bench/apt-repo.sh --arch arm64; not run yet)
+# Usage: bench/owner-path.sh [--deb FILE]... [--arch amd64|arm64]
+#   --deb FILE  a package to publish (repeat: e.g. the amd64 and the arm64 one in one repository,
+#               as deploy/release.sh makes it). Default: the release package of this machine's
+#               architecture, built if missing; FALLGUARD_DEBUG_PACKAGE=1: a package of
+#               .build/debug/fallguard.
+#   --arch A    the root's architecture (default: the first package's). arm64: a trixie arm64
+#               root under qemu-user (binfmt_misc; the GPIO emulator's preload library built for
+#               aarch64), every program in it emulated: slower, the waits are 3 times longer.
 # Root, the Debian mirror (the root's packages), loopback. Prints "owner-path: N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." && repo=$PWD && export PATH=/opt/swift/usr/bin:$PATH
-arch=amd64 deb="" phase=""
+arch="" deb="" debs=() phase=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --deb) deb="$(realpath "$2")"; arch=$(dpkg-deb -f "$deb" Architecture); shift 2 ;;
+        --deb) debs+=("$(realpath "$2")"); shift 2 ;;
+        --arch) arch="$2"; shift 2 ;;
         --phase) phase="$2"; work="$3"; shift 3 ;;   # internal: a boot inside the emulators
         *) echo "owner-path.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 [ "$(id -u)" = 0 ] || { echo "owner-path.sh: needs root (mmdebstrap, chroot, the emulators)" >&2; exit 2; }
+# The root's architecture, and its package among those given.
+[ -n "$arch" ] || arch=$( [ ${#debs[@]} -gt 0 ] && dpkg-deb -f "${debs[0]}" Architecture || dpkg --print-architecture)
+for d in "${debs[@]}"; do [ "$(dpkg-deb -f "$d" Architecture)" = "$arch" ] && deb=$d; done
+[ ${#debs[@]} = 0 ] || [ -n "$deb" ] || { echo "owner-path.sh: no $arch package among --deb" >&2; exit 2; }
+# Under qemu-user every program in the root runs emulated (the program starts in 3-7 s).
+slow=1; [ "$arch" = "$(dpkg --print-architecture)" ] || slow=3
 start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 result() { echo "owner-path: $1: $2"; echo "$1" >> "$work/results"; }
@@ -100,15 +117,18 @@ if [ -z "$phase" ]; then
     trap cleanup EXIT
     : > "$work/results"
     trixie_package owner-path
-    port=$((20000 + RANDOM % 20000)); url="http://127.0.0.1:$port"
-    deploy/release.sh --deb "$deb" --output "$work/site" --test-key "$work/key" --url "$url" >"$work/release.log" 2>&1 ||
+    [ ${#debs[@]} -gt 0 ] || debs=("$deb")
+    port=$((20000 + RANDOM % 20000)); url="http://127.0.0.1:$port"; site=$work/site
+    published=(); for d in "${debs[@]}"; do published+=(--deb "$d"); done
+    deploy/release.sh "${published[@]}" --output "$site" --test-key "$work/key" --url "$url" >"$work/release.log" 2>&1 ||
         { cat "$work/release.log"; exit 1; }
-    serve "$work/site" "$port" || { echo "owner-path.sh: the static server did not start" >&2; exit 1; }
+    echo "owner-path: repository: $(sed -n 's/^release.sh: .*: suite/suite/p' "$work/release.log"); the root: trixie $arch"
+    serve "$site" "$port" || { echo "owner-path.sh: the static server did not start" >&2; exit 1; }
     trixie_root
     extract_steps > "$work/steps"
     echo "owner-path: $(grep -c $'\tsh\t' "$work/steps") commands in steps $(cut -f1 "$work/steps" | sort -un | tr '\n' ' ')of docs/raspberry-pi.md"
     mkdir -p "$root/boot/firmware/overlays" && touch "$root/boot/firmware/config.txt"
-    declare -p url root runtime arch > "$work/env"
+    declare -p url root runtime arch deb site port slow > "$work/env"
     while IFS=$'\t' read -r n kind line; do
         [ "$kind" = sh ] && [ "$n" -le 6 ] && run_line "$n" "$line"
     done < "$work/steps"
@@ -142,9 +162,11 @@ fi
 # ---- after the reboot: inside the emulators ------------------------------------------------------
 . bench/lib-trixie-root.sh
 . "$work/env"
-# The GPIO emulator's library and kernel socket, at the same paths in the root.
-so=${LD_PRELOAD%%:*}
-IN_ROOT_BIND="$(dirname "$so") $(dirname "$(sed 's/^[^=]*=//; s/;.*//' <<<"$FAKEGPIO_CHIPS")")"
+trap trixie_cleanup EXIT
+# The GPIO emulator's library (for the root's architecture) and kernel socket, at the same paths
+# in the root.
+IN_ROOT_BIND="$(dirname "$(sed 's/^[^=]*=//; s/;.*//' <<<"$FAKEGPIO_CHIPS")")"
+preload_for_root "${LD_PRELOAD%%:*}" || exit 1
 export IN_ROOT_BIND
 gpio_ctl() { tools/gpio-emulator/gpio-ctl -s "$work/gpio.sock" "$@" >/dev/null; }
 # What udev does at boot with the package's rules (no udev in a chroot): the device nodes and
@@ -199,8 +221,8 @@ fi
 
 # boot2: step 10, the whole chain.
 incidents=$root/var/lib/fallguard/incidents.jsonl
-wait_for() { # wait_for SECONDS TEXT FILE
-    local end=$(( $(date +%s) + $1 ))
+wait_for() { # wait_for SECONDS TEXT FILE (SECONDS times $slow)
+    local end=$(( $(date +%s) + $1 * slow ))
     while [ "$(date +%s)" -lt $end ]; do grep -q "$2" "$3" 2>/dev/null && return 0; sleep 0.2; done; return 1
 }
 before=$(grep -c fall-suspected "$incidents" 2>/dev/null); before=${before:-0}
@@ -208,8 +230,8 @@ check "step 10.1: the dropped sensor starts the countdown (fall-suspected)" wait
 sleep 2; gpio_ctl hold GPIO17 200
 check "step 10.1: the press stops it: a false alarm, nothing sent" wait_for 10 '"event":"false-alarm"' "$incidents"
 sent_before=$(grep -c '"path": "/fallguard-owner-path-bench"' "$work/receiver.jsonl")
-count_at_least() { # count_at_least SECONDS N TEXT FILE
-    local end=$(( $(date +%s) + $1 ))
+count_at_least() { # count_at_least SECONDS N TEXT FILE (SECONDS times $slow)
+    local end=$(( $(date +%s) + $1 * slow ))
     while [ "$(date +%s)" -lt $end ]; do [ "$(grep -c -- "$3" "$4" 2>/dev/null)" -ge "$2" ] && return 0; sleep 0.2; done; return 1
 }
 check "step 10.2: the same again: a second countdown" count_at_least 90 $((before + 2)) fall-suspected "$incidents"
@@ -219,5 +241,62 @@ gpio_ctl hold GPIO17 2500
 check "step 10.3: holding the button 2 s asks for help" wait_for 15 '"event":"help-requested"' "$incidents"
 beeps=$(grep -c '"offset": 18, .*"value": 1' "$work/gpio-2.jsonl" 2>/dev/null)
 echo "owner-path: step 10: buzzer on $beeps times; incidents: $(grep -o '"event":"[a-z-]*"' "$incidents" | sort | uniq -c | tr -s ' \n' ' ')"
+
+# ---- the next version through apt, the service running ---------------------------------------------
+wait_ok() { # wait_ok SECONDS CMD...: CMD succeeds within SECONDS times $slow
+    local end=$(( $(date +%s) + $1 * slow )); shift
+    while [ "$(date +%s)" -lt $end ]; do "$@" && return 0; sleep 1; done; return 1
+}
+state=$root/var/lib/fallguard
+# The outbox's rows (each table's row ids; the running service may update a row, not drop it)
+# and the archive's files (each one's hash).
+outbox_rows() {
+    local t
+    for t in $(sqlite3 -readonly "$state/outbox.sqlite" "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'grdb_%'"); do
+        sqlite3 -readonly "$state/outbox.sqlite" "SELECT rowid FROM \"$t\"" | sed "s/^/$t /"
+    done | sort
+}
+archive_files() { (cd "$state/incidents" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); }
+# An incident's signal.csv is written again when its window after the incident ends
+# (recording.incident-after, 60 s): the archive to keep is the one no file changed in for 65 s.
+archive_settled() { [ -z "$(find "$state/incidents" -type f -newermt '-65 seconds' 2>/dev/null)" ]; }
+s=$(date +%s); wait_ok 150 archive_settled; echo "owner-path: the archive settled in $(( $(date +%s) - s )) s"
+outbox_rows > "$work/outbox-before"; archive_files > "$work/archive-before"
+config_before=$(sha256sum <"$root/etc/fallguard/config.yaml")
+pid_before=$(cat "$work/run/fallguard-standin.pid" 2>/dev/null)
+echo "owner-path: before the upgrade: outbox $(cut -d' ' -f1 "$work/outbox-before" | uniq -c | tr -s ' \n' ' ')rows; archive $(wc -l <"$work/archive-before") files; service PID $pid_before"
+check "the outbox and the archive have something to keep" test -s "$work/outbox-before" -a -s "$work/archive-before"
+next_version
+deploy/release.sh --deb "$deb2" --output "$site" --test-key "$work/key" --url "$url" >"$work/release2.log" 2>&1 ||
+    { cat "$work/release2.log"; exit 1; }
+s=$(date +%s)
+in_root sh -c 'apt update && apt upgrade' >"$work/upgrade.log" 2>&1
+rc=$?
+result "$([ $rc = 0 ] && echo PASS || echo FAIL)" "upgrade: apt update && apt upgrade to $v2: exit $rc in $(( $(date +%s) - s )) s"
+check "upgrade: fallguard $v2 $arch installed" test "$(in_root dpkg-query -W -f '${Version} ${Architecture}' fallguard)" = "$v2 $arch"
+check "upgrade: the configuration fallguard setup wrote kept byte for byte, no .dpkg-* beside it" \
+    sh -c "[ \"\$(sha256sum <'$root/etc/fallguard/config.yaml')\" = '$config_before' ] && ! ls '$root'/etc/fallguard/*.dpkg-* 2>/dev/null"
+outbox_rows > "$work/outbox-after"; archive_files > "$work/archive-after"
+check "upgrade: every outbox row kept ($(wc -l <"$work/outbox-before") before, $(wc -l <"$work/outbox-after") after)" \
+    test -z "$(comm -23 "$work/outbox-before" "$work/outbox-after")"
+check "upgrade: every archive file kept unchanged ($(wc -l <"$work/archive-before") files)" \
+    test -z "$(comm -23 "$work/archive-before" "$work/archive-after")"
+pid_after=$(cat "$work/run/fallguard-standin.pid" 2>/dev/null)
+check "upgrade: the package restarted the running service (PID $pid_before -> $pid_after)" \
+    sh -c "grep -q 'fallguard.service restarted' '$work/upgrade.log' && [ -n '$pid_after' ] && [ '$pid_after' != '$pid_before' ] && kill -0 '$pid_after'"
+monitoring() { in_root fallguard status 2>&1 | grep -q 'state: monitoring'; }
+check "upgrade: the restarted service monitors (fallguard status: state: monitoring)" wait_ok 20 monitoring
+in_root runuser -u fallguard -- fallguard incidents --state /var/lib/fallguard >"$work/incidents.log" 2>&1
+check "upgrade: the new program reads the archive (fallguard incidents: $(grep -c 'FG-' "$work/incidents.log") incidents)" grep -q 'FG-' "$work/incidents.log"
+
+# ---- a package changed on the web host ---------------------------------------------------------------
+program_sum=$(sha256sum <"$root/usr/bin/fallguard")
+tampered_copy pool
+tamper_package "$attack_dir/pool/main/f/fallguard/fallguard_${v2}_$arch.deb"
+in_root sh -c 'apt update && apt install --reinstall fallguard' >"$work/attack-pool.log" 2>&1
+rc=$?
+check "a changed package is refused: exit $rc, $(grep -o 'Hash Sum mismatch\|unexpected size' "$work/attack-pool.log" | head -1)" \
+    sh -c "[ $rc != 0 ] && grep -q 'Hash Sum mismatch\|unexpected size' '$work/attack-pool.log'"
+check "and nothing of it installed (/usr/bin/fallguard unchanged)" test "$(sha256sum <"$root/usr/bin/fallguard")" = "$program_sum"
 in_root systemctl stop fallguard
 exit 0

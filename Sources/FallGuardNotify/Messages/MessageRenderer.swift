@@ -16,7 +16,10 @@ public struct MessageRenderer: Sendable {
 
     /// The subject and body for `alert` at wall-clock `date`; `test` marks both as a test.
     public func render(_ alert: Alert, at date: Date, test: Bool) -> RenderedMessage {
-        var values = [
+        // Typed: Debian's Swift 6.2.3 (the arm64 package's compiler) gave up type-checking the
+        // untyped literal in release builds ("unable to type-check this expression in
+        // reasonable time").
+        var values: [String: String] = [
             "wearer": wearer.name, "time": localTime(date), "incident": alert.incident, "device": device,
             "reason": alert.fall?.reason ?? "none", "location": wearer.location.isEmpty ? "not given" : wearer.location,
             "by": alert.acknowledgedBy ?? "a helper", "fault": alert.sensorFault?.description ?? "unknown fault",
