@@ -112,11 +112,11 @@ public struct ModemManager: Sendable, Equatable {
         return sms
     }
 
-    /// Deletes the SMS at `sms` from the modem (best effort: one left is read again, and its
-    /// id, taken once, keeps it from counting twice).
-    func deleteSMS(_ sms: String) async {
-        guard let path = try? await modemPath() else { return }
-        _ = try? await run(["-m", path, "--messaging-delete-sms=\(sms)"])
+    /// Deletes the SMS at `paths` from the modem, looking the modem up once (best effort: one
+    /// left is read again, and its id, taken once, keeps it from counting twice).
+    func deleteSMS(_ paths: [String]) async {
+        guard !paths.isEmpty, let path = try? await modemPath() else { return }
+        for sms in paths { _ = try? await run(["-m", path, "--messaging-delete-sms=\(sms)"]) }
     }
 
     /// `text` as one value of `mmcli`'s key=value list: between quotes it has none of (it knows

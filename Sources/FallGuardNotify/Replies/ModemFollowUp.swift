@@ -96,20 +96,22 @@ extension CaregiverFollowUp {
         var found = Set<String>()
         for modem in modems {
             let reader = ReplyReader(words: modem.acknowledgeWords)
+            var read: [String] = []
             for sms in try await modem.manager.receivedSMS() {
                 // ModemManager numbers its SMS afresh when it restarts: the time stamp tells them apart.
                 let sid = "\(ModemChannel.providerPrefix)\(sms.path)@\(sms.timestamp)"
                 found.insert(sid)
                 guard let baseline else {
                     logger.info("an SMS on the modem from before the alarm (\(sms.timestamp)): not a reply to it, deleted")
-                    await modem.manager.deleteSMS(sms.path)
+                    read.append(sms.path)
                     continue
                 }
                 guard !baseline.contains(sid) else { continue }
                 let message = TwilioMessage(sid: sid, from: sms.from, to: "", body: sms.text, direction: "inbound", dateSent: sms.sentAt)
                 try take(message, open: open, reader: reader)
-                await modem.manager.deleteSMS(sms.path)
+                read.append(sms.path)
             }
+            await modem.manager.deleteSMS(read)
         }
         if baseline == nil { modemBaseline.withLock { $0 = found } }
     }
