@@ -25,12 +25,17 @@ verdict() {   # N PASS-PATTERN... : refused when every pattern's line says PASS
     done
     if [ $ok = 1 ]; then result "$n" refused "${evidence%; }"; else result "$n" GOT-IN "${evidence%; }"; fi
 }
-FALLGUARD=$B bench/station-flood.sh > "$OUT/flood.txt" 2>&1
-sed 's/^/  flood: /' "$OUT/flood.txt"
-verdict 5 "$OUT/flood.txt" "every real alarm shown within 2 s" "peak RSS" "stayed connected" "the site shown is bounded"
-verdict 6 "$OUT/flood.txt" "every real alarm shown within 2 s" "the flooding bridge's alarms kept"
-bench/care-home-acl.sh > "$OUT/acl.txt" 2>&1
-verdict 9 "$OUT/acl.txt" "still connected after room-002's login" "room-002's login under room-001's client id"
+if [ -n "${SKIP_FLOOD:-}" ]; then   # SKIP_FLOOD=1: the 16-minute flood and the ACL bench left out (5, 6, 9 not run)
+    for n in 5 6 9; do BROKEN=$((BROKEN + 1)); echo "attack $n: NOT RUN (SKIP_FLOOD)"; done
+else
+    FALLGUARD=$B bench/station-flood.sh > "$OUT/flood.txt" 2>&1
+    sed 's/^/  flood: /' "$OUT/flood.txt"
+    # the PASS lines' own words: the station's summary line also says "peak RSS"
+    verdict 5 "$OUT/flood.txt" "every real alarm shown within 2 s" "the station's peak RSS" "stayed connected" "the site shown is bounded"
+    verdict 6 "$OUT/flood.txt" "every real alarm shown within 2 s" "the flooding bridge's alarms kept"
+    bench/care-home-acl.sh > "$OUT/acl.txt" 2>&1
+    verdict 9 "$OUT/acl.txt" "still connected after room-002's login" "room-002's login under room-001's client id"
+fi
 B=$B OUT=$OUT python3 bench/attack_station.py | tee "$OUT/station.txt"
 while read -r n verdict rest; do
     case $verdict in
@@ -38,5 +43,5 @@ while read -r n verdict rest; do
         GOT) GOT_IN=$((GOT_IN + 1)) ;;
         NOT) BROKEN=$((BROKEN + 1)) ;;
     esac
-done < <(sed -n 's/^attack \([0-9]*\): \([A-Z]*\|refused\).*/\1 \2/p' "$OUT/station.txt")
+done < <(sed -n 's/^attack \([0-9]*\): \(refused\|[A-Z][A-Z]*\).*/\1 \2/p' "$OUT/station.txt")
 attack_summary
