@@ -21,6 +21,7 @@ if [[ -z $tty ]]; then
     done
 fi
 [[ -n $tty ]] || { say "no second serial port with a UART (ls /sys/class/tty: $(ls /sys/class/tty | tr '\n' ' '))"; exit 3; }
+echo "$tty" > /tmp/fg-modem.tty
 say "modem port: $tty ($(readlink -f /sys/class/tty/$tty/device 2>/dev/null || echo 'no device'))"
 
 # ModemManager's strict filter forbids a platform UART ("platform driver check") unless udev

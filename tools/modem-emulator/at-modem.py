@@ -474,12 +474,19 @@ class Modem:
             return ['+CLVL: 3'], 'OK'
         return [], 'ERROR'
 
-    def registration_line(self, kind, n):
+    def registration_line(self, kind, n, unsolicited=False):
+        '''+CREG? answers "n,stat[,lac,ci[,act]]"; the unsolicited +CREG has no n.'''
         stat = {'home': 1, 'roaming': 5, 'searching': 2, 'denied': 3, 'none': 0}[self.registration]
+        fields = [] if unsolicited else [str(n)]
+        fields.append(str(stat))
         if n == 2 and stat in (1, 5):
-            tail = ',7' if kind == 'CEREG' else ''
-            return f'+{kind}: {n},{stat},"1A2B","00C3D4E5"{tail}'
-        return f'+{kind}: {n},{stat}'
+            fields += ['"1A2B"', '"00C3D4E5"'] + (['7'] if kind == 'CEREG' else [])
+        return f'+{kind}: ' + ','.join(fields)
+
+    def announce_registration(self):
+        for kind, n in self.creg_n.items():
+            if n:
+                self.urc(self.registration_line(kind, n, unsolicited=True))
 
     def finish_pdu(self, body):
         kind, length = self.pending
@@ -550,14 +557,10 @@ class Modem:
                 self.rssi = int(words[1])
                 if self.rssi in (0, 99):
                     self.registration = 'searching'
-                    for kind, n in self.creg_n.items():
-                        if n:
-                            self.urc(self.registration_line(kind, n))
+                    self.announce_registration()
             elif what == 'register' and len(words) == 2:
                 self.registration = words[1]
-                for kind, n in self.creg_n.items():
-                    if n:
-                        self.urc(self.registration_line(kind, n))
+                self.announce_registration()
             elif what == 'call-outcome' and len(words) == 2:
                 self.call_outcome = words[1]
             elif what == 'receive' and len(words) == 3:
@@ -597,6 +600,9 @@ class Modem:
                 try:
                     with open(path) as f:
                         line = f.read().strip()
+                    # a file still being written (write it as NAME.tmp, then rename it)
+                    if not line and time.time() - os.path.getmtime(path) < 2:
+                        continue
                     os.unlink(path)
                 except OSError:
                     continue
