@@ -15,14 +15,17 @@ set -uo pipefail
 OUT=${FG_RIG_OUT:?}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 B=${FALLGUARD_BIN:-$REPO/.build/debug/fallguard}
-WORK=$OUT/work
-mkdir -p "$WORK" "$OUT/ctl"
+# the daemons' state on the guest's tmpfs (SQLite's locks fail on the 9p share: "disk I/O
+# error"); their logs, status and incidents are copied to $OUT/work at the end
+WORK=/tmp/fg-modem-work
+mkdir -p "$WORK" "$OUT/ctl" "$OUT/work"
 FALL=$REPO/Tests/FallGuardFieldTestTests/Fixtures/sisfall/F13_SA06_R01.csv
 ANNA=+447700900001 BEN=+447700900002 CARA=+447700900003
 failed=0 PIDS=()
 check() { if "$@"; then :; else failed=1; echo "FAIL: $*"; fi; }
 stop() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
-trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done' EXIT
+keep() { for d in "$WORK"/*/; do mkdir -p "$OUT/work/$(basename "$d")"; cp "$d"/*.json* "$OUT/work/$(basename "$d")/" 2>/dev/null; done; cp "$WORK"/*.err "$WORK"/*.out "$WORK"/*.yaml "$WORK"/*.jsonl "$OUT/work/" 2>/dev/null; }
+trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; keep' EXIT
 now() { date +%s.%N; }
 n=0
 ctl() {   # a command to the emulator on the host; prints its JSON answer
