@@ -10,8 +10,8 @@
 #  (c) SIM missing, no signal, unplugged (receiver up): the daemon's status says the modem's
 #      problem, the device-problem alert goes out by the receiver, and nothing is lost: a
 #      fall's deliveries all reach the receiver.
-# What it cannot show: a real ModemManager probing a real or emulated AT modem (see
-# docs/off-the-grid.md). Uses the debug build unless FALLGUARD_BIN names a binary.
+# A real ModemManager probing an emulated AT modem: bench/modem-real.sh (the kernel rig).
+# Uses the debug build unless FALLGUARD_BIN names a binary.
 # Usage: bench/modem.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +22,10 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$WORK"; }
 stop() { kill -9 "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 trap cleanup EXIT
-FALL=Tests/FallGuardFieldTestTests/Fixtures/sisfall/F13_SA06_R01.csv   # a real fall, detected about 8 s in
+FALL=$PWD/Tests/FallGuardFieldTestTests/Fixtures/sisfall/F13_SA06_R01.csv   # a real fall, detected about 8 s in
+REPO=$PWD
+# shellcheck source=modem-lib.sh
+source bench/modem-lib.sh
 ANNA=+447700900001 BEN=+447700900002 CARA=+447700900003
 failed=0
 check() { if "$@"; then :; else failed=1; fi; }
@@ -51,57 +54,11 @@ text = sys.stdin.read()
 for kind, number, t in re.findall(r"string \"(sms|call)\"\s+string \"([^\"]*)\"\s+string \"[^\"]*\"\s+string \"([0-9.]+)\"", text):
     print(kind, number, t)'
 }
-start_receiver() {   # the receiver; sets PORT (0: a free one) and RECEIVER
-    rm -f "$WORK/port"
-    python3 tools/notify-receiver/receiver.py --port "${1:-0}" --port-file "$WORK/port" --log "$WORK/requests.jsonl" \
-        --twilio-sid AC0123456789abcdef0123456789abcdef --twilio-token test-token &
-    RECEIVER=$!
-    PIDS+=($RECEIVER)
-    for _ in $(seq 200); do [ -s "$WORK/port" ] && break; sleep 0.05; done
-    PORT=$(cat "$WORK/port")
-}
-config() {   # $1: state folder, $2: receiver port
-    local account="account-sid: AC0123456789abcdef0123456789abcdef, auth-token: test-token, from: \"+15005550006\", base-url: \"http://127.0.0.1:$2\""
-    cat > "$1.yaml" <<EOF
-sensor: {replay: "$PWD/$FALL"}
-gpio: {enabled: false}
-alarm: {countdown: 5, final-phase: 2}
-state: {directory: "$1"}
-metrics: {enabled: false}
-wearer: {name: Test Wearer, location: the lab}
-contacts:
-  - {name: Anna, phone: "$ANNA"}
-  - {name: Ben, phone: "$BEN"}
-  - {name: Cara, phone: "$CARA"}
-channels:
-  sms: {type: twilio-sms, $account, read-replies: false, fallback: modem, fallback-after: 30}
-  call: {type: twilio-call, $account, follow-calls: false, fallback: modem-call, fallback-after: 30}
-  modem: {type: modem, poll-interval: 2}
-  modem-call: {type: modem, mode: call, poll-interval: 2, ring-timeout: 20}
-EOF
-}
 run_daemon() {   # $1: state folder, $2: seconds
     DBUS_SYSTEM_BUS_ADDRESS=$BUS "$B" run --config "$1.yaml" --duration "$2" > "$1.out" 2> "$1.err" &
     DAEMON=$!
     PIDS+=($DAEMON)
 }
-expired_at() {   # unix time of the first countdown-expired in $1/incidents.jsonl
-    python3 - "$1/incidents.jsonl" <<'PY'
-import json, sys, datetime
-for line in open(sys.argv[1]):
-    e = json.loads(line)
-    if e.get("event") == "countdown-expired":
-        t = e.get("wall-time")
-        if isinstance(t, (int, float)) and t > 1e9: print(t)
-        else: print(datetime.datetime.fromisoformat(str(t).replace("Z", "+00:00")).timestamp())
-        break
-PY
-}
-wait_for() {   # seconds, command…
-    local end=$((SECONDS + $1)); shift
-    until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.5; done
-}
-
 echo "== (a) the receiver stopped: the modem takes the fall"
 start_modem '{}'
 start_receiver; stop "$RECEIVER"   # a port nobody listens on

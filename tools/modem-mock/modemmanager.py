@@ -12,10 +12,12 @@ Run on a private system bus:
 
 Control (interface org.freedesktop.DBus.Mock on /org/freedesktop/ModemManager1):
     SetModem(a{ss}): sim ("present", "missing", "pin"), signal (u, percent), registration
-                     ("home", "roaming", "searching", "idle", "denied")
+                     ("home", "roaming", "searching", "idle", "denied"), send-delay (seconds
+                     Sms.Send takes)
     Unplug() / Plug(): the modem object goes away / comes back
     ReceiveSms(ss number, text) -> o: an SMS arrives
-    SetCallOutcome(s): what the next calls do: "answered", "no-answer", "busy"
+    SetCallOutcome(s): what the next calls do: "answered", "no-answer", "busy" (ended, reason
+                     unknown, as the generic plugin tells a BUSY), "refused-or-busy"
     Sent() -> a(ssss): every SMS sent and call started: (kind, number, text, unix time as text)
 '''
 
@@ -50,8 +52,8 @@ REGISTRATION = {'idle': 0, 'home': 1, 'searching': 2, 'denied': 3, 'roaming': 5}
 # MMSmsState, MMSmsPduType, MMCallState, MMCallStateReason, MMCallDirection
 SMS_STORED, SMS_RECEIVED, SMS_SENT = 1, 3, 5
 PDU_DELIVER, PDU_SUBMIT = 1, 2
-CALL_RINGING_OUT, CALL_ACTIVE, CALL_TERMINATED = 2, 4, 7
-REASON_OUTGOING, REASON_ACCEPTED, REASON_TERMINATED, REASON_BUSY = 1, 3, 4, 5
+CALL_DIALING, CALL_RINGING_OUT, CALL_ACTIVE, CALL_TERMINATED = 1, 2, 4, 7
+REASON_UNKNOWN, REASON_OUTGOING, REASON_TERMINATED, REASON_BUSY = 0, 1, 4, 5
 DIRECTION_OUTGOING = 2
 
 
@@ -183,6 +185,8 @@ def SetModem(self, values):
             s[key] = str(values[key])
     if 'signal' in values:
         s['signal'] = int(values['signal'])
+    if 'send-delay' in values:
+        s['send-delay'] = float(values['send-delay'])
     if s['plugged']:
         # Set in place: dbusmock 0.28's UpdateProperties cannot wrap the SignalQuality struct, and
         # mmcli reads the properties afresh each run (GetManagedObjects).
@@ -249,6 +253,8 @@ def SendSms(self, path):
     if not _registered(self) or _generic(self)['State'] != STATE['registered']:
         raise dbus.exceptions.DBusException('not registered', name='org.freedesktop.ModemManager1.Error.MobileEquipment.NoNetwork')
     sms = mockobject.objects[path]
+    # a slow send (a serial line, SMS queued on the AT port): the caller may stop waiting first
+    time.sleep(_state(self).get('send-delay', 0))
     sms.UpdateProperties(SMS_IFACE, {'State': dbus.UInt32(SMS_SENT)})
     _state(self)['sent'].append(('sms', str(sms.Get(SMS_IFACE, 'Number')), str(sms.Get(SMS_IFACE, 'Text')), time.time()))
 
@@ -311,11 +317,18 @@ def StartCall(self, path):
         raise dbus.exceptions.DBusException('not registered', name='org.freedesktop.ModemManager1.Error.MobileEquipment.NoNetwork')
     call = mockobject.objects[path]
     _state(self)['sent'].append(('call', str(call.Get(CALL_IFACE, 'Number')), '', time.time()))
-    _call_state(path, CALL_RINGING_OUT, REASON_OUTGOING)
+    # As the real ModemManager 1.20's generic plugin does with an AT modem (bench/modem-real.sh):
+    # dialing after ATD, ringing-out once +CLCC says alerting, active once it says active,
+    # each with the reason unknown; a BUSY or NO ANSWER from the modem ends the call as
+    # terminated with the reason unknown too ('refused-or-busy' only where a plugin reads it).
+    _call_state(path, CALL_DIALING, REASON_OUTGOING)
+    GLib.timeout_add(300, lambda: _call_state(path, CALL_RINGING_OUT, REASON_UNKNOWN) and False)
     outcome = _state(self)['outcome']
     if outcome == 'answered':
-        GLib.timeout_add(1000, lambda: _call_state(path, CALL_ACTIVE, REASON_ACCEPTED) and False)
+        GLib.timeout_add(1000, lambda: _call_state(path, CALL_ACTIVE, REASON_UNKNOWN) and False)
     elif outcome == 'busy':
+        GLib.timeout_add(1000, lambda: _call_state(path, CALL_TERMINATED, REASON_UNKNOWN) and False)
+    elif outcome == 'refused-or-busy':
         GLib.timeout_add(1000, lambda: _call_state(path, CALL_TERMINATED, REASON_BUSY) and False)
     # no-answer: rings until hung up
 

@@ -25,6 +25,8 @@ public struct ModemManager: Sendable, Equatable {
     /// Why ModemManager cannot be used now (no modem, no ModemManager, `mmcli` failing).
     public struct Unavailable: Error, Equatable, CustomStringConvertible {
         public var description: String
+        /// `mmcli` (or its D-Bus call) stopped waiting: ModemManager may still be doing it.
+        public var timedOut = false
     }
 
     // MARK: Running mmcli
@@ -45,7 +47,8 @@ public struct ModemManager: Sendable, Equatable {
             }
             let said = result.stderr.isEmpty ? result.stdout.suffix(300) : Substring(result.stderr)
             throw Unavailable(description: "mmcli \(arguments.joined(separator: " ")) \(result.describeOutcome)"
-                + (said.isEmpty ? "" : ": \(said.trimmingCharacters(in: .whitespacesAndNewlines))"))
+                + (said.isEmpty ? "" : ": \(said.trimmingCharacters(in: .whitespacesAndNewlines))"),
+                timedOut: result.outcome == .timedOut || said.contains("Timeout was reached"))
         }
         return result.stdout
     }
@@ -103,13 +106,34 @@ public struct ModemManager: Sendable, Equatable {
         guard let sms = Self.objectPath(in: created, kind: "SMS") else {
             throw Unavailable(description: "mmcli made no SMS: \(created.prefix(200))")
         }
-        _ = try await run(["-s", sms, "--send"])
+        do {
+            _ = try await run(["-s", sms, "--send"])
+        } catch let error as Unavailable where error.timedOut {
+            // mmcli stopped waiting, but ModemManager goes on sending: a slow serial line, SMS
+            // queued behind others on the modem's one AT port, parts waiting on the network
+            // (bench/modem-real.sh: three 2-part SMS took 37 s). Sending it again would tell
+            // the contact twice: wait for its state instead.
+            guard await sentLater(sms) else { throw error }
+            return sms
+        }
         // `--send` returns once the modem took it. A look afterwards that fails (a timeout, a
         // stop) must not send it again: only a state read as something else than sent does.
         guard let read = try? await json(["-s", sms]) else { return sms }
         let state = read.dig("sms", "properties")?["state"] as? String
         guard state == "sent" else { throw Unavailable(description: "the SMS \(sms) is '\(state ?? "?")', not sent") }
         return sms
+    }
+
+    /// Whether the SMS at `sms`, whose `--send` timed out, is `sent` within ``timeout`` more
+    /// seconds (its state read every 2 s).
+    func sentLater(_ sms: String) async -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        repeat {
+            let state = (try? await json(["-s", sms]))?.dig("sms", "properties")?["state"] as? String
+            if state == "sent" { return true }
+            try? await Task.sleep(for: .seconds(2))
+        } while Date() < end
+        return false
     }
 
     /// Deletes the SMS at `paths` from the modem, looking the modem up once (best effort: one
