@@ -395,11 +395,15 @@ struct SetupFiles {
         var channels: String
         let name: String
         switch channel {
-        case "ntfy", "webhook":
-            name = channel == "ntfy" ? "phone" : "hook"
-            let url = channel == "ntfy" ? (a["ntfy-server"] ?? "https://ntfy.sh").trimmingCharacters(in: CharacterSet(charactersIn: "/")) + "/" + (a["ntfy-topic"] ?? "") : (a["webhook-url"] ?? "")
-            channels = "  \(name):\n    type: webhook\n    url: \(q(url))\n"
-            if channel == "ntfy" { channels += "    body: text\n    headers: {Priority: urgent, Title: FallGuard}\n" }
+        case "ntfy":
+            // ntfy's own channel: a fall is urgent (through do-not-disturb), a device problem high,
+            // a recovered fall or the daily heartbeat default, not every message urgent.
+            name = "phone"
+            let server = (a["ntfy-server"] ?? "https://ntfy.sh").trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            channels = "  phone:\n    type: ntfy\n    server: \(q(server))\n    topic: \(q(a["ntfy-topic"] ?? ""))\n"
+        case "webhook":
+            name = "hook"
+            channels = "  hook:\n    type: webhook\n    url: \(q(a["webhook-url"] ?? ""))\n"
         case "email":
             name = "mail"
             channels = "  mail:\n    type: email\n    host: \(q(a["email-host"] ?? ""))\n    port: \(a["email-port"] ?? "587")\n    security: \(a["email-security"] ?? "starttls")\n    username: \(q(a["email-username"] ?? ""))\n    from: \(q(a["email-username"] ?? ""))\n"

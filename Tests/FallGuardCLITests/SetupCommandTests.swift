@@ -39,7 +39,9 @@ import FallGuardTestSupport
         let text = try String(contentsOfFile: config, encoding: .utf8)
         #expect(text.contains("name: \"Margaret\""))
         #expect(text.contains("device: \"adxl345\""))
-        if channel == "ntfy" { #expect(text.contains("url: \"https://ntfy.sh/fallguard-0123456789abcdef\""), "\(text)") }
+        if channel == "ntfy" {   // ntfy's own channel (priority by severity), not a webhook
+            #expect(text.contains("type: ntfy\n    server: \"https://ntfy.sh\"\n    topic: \"fallguard-0123456789abcdef\""), "\(text)")
+        }
         #expect(!text.contains("s3cret"), "a secret in the configuration file: \(text)")
         let hasSecret = ["email", "mqtt", "sms"].contains(channel)
         #expect(FileManager.default.fileExists(atPath: credentials) == hasSecret)
