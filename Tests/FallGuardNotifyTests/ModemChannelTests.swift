@@ -52,6 +52,9 @@ import Testing
         #expect(sent.count == 1)
         #expect(sent.first?.number == anna.phone)
         #expect(sent.first?.text == "FALL ALERT: Margaret's fall, ''Flat 3'', 12 Mill Lane & more.\nReply OK.")
+        // Deleted from ModemManager's list once sent: the reply poll reads every SMS in it.
+        let listed = try mock.mmcli(["-J", "-m", "0", "--messaging-list-sms"])
+        #expect(!listed.contains("/SMS/"), "\(listed)")
     }
 
     /// ModemManager goes on sending when `mmcli --send` stops waiting (its timeout): the SMS is

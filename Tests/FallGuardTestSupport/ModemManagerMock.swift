@@ -114,14 +114,17 @@ public final class ModemManagerMock: @unchecked Sendable {
         try control("ReceiveSmsAt", ["string:\(number)", "string:\(text)", "double:\(unixTime)"])
     }
 
-    /// The SMS the modem sent, as `mmcli` lists them: (number, text).
+    /// The SMS the modem sent, from the mock's own log (the channel deletes each SMS from
+    /// ModemManager's list once it is sent): (number, text).
     public func sentSMS() throws -> [(number: String, text: String)] {
-        let list = try json(["-m", "0", "--messaging-list-sms"])["modem.messaging.sms"] as? [String] ?? []
-        return try list.compactMap { path in
-            let sms = try json(["-s", path])["sms"] as? [String: Any]
-            let content = sms?["content"] as? [String: Any], properties = sms?["properties"] as? [String: Any]
-            guard properties?["state"] as? String == "sent" else { return nil }
-            return (content?["number"] as? String ?? "", content?["text"] as? String ?? "")
+        let reply = try control("SentJson")
+        guard let start = reply.range(of: "string \""), let end = reply.range(of: "\"", options: .backwards),
+              start.upperBound <= end.lowerBound,
+              let log = try JSONSerialization.jsonObject(with: Data(reply[start.upperBound..<end.lowerBound].utf8)) as? [[Any]]
+        else { throw BrokerError("the mock's SentJson: \(reply.prefix(300))") }
+        return log.compactMap { entry in
+            guard entry.count == 4, entry[0] as? String == "sms" else { return nil }
+            return (entry[1] as? String ?? "", entry[2] as? String ?? "")
         }
     }
 

@@ -21,6 +21,7 @@ Control (interface org.freedesktop.DBus.Mock on /org/freedesktop/ModemManager1):
     Sent() -> a(ssss): every SMS sent and call started: (kind, number, text, unix time as text)
 '''
 
+import json
 import time
 
 import dbus
@@ -209,6 +210,13 @@ def EnableModem(self, enable):
 @dbus.service.method(MOCK_IFACE, in_signature='s', out_signature='')
 def SetCallOutcome(self, outcome):
     _state(self)['outcome'] = str(outcome)
+
+
+@dbus.service.method(MOCK_IFACE, in_signature='', out_signature='s')
+def SentJson(self):
+    # Sent() as one JSON text (a list of [kind, number, text, unix time]): dbus-send prints a
+    # string between quotes without escaping it, and JSON has no raw newline or unescaped quote.
+    return json.dumps([[k, n, t, at] for k, n, t, at in _state(self)['sent']])
 
 
 @dbus.service.method(MOCK_IFACE, in_signature='', out_signature='a(ssss)')

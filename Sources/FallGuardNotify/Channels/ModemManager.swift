@@ -114,6 +114,7 @@ public struct ModemManager: Sendable, Equatable {
             // (bench/modem-real.sh: three 2-part SMS took 37 s). Sending it again would tell
             // the contact twice: wait for its state instead.
             guard await sentLater(sms) else { throw error }
+            await forget(sms, modem: path)
             return sms
         }
         // `--send` returns once the modem took it. A look afterwards that fails (a timeout, a
@@ -121,7 +122,15 @@ public struct ModemManager: Sendable, Equatable {
         guard let read = try? await json(["-s", sms]) else { return sms }
         let state = read.dig("sms", "properties")?["state"] as? String
         guard state == "sent" else { throw Unavailable(description: "the SMS \(sms) is '\(state ?? "?")', not sent") }
+        await forget(sms, modem: path)
         return sms
+    }
+
+    /// Deletes a sent SMS from ModemManager's list (best effort). ModemManager keeps every SMS
+    /// it sent until deleted, and the reply poll reads each SMS in that list with an `mmcli` of
+    /// its own while an alarm is open: kept, every alert would make each later poll slower.
+    func forget(_ sms: String, modem path: String) async {
+        _ = try? await run(["-m", path, "--messaging-delete-sms=\(sms)"])
     }
 
     /// Whether the SMS at `sms`, whose `--send` timed out, is `sent` within ``timeout`` more
