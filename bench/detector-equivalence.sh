@@ -12,8 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 [ $# -ge 2 ] || { echo "usage: $0 OLD NEW [OUT] (each a fallguard program)"; exit 64; }
-if [ -n "${3:-}" ]; then KEEP=$3; fi
-make_tmp
+KEEP=${3:-} make_tmp   # an empty KEEP: a temporary folder
 OLD=$(realpath "$1"); NEW=$(realpath "$2")
 DATA=../shared/datasets
 status=0
