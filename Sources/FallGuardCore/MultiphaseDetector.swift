@@ -134,9 +134,13 @@ public struct MultiphaseDetector: FallDetector {
     private var n = 0
     private var refractoryUntil = -1
 
+    /// An impact's tier, as its detection names it: an enumeration, not a string, so that an
+    /// open look is plain data (its copies retain and release nothing).
+    private enum Tier: String { case strong = "strong-impact", hard = "impact", soft = "soft-impact" }
+
     /// What the event reports about an impact, taken while its samples are still buffered.
     private struct Impact {
-        var c: Int, peak: Double, tier: String, angle: Double, still: Double, rotation: Rotation
+        var c: Int, peak: Double, tier: Tier, angle: Double, still: Double, rotation: Rotation
         var rawPeak: Double, impactTime: Double, freeFall: Double, preActivity: Double, descent: Double
         var before: (x: Double, y: Double, z: Double) = (0, 0, 0)
         /// Seconds down (tilted at least moving-tilt) from the impact to +2.5 s.
@@ -162,10 +166,13 @@ public struct MultiphaseDetector: FallDetector {
         var downRun = 0
         var c: Int { impact.c }
     }
-    private var look: Look?
+    private var look: Look? { didSet { lookImpact = look?.c ?? -1 } }
     /// The late look in progress, if any: kept apart, so that a later candidate's look does not
     /// end it (the wearer who rolled on after the first contact moves again by definition).
-    private var lateLook: Look?
+    private var lateLook: Look? { didSet { lateLookImpact = lateLook?.c ?? -1 } }
+    /// The impacts of `look` and `lateLook` (-1: none), kept by their observers: a sample tells
+    /// whether an open look is due from these, without reading the optional looks.
+    private var lookImpact = -1, lateLookImpact = -1
 
     public init(settings: DetectorSettings = DetectorSettings(parameters: parameters)) {
         self.init(settings: settings, name: Self.name, gyroAlone: false)
@@ -226,24 +233,30 @@ public struct MultiphaseDetector: FallDetector {
         } else {
             lastWithoutGyro = t
         }
-        if t >= Self.smoothing - 1 {
-            // Summed directly (not a running sum) so long uptimes accumulate no rounding drift;
-            // oldest first, this sample last.
-            var acc = 0.0
-            for j in (t - Self.smoothing + 1)..<t { acc += m(j) }
-            acc += magnitude
-            slot.s = acc / Double(Self.smoothing)
+        // Through the buffer's pointer: an index masked by ring - 1 is in bounds by construction,
+        // so the five accesses need no bounds checks.
+        slots.withUnsafeMutableBufferPointer { ring in
+            if t >= Self.smoothing - 1 {
+                // Summed directly (not a running sum) so long uptimes accumulate no rounding drift;
+                // oldest first, this sample last.
+                var acc = 0.0
+                for j in (t - Self.smoothing + 1)..<t { acc += ring[j & (Self.ring - 1)].m }
+                acc += magnitude
+                slot.s = acc / Double(Self.smoothing)
+            }
+            ring[k] = slot
         }
-        slots[k] = slot
         n = t + 1
 
-        if lateLook != nil {
+        // An open look is judged once per half second: between those samples it is not touched
+        // (not even copied: a look is some 200 bytes).
+        if lateLookImpact >= 0, Self.endsBlock(t, ofLookAt: lateLookImpact) {
             var l = lateLook
             let e = advance(&l, now: t)
             lateLook = l
             if let e { return e }
         }
-        if look != nil {   // after the late look: one that fails now moves there, judged from the next block
+        if lookImpact >= 0, Self.endsBlock(t, ofLookAt: lookImpact) {   // after the late look: one that fails now moves there, judged from the next block
             var l = look
             let e = advance(&l, now: t)
             if let turned = l, turned.late { (look, lateLook) = (nil, turned) } else { look = l }
@@ -275,7 +288,10 @@ public struct MultiphaseDetector: FallDetector {
 
     private mutating func judge(candidate c: Int, now t: Int) -> FallSuspected? {
         let peak = s(c)
-        // A local maximum, strict on the left and not exceeded on the right.
+        // A local maximum, strict on the left and not exceeded on the right. The nearest
+        // neighbours first: a candidate on a slope (most of them) fails there at once.
+        if c > 0, s(c - 1) >= peak { return nil }
+        if s(c + 1) > peak { return nil }
         for j in max(0, c - Self.peakHalfWindow)..<c where s(j) >= peak { return nil }
         for j in (c + 1)...(c + Self.peakHalfWindow) where s(j) > peak { return nil }
 
@@ -297,7 +313,7 @@ public struct MultiphaseDetector: FallDetector {
         // stamping, jumping or dropping onto a seat has no free-fall phase before the impact.
         let hard = peak >= impact
         let strong = peak >= strongImpact
-        let tier = strong ? "strong-impact" : hard ? "impact" : "soft-impact"
+        let tier: Tier = strong ? .strong : hard ? .hard : .soft
         if hard, still <= stillness,
            angle >= postureChange || (strong && angle >= strongPostureChange && freeFall <= strongFreeFall) {
             refractoryUntil = t + refractorySamples
@@ -326,7 +342,7 @@ public struct MultiphaseDetector: FallDetector {
         // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
         // someone who slumps from sitting may end only 30° from where they were.
         let calm = window(p0..<p1).std <= calmActivity && calmPostureChange < lookPostureChange
-        var candidate = Look(impact: Impact(c: c, peak: peak, tier: "", angle: angle, still: still, rotation: rotation, rawPeak: 0,
+        var candidate = Look(impact: Impact(c: c, peak: peak, tier: .soft, angle: angle, still: still, rotation: rotation, rawPeak: 0,
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
                              before: before, minTilt: .infinity, maxBlockStd: 0,
                              tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm, moving: moving)
@@ -344,7 +360,7 @@ public struct MultiphaseDetector: FallDetector {
             }
             b += 1
         }
-        candidate.impact = describe(c, now: t, tier: tier == "strong-impact" ? "impact" : tier, angle: angle, still: still, rotation: rotation,
+        candidate.impact = describe(c, now: t, tier: tier == .strong ? .hard : tier, angle: angle, still: still, rotation: rotation,
                                     freeFall: freeFall, pre: p0..<p1, before: before)
         candidate.impact.down = down
         if c + lookSamples - 1 <= t { return finish(candidate, now: t) }   // a look no longer than the fast decision
@@ -355,7 +371,7 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// The moving rule's detection, decided now.
-    private mutating func movingEvent(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation,
+    private mutating func movingEvent(_ c: Int, now t: Int, tier: Tier, angle: Double, still: Double, rotation: Rotation,
                                       freeFall: Double, pre: Range<Int>, before: (x: Double, y: Double, z: Double),
                                       down: Double) -> FallSuspected {
         refractoryUntil = t + refractorySamples
@@ -399,13 +415,18 @@ public struct MultiphaseDetector: FallDetector {
         return true
     }
 
-    /// Advances an open look (`look` or `lateLook`) by one sample; fires when it completes.
+    /// Whether sample `t` completes a half second of the look after the impact at `c`.
+    @inline(__always) private static func endsBlock(_ t: Int, ofLookAt c: Int) -> Bool {
+        let offset = t + 1 - (c + postStart)
+        return offset > 0 && offset % block == 0
+    }
+
+    /// Advances an open look (`look` or `lateLook`) at a sample that ends one of its half
+    /// seconds (``endsBlock(_:ofLookAt:)``); fires when it completes.
     private mutating func advance(_ slot: inout Look?, now t: Int) -> FallSuspected? {
         guard var l = slot else { return nil }
-        let offset = t + 1 - (l.c + Self.postStart)
-        guard offset > 0, offset % Self.block == 0 else { return nil }
         guard t >= refractoryUntil else { slot = nil; return nil }
-        if !check(block: offset / Self.block - 1, of: &l) {
+        if !check(block: (t + 1 - (l.c + Self.postStart)) / Self.block - 1, of: &l) {
             // The wearer moved: no long look, but still a fall if the moving rule held, or
             // perhaps a late one after a hard impact.
             if l.moving {
@@ -572,7 +593,7 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// The informational measurements of an impact at `c` (all its samples are still buffered).
-    private func describe(_ c: Int, now t: Int, tier: String, angle: Double, still: Double, rotation: Rotation, freeFall: Double,
+    private func describe(_ c: Int, now t: Int, tier: Tier, angle: Double, still: Double, rotation: Rotation, freeFall: Double,
                           pre: Range<Int>, before: (x: Double, y: Double, z: Double)) -> Impact {
         // The smoothed peak ends its 125 ms window; the impact itself is the largest raw |a| in it.
         var rawPeak = 0.0, rawPeakIndex = c
@@ -608,7 +629,7 @@ public struct MultiphaseDetector: FallDetector {
     private func event(_ i: Impact, now t: Int, rule: Rule) -> FallSuspected {
         var phases: [String] = []
         if i.freeFall < Self.freeFallBelow { phases.append("free-fall") }
-        phases.append(i.tier)
+        phases.append(i.tier.rawValue)
         if case .moving = rule {
             phases.append("rotation")
             phases.append("down")
