@@ -310,10 +310,10 @@ public func parallelMap<S: Sendable, T: Sendable>(
 public enum SubjectUpright {
     /// What one recording's walking teaches, through the bridge's resampler at its own rate.
     public static func learner(_ samples: [AccelerationSample]) -> UprightLearner {
-        var learner = UprightLearner()
-        guard var resampler = try? Resampler(inputRate: Resampler.rate(of: samples)) else { return learner }
-        for s in samples { resampler.process(s) { learner.process($0) } }
-        return learner
+        var upright = UprightLearner()
+        guard var resampler = try? Resampler(inputRate: Resampler.rate(of: samples)) else { return upright }
+        for s in samples { resampler.process(s) { upright.process($0) } }
+        return upright
     }
 
     /// Per trial, the upright from its subject's other trials.
