@@ -79,4 +79,5 @@ public struct AccelerometerOnlyDetector: FallDetector {
     public mutating func process(_ sample: AccelerationSample) -> FallSuspected? { base.process(sample.accelerometerOnly) }
     public mutating func reset() { base.reset() }
     public var openDecision: OpenDecision? { base.openDecision }
+    public mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?) { base.learnedUpright(gravity) }
 }

@@ -9,10 +9,15 @@ public protocol FallDetector: Sendable {
     /// watching. When a recording ends with one open and nothing detected, the recording is too
     /// short to judge. Nil when nothing is pending (the default for detectors that decide at once).
     var openDecision: OpenDecision? { get }
+    /// The wearer's upright trunk, gravity in the sensor's axes while walking (``UprightLearner``),
+    /// once known; nil when it is not (or no longer: the device lay unworn and may be clipped
+    /// on another way round). Detectors that do not use it ignore it (the default).
+    mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?)
 }
 
 extension FallDetector {
     public var openDecision: OpenDecision? { nil }
+    public mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?) {}
 }
 
 /// A candidate impact whose decision is still due, e.g. during the long look after a soft impact.

@@ -41,8 +41,16 @@
 /// Either measure opens the look: safety first, the gyroscope only adds falls. Without a
 /// gyroscope reading the detector decides exactly as before.
 ///
+/// **With a learned upright** (``upright``: gravity while the wearer walks, ``UprightLearner``),
+/// an impact softer than `moving-impact` after a trunk that was tilted at least `lying-before`
+/// from upright in every half second from 3.5 s to 0.5 s before it is no fall: the wearer was
+/// lying already (turning over or rising in bed onto a mattress, issue 35). A fall starts with
+/// the trunk upright (standing, walking, sitting); a fall out of bed starts lying but lands
+/// harder (≥ `moving-impact` after the drop), and stays a fall. Without an upright nothing changes.
+///
 /// Every feature is a magnitude, an angle between two mean vectors or a deviation of the
-/// magnitude, so the sensor's mounting and axis convention do not matter.
+/// magnitude, so the sensor's mounting and axis convention do not matter (the learned upright
+/// is the wearer's own gravity in the sensor's axes, whatever the mounting).
 ///
 /// Defaults from leave-one-subject-out cross-validation on SisFall (Sucerquia et al., Sensors
 /// 17(1):198, 2017); see `bench/detector-cv.sh` and `tools/detector-research/` (softlook.py).
@@ -78,6 +86,8 @@ public struct MultiphaseDetector: FallDetector {
                           "with a gyroscope: smallest net rotation it measures within 1 s around an impact that opens a long look"),
         DetectorParameter("gyro-peak", 200.0, 0.0...2000.0, "deg/s",
                           "with a gyroscope: smallest peak |w| from 1 s before to 250 ms after the impact that opens a long look"),
+        DetectorParameter("lying-before", 60.0, 0.0...180.0, "deg",
+                          "with a learned upright: an impact under moving-impact after the trunk was at least this far from upright in every half second 3.5-0.5 s before it (lying in bed) is no fall; 0 turns it off"),
     ]
 
     // Fixed structure, in samples at 40 Hz.
@@ -104,6 +114,7 @@ public struct MultiphaseDetector: FallDetector {
     static let slowTurnSpan = 40
     /// The moving rule counts the 250 ms means from the impact to +2.5 s that are down.
     static let downBlock = 10
+    static let lyingStart = 140      // lying before: half seconds (every 250 ms) from c-140 to c-20
 
     private let impact: Double, postureChange: Double, stillness: Double
     private let strongImpact: Double, strongPostureChange: Double, strongFreeFall: Double
@@ -113,6 +124,11 @@ public struct MultiphaseDetector: FallDetector {
     private let movingImpact: Double, movingTilt: Double, movingDownBlocks: Int
     /// Half seconds down and still that end a late look (0: no late look).
     private let lateBlocks: Int
+    private let lyingBefore: Double
+    /// The wearer's upright trunk: gravity in the sensor's axes (any length) while walking,
+    /// learned by an ``UprightLearner`` (the daemon's, or `evaluate`'s from the subject's other
+    /// recordings). Nil until known; then `lying-before` does nothing.
+    public var upright: (x: Double, y: Double, z: Double)?
     private let refractorySamples: Int
     /// The catalogue name its detections carry (`sixaxis` runs this detector with a gyroscope).
     private let name: String
@@ -205,10 +221,14 @@ public struct MultiphaseDetector: FallDetector {
         movingTilt = settings["moving-tilt"]
         movingDownBlocks = max(1, Int((settings["moving-down"] * detectorRate / Double(Self.downBlock)).rounded()))
         lateBlocks = Int((settings["late-down"] * detectorRate / Double(Self.block)).rounded())
+        lyingBefore = settings["lying-before"]
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         slots = [Slot](repeating: Slot(), count: Self.ring)
     }
 
+    public mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?) { upright = gravity }
+
+    /// Forgets the stream (not the learned upright, which belongs to the wearer).
     public mutating func reset() {
         n = 0
         lastWithoutGyro = -1
@@ -297,6 +317,7 @@ public struct MultiphaseDetector: FallDetector {
 
         let p0 = max(0, c - Self.preStart), p1 = c - Self.preEnd
         guard p1 > p0 else { return nil }   // an impact in the first 0.525 s cannot be judged
+        if peak < movingImpact, wasLying(before: c) { return nil }
         var before = (x: 0.0, y: 0.0, z: 0.0)
         for j in p0..<p1 {
             let q = j & (Self.ring - 1)
@@ -378,6 +399,26 @@ public struct MultiphaseDetector: FallDetector {
         var i = describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall, pre: pre, before: before)
         i.down = down
         return event(i, now: t, rule: .moving)
+    }
+
+    /// The trunk tilted at least `lying-before` from the learned upright in every half second
+    /// (stepped by 250 ms) from 3.5 s to 0.5 s before `c`: the wearer was lying before the
+    /// impact. False without an upright, with `lying-before` 0, or with no whole half second.
+    /// At most 11 means of 20 buffered samples, once per candidate.
+    private func wasLying(before c: Int) -> Bool {
+        guard let up = upright, lyingBefore > 0 else { return false }
+        var j = max(0, c - Self.lyingStart), any = false
+        while j + Self.block <= c - Self.preEnd {
+            var v = (x: 0.0, y: 0.0, z: 0.0)
+            for i in j..<(j + Self.block) {
+                let q = i & (Self.ring - 1)
+                v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
+            }
+            if angleDegrees(up, v) < lyingBefore { return false }
+            any = true
+            j += Self.block / 2
+        }
+        return any
     }
 
     /// Seconds from the impact at `c` to +2.5 s in which the 250 ms mean is tilted at least
@@ -483,6 +524,7 @@ public struct MultiphaseDetector: FallDetector {
                 for j in (c + 1)...(c + Self.peakHalfWindow) where s(j) > peak { isPeak = false; break }
             }
             guard isPeak else { continue }
+            if peak < movingImpact, wasLying(before: c) { continue }
             // A soft impact whose turn was no fall's opens no look.
             if peak < impact, !rotation(around: c).mayOpenLook(slowRotation) { continue }
             let settled = c + Self.postStart

@@ -23,4 +23,5 @@ public struct SixAxisDetector: FallDetector {
     public mutating func process(_ sample: AccelerationSample) -> FallSuspected? { core.process(sample) }
     public mutating func reset() { core.reset() }
     public var openDecision: OpenDecision? { core.openDecision }
+    public mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?) { core.learnedUpright(gravity) }
 }

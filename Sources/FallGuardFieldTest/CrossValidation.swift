@@ -88,6 +88,8 @@ public struct CrossValidation: Sendable {
         let trialSubject = dataset.trials.map { subjectIndex[$0.label.subject]! }
         let trials = dataset.trials
         let rates = recordings.map { Resampler.rate(of: $0.samples) }   // once, not once per grid point
+        let uprights = SubjectUpright.uprights(subjects: trials.map(\.label.subject),
+                                               learners: recordings.map { SubjectUpright.learner($0.samples) })
 
         // both[point] = (all trials, focus-code trials) per subject
         let both: [([Counts], [Counts])] = parallelMap(configurations.count, threads: threads, state: ()) { _, g in
@@ -95,6 +97,7 @@ public struct CrossValidation: Sendable {
             var focusSubject = perSubject
             for (i, rec) in recordings.enumerated() {
                 var d = configurations[g].makeDetector()
+                if let u = uprights[i] { d.learnedUpright(u) }
                 let alarmed = !DetectorRunner.detections(in: rec.samples, by: &d, rate: rates[i], stopAtFirst: true).isEmpty
                 let k = trialSubject[i]
                 var c = Counts()

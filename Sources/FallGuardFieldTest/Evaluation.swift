@@ -221,10 +221,16 @@ public enum Evaluator {
         _ dataset: Dataset, configuration: DetectorConfiguration, skipBad: Bool = false, threads: Int = 2
     ) throws(RecordingFileError) -> Evaluation {
         let trials = dataset.trials
+        // The wearer's upright, as a device worn for days has learned it: from the walking in the
+        // subject's other recordings (a file that cannot be read adds nothing; it fails below).
+        let walked = parallelMap(trials.count, threads: threads, state: [UInt8]()) { buffer, i -> UprightLearner in
+            (try? RecordingFile.read(path: trials[i].path, reusing: &buffer)).map { SubjectUpright.learner($0.samples) } ?? UprightLearner()
+        }
+        let uprights = SubjectUpright.uprights(subjects: trials.map(\.label.subject), learners: walked)
         let results = parallelMap(trials.count, threads: threads, state: [UInt8]()) { buffer, i -> Result<TrialOutcome, RecordingFileError> in
             Result { () throws(RecordingFileError) -> TrialOutcome in
                 let rec = try RecordingFile.read(path: trials[i].path, reusing: &buffer)
-                return outcome(of: trials[i], recording: rec, configuration: configuration)
+                return outcome(of: trials[i], recording: rec, configuration: configuration, upright: uprights[i])
             }
         }
         let (outcomes, skipped) = try gather(results, skipBad: skipBad)
@@ -233,9 +239,12 @@ public enum Evaluator {
         return e
     }
 
-    /// Runs a fresh detector over one recording (``DetectorRunner``).
-    public static func outcome(of trial: LabelledTrial, recording: Recording, configuration: DetectorConfiguration) -> TrialOutcome {
+    /// Runs a fresh detector over one recording (``DetectorRunner``), with the wearer's learned
+    /// `upright` if known (``SubjectUpright``).
+    public static func outcome(of trial: LabelledTrial, recording: Recording, configuration: DetectorConfiguration,
+                               upright: (x: Double, y: Double, z: Double)? = nil) -> TrialOutcome {
         var detector = configuration.makeDetector()
+        if let upright { detector.learnedUpright(upright) }
         let detections = DetectorRunner.detections(in: recording.samples, by: &detector)
         let reference = peakMagnitudeTime(recording.samples) ?? 0
         return TrialOutcome(
@@ -293,4 +302,29 @@ public func parallelMap<S: Sendable, T: Sendable>(
         }
     }
     return results.withLock { $0.map { $0! } }
+}
+
+/// The upright a worn device learns while its wearer walks (``UprightLearner``), emulated for
+/// trial folders: each trial gets the upright from the walking in the same subject's *other*
+/// trials (no labels, no axis convention), nil where they walked less than 5 s in all.
+public enum SubjectUpright {
+    /// What one recording's walking teaches, through the bridge's resampler at its own rate.
+    public static func learner(_ samples: [AccelerationSample]) -> UprightLearner {
+        var upright = UprightLearner()
+        guard var resampler = try? Resampler(inputRate: Resampler.rate(of: samples)) else { return upright }
+        for s in samples { resampler.process(s) { upright.process($0) } }
+        return upright
+    }
+
+    /// Per trial, the upright from its subject's other trials.
+    public static func uprights(subjects: [String], learners: [UprightLearner]) -> [(x: Double, y: Double, z: Double)?] {
+        var total: [String: UprightLearner] = [:]
+        for (s, l) in zip(subjects, learners) { total[s, default: UprightLearner()].add(sum: l.sum, count: l.count) }
+        return zip(subjects, learners).map { s, l in
+            guard let all = total[s] else { return nil }
+            var others = UprightLearner()
+            others.add(sum: (all.sum.x - l.sum.x, all.sum.y - l.sum.y, all.sum.z - l.sum.z), count: all.count - l.count)
+            return others.upright   // the mean of all their walking (one lab session, one mounting)
+        }
+    }
 }

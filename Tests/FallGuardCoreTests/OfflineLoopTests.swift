@@ -9,8 +9,9 @@ import FallGuardTestSupport
     /// The two loops allowed to feed a fall detector.
     static let loops: Set = ["Sources/FallGuardCore/DetectorRunner.swift", "Sources/FallGuardHardware/IIO/SensorPipeline.swift"]
     /// What else has a `process(_:)`, none of them a `FallDetector`: the resampler and the
-    /// wearer-activity detectors (`WalkingDetector`, `NotWornDetector`, the daemon's `WearWatch`).
-    static let notFallDetectors: Set = ["resampler", "walking", "notWorn", "wear", "recovery"]
+    /// wearer-activity detectors (`WalkingDetector`, `NotWornDetector`, the daemon's `WearWatch`,
+    /// `UprightLearner`).
+    static let notFallDetectors: Set = ["resampler", "walking", "notWorn", "wear", "recovery", "upright"]
 
     @Test func onlyTheRunnerAndTheLiveLoopFeedAFallDetector() throws {
         let sources = repositoryRoot + "/Sources"

@@ -87,6 +87,24 @@ import Glibc
         #expect((d.lastRatio ?? 0) > 5, "breathing: \(d.lastRatio ?? 0)")
     }
 
+    /// The upright learned while walking (issue 35, the bed) is kept through an hour lying
+    /// still in bed, and forgotten once the device lies unworn (15 minutes on a table): it may be
+    /// clipped on again another way round; 5 s of walking teach it again.
+    @Test func theUprightOutlivesLyingStillButNotADeviceLeftUnworn() {
+        var rng = SplitMix(seed: 31)
+        var learner = UprightLearner()
+        for s in Synthetic.gait(from: 0, seconds: 10, cadence: 1.8, amplitude: 0.3, rng: &rng) { learner.process(s) }
+        #expect(learner.upright != nil, "5 s of walking make an upright")
+        for s in Self.lyingStill(seconds: 3600, rng: &rng) { learner.process(AccelerationSample(time: s.time + 10, x: s.x, y: s.y, z: s.z)) }
+        #expect(learner.upright != nil, "an hour asleep keeps it")
+        for s in Self.lyingOnATable(seconds: 960, noise: 0.004, step: 0.0039, rng: &rng) {
+            learner.process(AccelerationSample(time: s.time + 3610, x: s.x, y: s.y, z: s.z))
+        }
+        #expect(learner.upright == nil, "16 minutes unworn: forgotten")
+        for s in Synthetic.gait(from: 4570, seconds: 10, cadence: 1.8, amplitude: 0.3, rng: &rng) { learner.process(s) }
+        #expect(learner.upright != nil, "walking again teaches it again")
+    }
+
     @Test func pickingTheDeviceUpEndsNotWornAtOnce() {
         var rng = SplitMix(seed: 29)
         var d = NotWornDetector(settings: .init(after: 60))

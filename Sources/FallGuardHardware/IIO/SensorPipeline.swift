@@ -21,6 +21,8 @@ public struct SensorPipeline {
     /// 40 Hz samples fed to the detector since start.
     public private(set) var detectorSamples = 0
     private var gapsSeen = 0
+    /// The wearer's upright, learned while they walk, handed to the detector once a second.
+    private var upright = UprightLearner()
     /// A stuck, saturated or implausible fault is active.
     private var untrustworthy = false
 
@@ -57,6 +59,7 @@ public struct SensorPipeline {
                 }
                 untrustworthy = !health.active.isDisjoint(with: Self.dataFaults)
                 detector.reset()
+                upright = UprightLearner()   // another device, or worn anew: learn it again
                 gapsSeen = 0
                 emit(.opened(info))
             case .failed(let error, _):
@@ -83,6 +86,9 @@ public struct SensorPipeline {
             resampler?.process(s) { r in
                 detectorSamples += 1
                 onDetectorSample?(r)
+                upright.process(r)
+                // Once a second; nil again once the learner forgot it (the device lay unworn).
+                if detectorSamples % Int(detectorRate) == 0 { detector.learnedUpright(upright.upright) }
                 if let d = detector.process(r) { emit(.detection(d)) }
             }
             if let r = resampler, r.gaps != gapsSeen {
