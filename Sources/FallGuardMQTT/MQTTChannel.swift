@@ -280,7 +280,8 @@ private final class BridgeSession: Sendable {
             let checked = try gate.check(ack).get()
             // A step is never an acknowledgement: the gate passed it only with its name and
             // step signed; it is recorded on the call, and silences nothing.
-            if let step = checked.step, let by = checked.provenBy, let onCallStep {
+            if let step = checked.step {
+                guard let by = checked.provenBy, let onCallStep else { throw MQTTAcknowledgementError("a step without a proven name") }
                 logger.notice("MQTT: \(step.rawValue) of \(checked.incident) received", metadata: ["by": "\(by)"])
                 onCallStep(checked.incident, step, by)
                 return

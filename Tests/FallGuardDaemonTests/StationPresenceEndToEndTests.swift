@@ -25,23 +25,7 @@ struct StationPresenceEndToEndTests {
         defer { running.cancel() }
         let base = "http://" + section.listen
 
-        let state = folder + "/bridge-state"
-        let config = folder + "/bridge.yaml"
-        try """
-            device: room-e2e
-            sensor: {uri: "local:", mode: buffered}
-            gpio: {library: v1, chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
-            alarm: {countdown: 5, final-phase: 2}
-            state: {directory: "\(state)"}
-            metrics: {enabled: false}
-            wearer: {name: Test Wearer, location: the lab}
-            channels:
-              mqtt: {type: mqtt, host: 127.0.0.1, port: \(broker.port), acknowledge-secret: "\(section.acknowledgeSecret ?? "")"}
-            \(broadcastPolicy("mqtt"))
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let fall = try shortFallRecording(in: folder)
-        let run = try GPIOEmulatorRun(["run", "--config", config, "--duration", "45"],
-                                      wrapper: [Emulator.root + "/tools/iio-emulator/iio-emu", "--model", "mpu6050", "--recording", fall, "--"])
+        let (run, state) = try Self.bridge("room-e2e", broker: broker, secret: section.acknowledgeSecret ?? "", folder: folder)
         defer { if run.wait() != 0 { Issue.record("the bridge: \(run.stderr)") } }
 
         // The alert out at the station, accepted there by Anna.
@@ -102,23 +86,7 @@ struct StationPresenceEndToEndTests {
         let base = "http://" + section.listen
         let secret = try #require(section.secret(for: "room-steps"))
 
-        let state = folder + "/bridge-state"
-        let config = folder + "/bridge.yaml"
-        try """
-            device: room-steps
-            sensor: {uri: "local:", mode: buffered}
-            gpio: {library: v1, chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
-            alarm: {countdown: 5, final-phase: 2}
-            state: {directory: "\(state)"}
-            metrics: {enabled: false}
-            wearer: {name: Test Wearer, location: the lab}
-            channels:
-              mqtt: {type: mqtt, host: 127.0.0.1, port: \(broker.port), acknowledge-secret: "\(secret)"}
-            \(broadcastPolicy("mqtt"))
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let fall = try shortFallRecording(in: folder)
-        let run = try GPIOEmulatorRun(["run", "--config", config, "--duration", "45"],
-                                      wrapper: [Emulator.root + "/tools/iio-emulator/iio-emu", "--model", "mpu6050", "--recording", fall, "--"])
+        let (run, state) = try Self.bridge("room-steps", broker: broker, secret: secret, folder: folder)
         defer { if run.wait() != 0 { Issue.record("the bridge: \(run.stderr)") } }
 
         func record() -> PastIncidents.Record? { server.history.newestFirst(now: Date().timeIntervalSince1970).first { $0.device == "room-steps" } }
@@ -179,5 +147,28 @@ struct StationPresenceEndToEndTests {
 
     static func state(_ status: String) -> String? {
         ((try? JSONSerialization.jsonObject(with: Data(status.utf8))) as? [String: Any])?["state"] as? String
+    }
+
+    /// A real `fallguard run` as `device` on the IIO emulator's MPU6050 playing a short fall and
+    /// the GPIO emulator, its MQTT channel on `broker` with `secret`; its state directory.
+    static func bridge(_ device: String, broker: MosquittoBroker, secret: String, folder: String) throws -> (GPIOEmulatorRun, String) {
+        let state = folder + "/bridge-state"
+        let config = folder + "/bridge.yaml"
+        try """
+            device: \(device)
+            sensor: {uri: "local:", mode: buffered}
+            gpio: {library: v1, chip: gpiochip0, buzzer: {line: GPIO18}, button: {line: GPIO17, bias: pull-up}, led: {line: GPIO27}}
+            alarm: {countdown: 5, final-phase: 2}
+            state: {directory: "\(state)"}
+            metrics: {enabled: false}
+            wearer: {name: Test Wearer, location: the lab}
+            channels:
+              mqtt: {type: mqtt, host: 127.0.0.1, port: \(broker.port), acknowledge-secret: "\(secret)"}
+            \(broadcastPolicy("mqtt"))
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let fall = try shortFallRecording(in: folder)
+        let run = try GPIOEmulatorRun(["run", "--config", config, "--duration", "45"],
+                                      wrapper: [Emulator.root + "/tools/iio-emulator/iio-emu", "--model", "mpu6050", "--recording", fall, "--"])
+        return (run, state)
     }
 }

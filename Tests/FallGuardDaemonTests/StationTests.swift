@@ -1216,9 +1216,13 @@ struct StationDidNotServe: Error { var why: String }
         #expect(await broker.waitForConnection(of: "station-one-availability-residents", timeout: 10), "\(broker.log)")
         // Both connections' CONNECTs are in; what the broker keeps is what a central view reads.
         try await Task.sleep(for: .seconds(1))
-        // Each line: topic, QoS, retained, payload.
+        // What the broker keeps arrives on subscribing, before two markers published after it:
+        // three lines end the subscriber whether one or two availabilities are kept (its own
+        // timeout cannot be relied on: a test's children may not get its alarm signal).
         func kept() async throws -> [String] {
-            try await Subscriber(broker, topics: ["fallguard-station/#"], count: 3, timeout: 2).lines()
+            let sub = try await Subscriber(broker, topics: ["fallguard-station/#"], count: 3, timeout: 10)
+            for _ in 0..<2 { try mosquittoPublish(broker, topic: "fallguard-station/marker", "end") }
+            return await sub.lines().filter { !$0.hasPrefix("fallguard-station/marker ") }
                 .map { l in let f = l.split(separator: " "); return "\(f.first ?? "") \(f.last ?? "")" }
         }
         let online = try await kept()
