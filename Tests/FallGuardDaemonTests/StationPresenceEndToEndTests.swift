@@ -1,3 +1,4 @@
+import FallGuardConfig
 import FallGuardFieldTest
 import FallGuardMQTT
 import FallGuardStation
@@ -15,15 +16,9 @@ import Testing
 @Suite(.serialized, .enabled(if: Emulator.available, GPIOEmulatorRun.skipReason))
 struct StationPresenceEndToEndTests {
     @Test func aLongPressOfTheBridgesButtonAfterTheStationAcceptedIsPresenceAtTheBedside() async throws {
-        let broker = try await MosquittoBroker()
-        let folder = temporaryFolder("station-presence")
-        var section = StationTests.station(on: broker, clientID: "station-presence-under-test")
-        section.stateDirectory = folder + "/station-state"
-        section.escalation.acceptWithin = 3600
-        let jar = folder + "/cookies"
-        let (server, running) = try await StationTests.start(section, broker: broker, jar: jar)
+        let (broker, folder, section, server, running) = try await Self.station("presence")
         defer { running.cancel() }
-        let base = "http://" + section.listen
+        let (jar, base) = (folder + "/cookies", "http://" + section.listen)
 
         let (run, state) = try Self.bridge("room-e2e", broker: broker, secret: section.acknowledgeSecret ?? "", folder: folder)
         defer { if run.wait() != 0 { Issue.record("the bridge: \(run.stderr)") } }
@@ -72,18 +67,12 @@ struct StationPresenceEndToEndTests {
     /// the page travel on the signed acknowledgement path (the bridge's key, the name and the
     /// step inside the signed text, the incident the bridge accepted). The bridge shows each in
     /// `status.json` and keeps each in the incident's archived record with its time and name; a
-    /// step signed with another key, a step replayed, and a reset of a new alarm that is out
-    /// change nothing at the bridge.
+    /// correctly signed reset before the acceptance leaves the alert out, and a step signed with
+    /// another key is refused.
     @Test func theStationsPresenceAndResetReachTheBridgeAndItsArchiveButSilenceNothing() async throws {
-        let broker = try await MosquittoBroker()
-        let folder = temporaryFolder("station-steps")
-        var section = StationTests.station(on: broker, clientID: "station-steps-under-test")
-        section.stateDirectory = folder + "/station-state"
-        section.escalation.acceptWithin = 3600
-        let jar = folder + "/cookies"
-        let (server, running) = try await StationTests.start(section, broker: broker, jar: jar)
+        let (broker, folder, section, server, running) = try await Self.station("steps")
         defer { running.cancel() }
-        let base = "http://" + section.listen
+        let (jar, base) = (folder + "/cookies", "http://" + section.listen)
         let secret = try #require(section.secret(for: "room-steps"))
 
         let (run, state) = try Self.bridge("room-steps", broker: broker, secret: secret, folder: folder)
@@ -147,6 +136,19 @@ struct StationPresenceEndToEndTests {
 
     static func state(_ status: String) -> String? {
         ((try? JSONSerialization.jsonObject(with: Data(status.utf8))) as? [String: Any])?["state"] as? String
+    }
+
+    /// A broker and a station on it (calls never escalate) with anna signed in (cookies in
+    /// `<folder>/cookies`).
+    static func station(_ name: String) async throws
+        -> (MosquittoBroker, String, StationSection, StationServer, Task<Void, any Error>) {
+        let broker = try await MosquittoBroker()
+        let folder = temporaryFolder("station-" + name)
+        var section = StationTests.station(on: broker, clientID: "station-\(name)-under-test")
+        section.stateDirectory = folder + "/station-state"
+        section.escalation.acceptWithin = 3600
+        let (server, running) = try await StationTests.start(section, broker: broker, jar: folder + "/cookies")
+        return (broker, folder, section, server, running)
     }
 
     /// A real `fallguard run` as `device` on the IIO emulator's MPU6050 playing a short fall and
