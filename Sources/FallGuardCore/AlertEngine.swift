@@ -35,6 +35,19 @@ public enum AlertInput: Sendable, Equatable {
     case notWorn(since: Double)
     /// The device moves again after ``notWorn(since:)``.
     case wornAgain
+    /// A later step of the call a staff station accepted (presence at the bedside, reset),
+    /// taken at the station by `by` and proven as its acknowledgement was (issue 37 item 4). It
+    /// is recorded on the accepted incident alone and never ends or silences an alarm.
+    case stationStep(incidentID: String, step: CallStep, by: String)
+}
+
+/// A step of a nurse call after it was accepted (`accepted → presence → reset`), as a staff
+/// station sends it to the bridge.
+public enum CallStep: String, Sendable, Equatable, CaseIterable {
+    /// A member of staff is at the bedside ("I'm here").
+    case presence
+    /// The call is over ("Reset (done)").
+    case reset
 }
 
 /// Something the caller must do, in the order given.
@@ -214,8 +227,13 @@ public struct AlertEngine: Sendable, Equatable {
         public let at: Double
         /// Until when a long press is presence.
         public let until: Double
-        /// When the long press gave presence at the bedside (nil: not yet).
+        /// When presence at the bedside was given (a long press, or "I'm here" at the station;
+        /// nil: not yet), and by whom (nil: who accepted, by the button).
         public internal(set) var presentAt: Double?
+        public internal(set) var presentBy: String?
+        /// When the station reset the call (done), and by whom: its steps are over.
+        public internal(set) var resetAt: Double?
+        public internal(set) var resetBy: String?
     }
 
     /// How an acknowledgement from a staff station ends (``Acknowledgement/byAndVia``).
@@ -463,6 +481,8 @@ public struct AlertEngine: Sendable, Equatable {
             notWorn = n
             record(.notWorn, n.incident, at: t, "only the sensor's own noise for \(minutes(t - start)): the device is not worn"
                    + (n.reportDeadline.map { "; the helpers are told if it lasts \(minutes($0 - start))" } ?? ""), into: &effects)
+        case let .stationStep(id, step, who):
+            stationStep(step, of: id, by: who, at: t, into: &effects)
         case .wornAgain:
             guard let n = notWorn else { return }
             notWorn = nil
@@ -551,7 +571,7 @@ public struct AlertEngine: Sendable, Equatable {
         case .monitoring:
             // A member of staff accepted the last alarm at a station: the long press is theirs,
             // at the bedside (the call's presence step), told to the station.
-            if var a = accepted, a.presentAt == nil, t <= a.until {
+            if var a = accepted, a.presentAt == nil, a.resetAt == nil, t <= a.until {
                 a.presentAt = t
                 accepted = a
                 record(.staffPresent, a.incident, at: t,
@@ -597,6 +617,41 @@ public struct AlertEngine: Sendable, Equatable {
         default:
             record(.acknowledgementIgnored, nil, at: t,
                    "acknowledgement of \(id) by \(who) ignored: not the active alert", into: &effects)
+        }
+    }
+
+    /// A station's presence or reset, on the call it accepted: recorded (``accepted`` keeps who
+    /// and when), the call's window for a long press as presence closed after either (a long press then is the wearer's help
+    /// request again). Whatever the state, no alarm changes: the bridge's alert ended with the
+    /// signed acceptance, and an alarm under way now is another incident.
+    private mutating func stationStep(_ step: CallStep, of id: String, by who: String, at t: Double,
+                                      into effects: inout [AlertEffect]) {
+        guard var a = accepted, a.incident == id else {
+            record(.acknowledgementIgnored, nil, at: t,
+                   "\(step.rawValue) of \(id) by \(who) ignored: not the call a station accepted", into: &effects)
+            return
+        }
+        guard a.resetAt == nil else {
+            record(.acknowledgementIgnored, id, at: t, "\(step.rawValue) by \(who) ignored: the call was reset", into: &effects)
+            return
+        }
+        switch step {
+        case .presence:
+            guard a.presentAt == nil else {
+                record(.acknowledgementIgnored, id, at: t,
+                       "presence by \(who) ignored: \(a.presentBy ?? a.by) was there already", into: &effects)
+                return
+            }
+            (a.presentAt, a.presentBy) = (t, who)
+            accepted = a
+            record(.staffPresent, id, at: t, "presence at the bedside: \(who), \(seconds(t - a.at)) s after \(a.by) accepted",
+                   into: &effects)
+        case .reset:
+            (a.resetAt, a.resetBy) = (t, who)
+            accepted = a
+            record(.staffReset, id, at: t,
+                   "reset (done) by \(who), \(seconds(t - a.at)) s after \(a.by) accepted"
+                       + (a.presentAt.map { ", \(seconds(t - $0)) s after presence" } ?? ""), into: &effects)
         }
     }
 

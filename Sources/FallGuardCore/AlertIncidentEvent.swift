@@ -35,8 +35,11 @@ public struct IncidentEvent: Sendable, Equatable, Codable {
         case contactReached = "contact-reached"
         /// A caregiver acknowledged the active alert.
         case acknowledged
-        /// After a station's acknowledgement, a long press: staff present at the bedside.
+        /// After a station's acknowledgement, a long press, or "I'm here" taken at the station:
+        /// staff present at the bedside.
         case staffPresent = "staff-present"
+        /// A station's reset of the call it accepted: done, the call is over.
+        case staffReset = "staff-reset"
         /// At start, an alarm a previous run dispatched and nobody resolved became the active
         /// alert again (or, with another incident under way, was not taken over).
         case alertResumed = "alert-resumed"

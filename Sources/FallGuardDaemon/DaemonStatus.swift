@@ -34,10 +34,13 @@ public struct DaemonStatus: Codable, Sendable, Equatable {
         public var delivered: Bool?
         /// Who answered the alarm's call.
         public var reachedBy: String?
-        /// After a station's acknowledgement, presence at the bedside by a long press of the
-        /// button (issue 37): who accepted, and when (ISO 8601).
+        /// After a station's acknowledgement, presence at the bedside (issue 37): by a long press
+        /// of the button (who accepted), or "I'm here" at the station (who took it), and when (ISO 8601).
         public var presentBy: String?
         public var presentAt: String?
+        /// The station's reset of that call (done): who, and when (ISO 8601).
+        public var resetBy: String?
+        public var resetAt: String?
 
         public init(id: String, kind: String, at: String, acknowledgedBy: String? = nil, delivered: Bool? = nil,
                     reachedBy: String? = nil) {

@@ -69,7 +69,7 @@ public final class Notifiers: Sendable {
         context = ChannelContext(
             httpClient: client, logger: Logger(label: "fallguard.notify"),
             write: { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) },
-            acknowledgements: inbox.handler, provenAcknowledgements: inbox.provenHandler,
+            acknowledgements: inbox.handler, provenAcknowledgements: inbox.provenHandler, callSteps: inbox.stepHandler,
             clockSynchronized: { SystemClock.synchronized() })
         // The file was checked; a channel that cannot start fails on I/O (a TLS file it cannot
         // read, say). The alarm and the other channels start anyway and its deliveries wait: a
@@ -130,15 +130,21 @@ public final class Notifiers: Sendable {
     @Sendable public func engineChanged(_ engine: AlertEngine, _ effects: [AlertEffect]) {
         mqtt.forEach { $0.publish(state: engine.status); $0.publish(worn: engine.notWorn == nil) }
         for effect in effects {
-            if case let .record(e) = effect, e.event == .staffPresent, let a = engine.accepted, a.incident == e.incident {
-                // The station's call goes on at the bedside: who accepted is there (issue 37).
+            if case let .record(e) = effect, e.event == .staffPresent || e.event == .staffReset,
+               let a = engine.accepted, a.incident == e.incident {
+                // The station's call goes on at the bedside, then ends (issue 37): in the status.
                 let at = isoTimestamp()
                 last.withLock { l in
-                    guard l?.id == a.incident else { return }
-                    l?.presentBy = a.by
-                    l?.presentAt = at
+                    guard var incident = l, incident.id == a.incident else { return }
+                    if e.event == .staffReset {
+                        (incident.resetBy, incident.resetAt) = (a.resetBy, at)
+                    } else {
+                        (incident.presentBy, incident.presentAt) = (a.presentBy ?? a.by, at)
+                    }
+                    l = incident
                 }
-                mqtt.forEach { $0.publish(presenceOf: a.incident, by: a.by, at: at) }
+                // Presence by the button is news to the station; its own steps it has already.
+                if e.event == .staffPresent, a.presentBy == nil { mqtt.forEach { $0.publish(presenceOf: a.incident, by: a.by, at: at) } }
             }
             guard case let .dispatch(alert) = effect else { continue }
             last.withLock { $0 = .init(id: alert.incident, kind: alert.kind.rawValue, at: isoTimestamp(),

@@ -119,7 +119,11 @@ struct AcknowledgementService: Service {
 
     func run() async throws {
         for await ack in inbox.acknowledgements.cancelOnGracefulShutdown() {
-            alarm.acknowledge(incident: ack.incident, by: ack.byAndVia)
+            if let step = ack.step {
+                alarm.stationStep(step, incident: ack.incident, by: ack.byAndVia)
+            } else {
+                alarm.acknowledge(incident: ack.incident, by: ack.byAndVia)
+            }
         }
     }
 }

@@ -110,7 +110,8 @@ public final class StationServer: Sendable {
             }
             residentsLink = try section.broker.residentsSettings.map { settings in
                 try MQTTSiteClient(settings: settings, clientID: clientID + "-residents", logger: logger,
-                                   topics: { Self.residentTopics(roster.mutex.withLock { Array($0.keys) }, prefix: prefix) }) { topic, payload, retained in
+                                   topics: { Self.residentTopics(roster.mutex.withLock { Array($0.keys) }, prefix: prefix) },
+                                   announces: false) { topic, payload, retained in
                     guard isResident(topic) else { return }
                     inbox.post(.init(topic: topic, payload: payload, retained: retained, at: Date().timeIntervalSince1970))
                 }
@@ -385,6 +386,7 @@ public final class StationServer: Sendable {
             case let .failure(refused): return WebSite.refused(.conflict, refused.why)
             case let .success(r):
                 logger.notice("station: \(m.user) took \(step.rawValue) on \(r.device) \(r.incident ?? r.key)")
+                await tellBridge(step, of: r, by: m)
                 return Response(status: .noContent)
             }
         }
@@ -418,6 +420,19 @@ public final class StationServer: Sendable {
             }
             logger.notice("station: \(m.user) acknowledged \(incident) on \(device)")
             return Response(status: .noContent)
+        }
+    }
+
+    /// Sends a step the station recorded to its bridge on the signed acknowledgement path (the
+    /// bridge's own key, the name and the step inside the signed text, the incident the bridge
+    /// accepted), so that the bridge shows and archives it. The station's record stands whether
+    /// or not it lands: its escalation follows the record, and the step silences nothing.
+    private func tellBridge(_ step: PastIncidents.Step, of r: PastIncidents.Record, by m: StaffAccess.Member) async {
+        guard let incident = r.incident, let secret = section.secret(for: r.device) else { return }
+        do {
+            try await mqtt.acknowledge(device: r.device, incident: incident, by: m.name, secret: secret, step: step)
+        } catch {
+            logger.warning("station: \(step.rawValue) of \(incident) on \(r.device) recorded, but not sent to the bridge: \(error)")
         }
     }
 

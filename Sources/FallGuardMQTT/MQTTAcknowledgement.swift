@@ -14,6 +14,9 @@ public struct MQTTAcknowledgement: Sendable, Equatable {
     public var incident: String?
     /// Who, as the publisher wrote it; shown only if it names a configured contact.
     public var by: String?
+    /// A step of a call a staff station accepted (issue 37 item 4), not an acknowledgement:
+    /// taken only with an HMAC over it (``MQTTAcknowledgementGate/signedText(device:incident:time:by:step:)``).
+    public var step: CallStep?
     public var proof: Proof?
 
     /// How the publisher shows it knows the bridge's secret.
@@ -23,8 +26,8 @@ public struct MQTTAcknowledgement: Sendable, Equatable {
         case hmac(String, time: Int64)
     }
 
-    public init(incident: String?, by: String? = nil, proof: Proof? = nil) {
-        (self.incident, self.by, self.proof) = (incident, by, proof)
+    public init(incident: String?, by: String? = nil, step: CallStep? = nil, proof: Proof? = nil) {
+        (self.incident, self.by, self.step, self.proof) = (incident, by, step, proof)
     }
 
     /// Parses a payload; throws a message saying what is wrong with it.
@@ -40,7 +43,14 @@ public struct MQTTAcknowledgement: Sendable, Equatable {
         do {
             fields = try JSONDecoder().decode(Fields.self, from: Data(trimmed.utf8))
         } catch {
-            throw .init("payload is not a JSON object of strings 'incident', 'by', 'token', 'hmac' and a number 'time'")
+            throw .init("payload is not a JSON object of strings 'incident', 'by', 'step', 'token', 'hmac' and a number 'time'")
+        }
+        let step: CallStep?
+        switch fields.step {
+        case nil: step = nil
+        case let word?:
+            guard let known = CallStep(rawValue: word) else { throw .init("'step' must be presence or reset") }
+            step = known
         }
         let proof: Proof?
         switch (fields.token, fields.hmac, fields.time) {
@@ -52,18 +62,19 @@ public struct MQTTAcknowledgement: Sendable, Equatable {
         let incident = fields.incident.map { String($0.trimmingWhitespace) }
         let by = fields.by.map { String($0.trimmingWhitespace) }
         try self.init(incident: incident?.isEmpty == true ? nil : incident,
-                      by: by?.isEmpty == true ? nil : by, proof: proof, checked: ())
+                      by: by?.isEmpty == true ? nil : by, step: step, proof: proof, checked: ())
     }
 
     private struct Fields: Decodable {
         var incident: String?
         var by: String?
+        var step: String?
         var token: String?
         var hmac: String?
         var time: Int64?
     }
 
-    private init(incident: String?, by: String?, proof: Proof?, checked: ()) throws(MQTTAcknowledgementError) {
+    private init(incident: String?, by: String?, step: CallStep? = nil, proof: Proof?, checked: ()) throws(MQTTAcknowledgementError) {
         // Incident ids are short plain ASCII (`<prefix>-<n>`); names go into messages.
         if let incident, incident.unicodeScalars.count > 64 || !incident.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) {
             throw .init("'\(incident.prefix(80))' is not an incident id")
@@ -71,7 +82,7 @@ public struct MQTTAcknowledgement: Sendable, Equatable {
         if let by, by.unicodeScalars.count > 100 || by.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw .init("'by' must be at most 100 characters without control characters")
         }
-        self.init(incident: incident, by: by, proof: proof)
+        self.init(incident: incident, by: by, step: step, proof: proof)
     }
 }
 
@@ -93,6 +104,11 @@ public struct MQTTAcknowledgementError: Error, Equatable, CustomStringConvertibl
 ///   refused: a captured acknowledgement cannot be published again). The older
 ///   `fallguard-ack\n<device>\n<incident>\n<time>` (no name) still acknowledges, but its `by`
 ///   is not proven, so the bridge does not attribute the acknowledgement to it.
+///
+/// A call's later step (``CallStep``: presence, reset) is signed over
+/// `fallguard-step-1\n<device>\n<incident>\n<time>\n<by>\n<step>`, HMAC only and always named:
+/// another text than an acknowledgement's, so neither passes for the other, and a bridge that
+/// does not know steps refuses one ("wrong hmac") rather than take it as an acknowledgement.
 public struct MQTTAcknowledgementGate: Sendable {
     public let device: String
     private let secret: [UInt8]?
@@ -113,6 +129,8 @@ public struct MQTTAcknowledgementGate: Sendable {
     public struct Checked: Sendable, Equatable {
         public var incident: String
         public var provenBy: String?
+        /// A call's step (its name proven with it); nil: an acknowledgement.
+        public var step: CallStep? = nil
     }
 
     /// - Parameter clock: the wall clock (``SteadyWallClock/wall``) and the steady one beside
@@ -128,14 +146,18 @@ public struct MQTTAcknowledgementGate: Sendable {
     }
 
     /// The text an HMAC signs: with `by`, the name is signed too (`fallguard-ack-2`).
-    public static func signedText(device: String, incident: String, time: Int64, by: String? = nil) -> String {
+    /// A call's step (`fallguard-step-1`) signs the name and the step as well.
+    public static func signedText(device: String, incident: String, time: Int64, by: String? = nil, step: CallStep? = nil) -> String {
+        if let step { return "fallguard-step-1\n\(device)\n\(incident)\n\(time)\n\(by ?? "")\n\(step.rawValue)" }
         guard let by else { return "fallguard-ack\n\(device)\n\(incident)\n\(time)" }
         return "fallguard-ack-2\n\(device)\n\(incident)\n\(time)\n\(by)"
     }
 
-    /// The hex HMAC a publisher sends (tests and `tools/` use it too); with `by`, over the name.
-    public static func hmac(secret: String, device: String, incident: String, time: Int64, by: String? = nil) -> String {
-        let code = HMAC<SHA256>.authenticationCode(for: Array(signedText(device: device, incident: incident, time: time, by: by).utf8),
+    /// The hex HMAC a publisher sends (tests and `tools/` use it too); with `by`, over the name;
+    /// with `step`, over a call's step.
+    public static func hmac(secret: String, device: String, incident: String, time: Int64, by: String? = nil,
+                            step: CallStep? = nil) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Array(signedText(device: device, incident: incident, time: time, by: by, step: step).utf8),
                                                    using: SymmetricKey(data: Array(secret.utf8)))
         return code.lowercaseHex
     }
@@ -170,10 +192,15 @@ public struct MQTTAcknowledgementGate: Sendable {
         guard let incident = ack.incident else {
             return .failure(.init("it names no incident (send {\"incident\": \"FG-…\"})"))
         }
+        if ack.step != nil, secret == nil {
+            return .failure(.init("a step is taken only by a bridge with an acknowledge-secret, proven with its hmac"))
+        }
         guard let secret else { return .success(Checked(incident: incident, provenBy: nil)) }
         switch ack.proof {
         case nil:
             return .failure(.init("it carries no token or hmac, and this bridge has an acknowledge-secret"))
+        case .token where ack.step != nil:
+            return .failure(.init("a step is taken only with 'hmac' and 'time'"))
         case let .token(token):
             guard acceptsToken else {
                 return .failure(.init("a token is not taken (acknowledge-mode: hmac): send 'hmac' with 'time'"))
@@ -190,18 +217,23 @@ public struct MQTTAcknowledgementGate: Sendable {
             }
             guard let mac = Self.bytes(hex: hex) else { return .failure(.init("wrong hmac")) }
             let key = SymmetricKey(data: secret)
-            func signs(_ by: String?) -> Bool {
+            func signs(_ by: String?, _ step: CallStep? = nil) -> Bool {
                 HMAC<SHA256>.isValidAuthenticationCode(
-                    mac, authenticating: Array(Self.signedText(device: device, incident: incident, time: time, by: by).utf8), using: key)
+                    mac, authenticating: Array(Self.signedText(device: device, incident: incident, time: time, by: by, step: step).utf8),
+                    using: key)
             }
             let provenBy: String?
-            if let by = ack.by, signs(by) { provenBy = by } else if signs(nil) { provenBy = nil } else {
+            if let step = ack.step {
+                // A step is named, and its name and step are signed: nothing else passes.
+                guard let by = ack.by, signs(by, step) else { return .failure(.init("wrong hmac")) }
+                provenBy = by
+            } else if let by = ack.by, signs(by) { provenBy = by } else if signs(nil) { provenBy = nil } else {
                 return .failure(.init("wrong hmac"))
             }
             guard seen.first(hex, time: time, now: seconds) else {
                 return .failure(.init("this hmac was taken before (an acknowledgement is taken once)"))
             }
-            return .success(Checked(incident: incident, provenBy: provenBy))
+            return .success(Checked(incident: incident, provenBy: provenBy, step: ack.step))
         }
     }
 

@@ -21,9 +21,12 @@ public final class MQTTChannel: NotificationChannel {
     ///   acknowledgement; hand it on, do not block.
     /// - Parameter onProvenAcknowledgement: for acknowledgements that proved the secret with an
     ///   HMAC (a staff station); nil: `onAcknowledgement` takes them too.
+    /// - Parameter onCallStep: for a station's later steps of a call it accepted (presence,
+    ///   reset), proven with an HMAC over the step; nil: they are refused.
     public init(name: String = "mqtt", settings: MQTTChannelSettings,
                 onAcknowledgement: @escaping AcknowledgementHandler,
                 onProvenAcknowledgement: AcknowledgementHandler? = nil,
+                onCallStep: CallStepHandler? = nil,
                 clockSynchronized: @escaping @Sendable () -> Bool? = { nil },
                 logger: Logger = Logger(label: "fallguard.mqtt")) throws(MQTTError) {
         self.name = name
@@ -35,7 +38,8 @@ public final class MQTTChannel: NotificationChannel {
                                                                    acceptsToken: settings.acknowledgeMode == .token,
                                                                    clockSynchronized: clockSynchronized),
                                      onAcknowledgement: onAcknowledgement,
-                                     onProvenAcknowledgement: onProvenAcknowledgement ?? onAcknowledgement, logger: logger)
+                                     onProvenAcknowledgement: onProvenAcknowledgement ?? onAcknowledgement,
+                                     onCallStep: onCallStep, logger: logger)
         self.retained = retained
         let options = MosquittoOptions(
             host: settings.host, port: settings.effectivePort, clientID: settings.effectiveClientID,
@@ -142,6 +146,7 @@ private final class BridgeSession: Sendable {
     let gate: MQTTAcknowledgementGate
     let onAcknowledgement: AcknowledgementHandler
     let onProvenAcknowledgement: AcknowledgementHandler
+    let onCallStep: CallStepHandler?
     let logger: Logger
     private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, worn: Bool)>((nil, nil, true))
     /// The last power report; nil while the bridge has none (no entity discovered).
@@ -151,10 +156,10 @@ private final class BridgeSession: Sendable {
 
     init(topics: MQTTTopics, discovery: Bool, gate: MQTTAcknowledgementGate,
          onAcknowledgement: @escaping AcknowledgementHandler, onProvenAcknowledgement: @escaping AcknowledgementHandler,
-         logger: Logger) {
+         onCallStep: CallStepHandler?, logger: Logger) {
         (self.topics, self.discovery, self.gate, self.onAcknowledgement, self.logger) =
             (topics, discovery, gate, onAcknowledgement, logger)
-        self.onProvenAcknowledgement = onProvenAcknowledgement
+        (self.onProvenAcknowledgement, self.onCallStep) = (onProvenAcknowledgement, onCallStep)
     }
 
     func set(state: AlarmStatus, _ client: MosquittoClient) {
@@ -271,7 +276,16 @@ private final class BridgeSession: Sendable {
         let incident: String, by: String?, proven: Bool
         do {
             let ack = try MQTTAcknowledgement(payload: payload)
+            if ack.step != nil, onCallStep == nil { throw MQTTAcknowledgementError("this bridge takes no call steps") }
             let checked = try gate.check(ack).get()
+            // A step is never an acknowledgement: the gate passed it only with its name and
+            // step signed; it is recorded on the call, and silences nothing.
+            if let step = checked.step {
+                guard let by = checked.provenBy, let onCallStep else { throw MQTTAcknowledgementError("a step without a proven name") }
+                logger.notice("MQTT: \(step.rawValue) of \(checked.incident) received", metadata: ["by": "\(by)"])
+                onCallStep(checked.incident, step, by)
+                return
+            }
             incident = checked.incident
             // "Acknowledged by" only from a proof that covers the name (an HMAC over it); any
             // other name is what the publisher wrote, shown only if it is a configured contact.

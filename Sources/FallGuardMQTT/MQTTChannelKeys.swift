@@ -31,7 +31,7 @@ extension MQTTChannelSettings: ChannelOptions, KeyedSection {
 
     public func makeChannel(named name: String, context: ChannelContext) throws -> any NotificationChannel {
         try MQTTChannel(name: name, settings: self, onAcknowledgement: context.acknowledgements,
-                        onProvenAcknowledgement: context.provenAcknowledgements,
+                        onProvenAcknowledgement: context.provenAcknowledgements, onCallStep: context.callSteps,
                         clockSynchronized: context.clockSynchronized, logger: context.logger)
     }
 

@@ -1,3 +1,4 @@
+import FallGuardCore
 import FallGuardNotify
 import Foundation
 import Logging
@@ -7,12 +8,15 @@ import Synchronization
 /// every reconnect) and hands every message on; publishes acknowledgements that only the
 /// bridge concerned accepts (an HMAC over its device name, the incident and the time, keyed
 /// with its `acknowledge-secret`: ``MQTTAcknowledgementGate``). Its own availability is
-/// `<prefix>-station/<client id>/availability` (retained, its last will `offline`).
+/// `<prefix>-station/<client id>/availability` (retained, its last will `offline`), unless it is
+/// a station's second connection (`announces: false`): one station, one availability.
 public final class MQTTSiteClient: Sendable {
     public let settings: MQTTChannelSettings
     public let clientID: String
     private let client: MosquittoClient
     private let availability: String
+    /// Whether this connection publishes the station's availability (and leaves it as its will).
+    private let announces: Bool
     private let link: LinkBox
 
     /// The station's own connection to the broker: whether it is up, since when, and why not.
@@ -44,15 +48,18 @@ public final class MQTTSiteClient: Sendable {
 
     /// - Parameters:
     ///   - topics: what to subscribe to at each connection (nil: `<prefix>/#`, the whole site).
+    ///   - announces: whether it publishes the station's availability; false for a station's
+    ///     second connection (the residents'), so that a central view counts each station once.
     ///   - onMessage: topic, payload, and whether the broker sent it as retained; called on
     ///     libmosquitto's network thread: hand it on, do not block.
     public init(settings: MQTTChannelSettings, clientID: String, logger: Logger = Logger(label: "fallguard.station.mqtt"),
-                topics: (@Sendable () -> [String])? = nil,
+                topics: (@Sendable () -> [String])? = nil, announces: Bool = true,
                 onMessage: @escaping @Sendable (String, [UInt8], Bool) -> Void) throws(MQTTError) {
         self.settings = settings
         self.clientID = clientID
         let availability = "\(settings.topicPrefix)-station/\(MQTTTopics.topicSafe(clientID))/availability"
         self.availability = availability
+        self.announces = announces
         let prefix = settings.topicPrefix
         let link = LinkBox()
         self.link = link
@@ -68,7 +75,7 @@ public final class MQTTSiteClient: Sendable {
         let options = MosquittoOptions(
             host: settings.host, port: settings.effectivePort, clientID: clientID,
             keepalive: settings.keepalive, username: settings.username, password: settings.password,
-            will: (availability, MQTTAvailability.offline),
+            will: announces ? (availability, MQTTAvailability.offline) : nil,
             tls: settings.tls ? (settings.caFile, settings.certFile, settings.keyFile) : nil,
             reconnectDelay: settings.reconnectDelay, reconnectDelayMax: settings.reconnectDelayMax,
             maximumPacketSize: MQTTLimits.stationPacket)
@@ -85,7 +92,7 @@ public final class MQTTSiteClient: Sendable {
                     logger.critical("station: \(why)")
                     linked(false, why)
                 }
-                client.publish(availability, Array(MQTTAvailability.online.utf8), retain: true)
+                if announces { client.publish(availability, Array(MQTTAvailability.online.utf8), retain: true) }
             case let .refused(reason, _):
                 logger.error("station: the broker refused the connection: \(reason)")
                 linked(false, reason)
@@ -103,7 +110,7 @@ public final class MQTTSiteClient: Sendable {
                 // and the link is closed after a second keepalive, to fetch them all again.
                 // While messages come, the station says it is online at most every half
                 // keepalive, so that no ping goes out; when they stop, the keepalive rules.
-                if nudge.due(every: Double(settings.keepalive) / 2) {
+                if announces, nudge.due(every: Double(settings.keepalive) / 2) {
                     _ = client.publish(availability, Array(MQTTAvailability.online.utf8), qos: 0, retain: true)
                 }
             }
@@ -120,25 +127,30 @@ public final class MQTTSiteClient: Sendable {
     }
 
     public func stop() async {
-        _ = try? await client.publishAcknowledged(availability, Array(MQTTAvailability.offline.utf8), retain: true, timeout: 1)
+        if announces { _ = try? await client.publishAcknowledged(availability, Array(MQTTAvailability.offline.utf8), retain: true, timeout: 1) }
         client.stop()
     }
 
     /// The payload that acknowledges `incident` on bridge `device` as `by`, proven with `secret`
     /// at `time` (Unix seconds), the name inside the signed text: what the bridge's gate takes
     /// in `hmac` mode, and attributes to `by`.
-    public static func acknowledgement(device: String, incident: String, by: String, secret: String, time: Int64) -> [UInt8] {
-        let mac = MQTTAcknowledgementGate.hmac(secret: secret, device: device, incident: incident, time: time, by: by)
-        struct Ack: Encodable { var incident: String; var by: String; var time: Int64; var hmac: String }
-        return (try? Array(JSONEncoder().encode(Ack(incident: incident, by: by, time: time, hmac: mac)))) ?? []
+    /// With `step`, a later step of the call (presence, reset) instead: signed over the step
+    /// (``MQTTAcknowledgementGate/signedText(device:incident:time:by:step:)``), never an
+    /// acknowledgement.
+    public static func acknowledgement(device: String, incident: String, by: String, secret: String, time: Int64,
+                                       step: CallStep? = nil) -> [UInt8] {
+        let mac = MQTTAcknowledgementGate.hmac(secret: secret, device: device, incident: incident, time: time, by: by, step: step)
+        struct Ack: Encodable { var incident: String; var by: String; var step: String?; var time: Int64; var hmac: String }
+        return (try? Array(JSONEncoder().encode(Ack(incident: incident, by: by, step: step?.rawValue, time: time, hmac: mac)))) ?? []
     }
 
-    /// Publishes that acknowledgement on `<prefix>/<device>/ack` at QoS 1 and returns after the
-    /// broker's PUBACK (within `publish-timeout`).
-    public func acknowledge(device: String, incident: String, by: String, secret: String, now: Date = Date()) async throws {
+    /// Publishes that acknowledgement (or step) on `<prefix>/<device>/ack` at QoS 1 and returns
+    /// after the broker's PUBACK (within `publish-timeout`).
+    public func acknowledge(device: String, incident: String, by: String, secret: String, step: CallStep? = nil,
+                            now: Date = Date()) async throws {
         let topic = MQTTTopics(prefix: settings.topicPrefix, device: device).acknowledge
         let payload = Self.acknowledgement(device: device, incident: incident, by: by, secret: secret,
-                                           time: Int64(now.timeIntervalSince1970.rounded()))
+                                           time: Int64(now.timeIntervalSince1970.rounded()), step: step)
         _ = try await client.publishAcknowledged(topic, payload, timeout: settings.publishTimeout)
     }
 }

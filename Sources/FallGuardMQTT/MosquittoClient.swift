@@ -31,8 +31,8 @@ struct MosquittoOptions: Sendable {
     var keepalive: Int
     var username: String?
     var password: String?
-    /// Retained QoS 1 last will.
-    var will: (topic: String, payload: String)
+    /// Retained QoS 1 last will (nil: none).
+    var will: (topic: String, payload: String)?
     var tls: (caFile: String?, certFile: String?, keyFile: String?)?
     var reconnectDelay: Int
     var reconnectDelayMax: Int
@@ -103,8 +103,10 @@ final class MosquittoClient: @unchecked Sendable {
         if let user = options.username {
             try check(mosquitto_username_pw_set(h, user, options.password), "username/password")
         }
-        let will = Array(options.will.payload.utf8)
-        try check(mosquitto_will_set(h, options.will.topic, Int32(will.count), will, 1, true), "last will")
+        if let (topic, payload) = options.will {
+            let will = Array(payload.utf8)
+            try check(mosquitto_will_set(h, topic, Int32(will.count), will, 1, true), "last will")
+        }
         if let tls = options.tls {
             let caPath: String? = tls.caFile == nil ? "/etc/ssl/certs" : nil
             try check(mosquitto_tls_set(h, tls.caFile, caPath, tls.certFile, tls.keyFile, nil), "TLS files")

@@ -1,3 +1,4 @@
+import FallGuardCore
 import Foundation
 
 /// A caregiver's acknowledgement of an incident, as a channel received it.
@@ -7,8 +8,12 @@ public struct Acknowledgement: Sendable, Equatable {
     public var by: String
     /// How, when the channel says (`SMS reply`): the incident log names it.
     public var via: String?
+    /// A later step of a call a station accepted (nil: an acknowledgement): never one.
+    public var step: CallStep?
 
-    public init(incident: String, by: String, via: String? = nil) { (self.incident, self.by, self.via) = (incident, by, via) }
+    public init(incident: String, by: String, via: String? = nil, step: CallStep? = nil) {
+        (self.incident, self.by, self.via, self.step) = (incident, by, via, step)
+    }
 
     /// `Anna (SMS reply)`: who and how, as the alarm records and the follow-up messages show it.
     public var byAndVia: String { via.map { "\(by) (\($0))" } ?? by }
@@ -45,10 +50,21 @@ public final class AcknowledgementInbox: Sendable {
     /// contact's name as the contact's, "via station".
     public var provenHandler: AcknowledgementHandler {
         { [continuation, contactNames] incident, by in
-            let name = by.trimmingCharacters(in: .whitespaces)
-            let shown = contactNames.first { $0.lowercased() == name.lowercased() } ?? (name.isEmpty ? Self.otherwise : String(name.prefix(100)))
-            continuation.yield(Acknowledgement(incident: incident, by: shown, via: "station"))
+            continuation.yield(Acknowledgement(incident: incident, by: Self.provenName(by, contacts: contactNames), via: "station"))
         }
+    }
+
+    /// The handler for a station's later steps of a call (presence, reset), proven as
+    /// ``provenHandler``'s acknowledgements are; named the same way.
+    public var stepHandler: CallStepHandler {
+        { [continuation, contactNames] incident, step, by in
+            continuation.yield(Acknowledgement(incident: incident, by: Self.provenName(by, contacts: contactNames), via: "station", step: step))
+        }
+    }
+
+    private static func provenName(_ by: String, contacts: [String]) -> String {
+        let name = by.trimmingCharacters(in: .whitespaces)
+        return contacts.first { $0.lowercased() == name.lowercased() } ?? (name.isEmpty ? otherwise : String(name.prefix(100)))
     }
 
     /// An acknowledgement from a contact the channel already identified (by phone number).

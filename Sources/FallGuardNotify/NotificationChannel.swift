@@ -154,3 +154,7 @@ public protocol NotificationChannel: Sendable {
 /// Where remote acknowledgements (MQTT, a webhook reply, an HTTP endpoint) are handed to the
 /// alert engine: `AlertInput.acknowledged(incidentID:by:)`.
 public typealias AcknowledgementHandler = @Sendable (_ incident: String, _ by: String) -> Void
+
+/// Where a staff station's later step of a call it accepted (presence, reset), proven as its
+/// acknowledgement was, is handed to the alert engine: `AlertInput.stationStep(incidentID:step:by:)`.
+public typealias CallStepHandler = @Sendable (_ incident: String, _ step: CallStep, _ by: String) -> Void

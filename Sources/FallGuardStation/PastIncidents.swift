@@ -90,13 +90,9 @@ public struct PastIncidents: Sendable, Equatable {
         public var inProgress: Bool { acknowledgedAt != nil && resetAt == nil }
     }
 
-    /// A step a member of staff takes on a call after accepting it.
-    public enum Step: String, Sendable {
-        /// At the bedside ("I'm here").
-        case presence
-        /// Done: the call is closed.
-        case reset
-    }
+    /// A step a member of staff takes on a call after accepting it: presence at the bedside
+    /// ("I'm here"), then reset (done: the call is closed). The words the bridge is sent.
+    public typealias Step = CallStep
 
     /// Why a call escalated.
     public enum Escalation: String, Sendable, CaseIterable {

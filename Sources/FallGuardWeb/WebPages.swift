@@ -189,7 +189,7 @@ public enum WebPages {
           text("sensor", s.sensor ? `${s.sensor.device}, ${s.sensor.mode}, ${Number(s.sensor.rate).toFixed(1)} Hz` + (s.sensor.axes ? `, ${s.sensor.axes}` : "") + (s.sensor.problems.length ? ` — ${s.sensor.problems.join(", ")}` : "") : "no sensor");
           const o = s.outbox;
           text("outbox", o ? `${o.pending} pending, ${o.sent} sent, ${o.failed} failed` + (o.held_in_memory ? `, ${o.held_in_memory} held in memory` : "") + (o.oldest_pending_age ? `, oldest waiting ${Math.round(o.oldest_pending_age)} s` : "") : "—");
-          text("last-incident", li ? `${li.id} ${li.kind} at ${li.at.slice(0, 19).replace("T", " ")}` + (li.delivered ? ", delivered" : "") + (li.reached_by ? `, ${li.reached_by} answered` : "") + (li.acknowledged_by ? `, acknowledged by ${li.acknowledged_by}` : "") + (li.present_by ? `, at the bedside ${li.present_at.slice(11, 19)}` : "") : "none");
+          text("last-incident", li ? `${li.id} ${li.kind} at ${li.at.slice(0, 19).replace("T", " ")}` + (li.delivered ? ", delivered" : "") + (li.reached_by ? `, ${li.reached_by} answered` : "") + (li.acknowledged_by ? `, acknowledged by ${li.acknowledged_by}` : "") + (li.present_by ? `, ${li.present_by} at the bedside ${li.present_at.slice(11, 19)}` : "") + (li.reset_by ? `, reset by ${li.reset_by} ${li.reset_at.slice(11, 19)}` : "") : "none");
           text("heartbeat", s.heartbeat || "none sent");
           const nw = s.not_worn;
           text("worn", nw ? `NOT WORN since ${nw.since.slice(0, 19).replace("T", " ")}: falls cannot be detected` + (nw.reported ? " (the helpers were told)" : "") : "yes");
@@ -201,7 +201,7 @@ public enum WebPages {
           if (md) text("modem", `${md.state}` + (md.signal_percent != null ? `, signal ${md.signal_percent} %` : "") + (md.registration ? `, ${md.registration}` : "") + (md.operator_name ? ` (${md.operator_name})` : "") + (md.problem ? ` — ${md.problem}` : ""));
           text("problems", s.problems && s.problems.length ? s.problems.join("; ") : "none");
           text("updated", new Date().toLocaleTimeString());
-          const key = JSON.stringify([li && li.id, li && li.acknowledged_by, li && li.delivered, o && o.pending, o && o.sent, o && o.failed, s.state]);
+          const key = JSON.stringify([li && li.id, li && li.acknowledged_by, li && li.present_by, li && li.reset_by, li && li.delivered, o && o.pending, o && o.sent, o && o.failed, s.state]);
           if (listKey && key !== listKey) refreshLists();
           listKey = key;
           tickState();
@@ -218,7 +218,7 @@ public enum WebPages {
           } else if (s.state === "monitoring" && s.problems && s.problems.length) {
             t = `Monitoring — PROBLEM: ${s.problems[0].split(" (")[0]}`;
           } else if (s.state === "monitoring" && s.last_incident && s.last_incident.acknowledged_by) {
-            t = `Monitoring — ${s.last_incident.id} accepted by ${s.last_incident.acknowledged_by}` + (s.last_incident.present_by ? `, at the bedside` : "");
+            t = `Monitoring — ${s.last_incident.id} accepted by ${s.last_incident.acknowledged_by}` + (s.last_incident.reset_by ? `, reset by ${s.last_incident.reset_by}` : s.last_incident.present_by ? `, ${s.last_incident.present_by} at the bedside` : "");
           }
           text("state", t);
         }

@@ -95,7 +95,8 @@ struct StatusCommand: ParsableCommand {
             if last.delivered == true { line += ", delivered" }
             if let who = last.reachedBy { line += ", \(who) answered the call" }
             if let who = last.acknowledgedBy { line += ", acknowledged by \(who)" }
-            if let at = last.presentAt { line += ", at the bedside since \(at)" }
+            if let at = last.presentAt { line += ", \(last.presentBy ?? "staff") at the bedside since \(at)" }
+            if let at = last.resetAt { line += ", reset by \(last.resetBy ?? "staff") at \(at)" }
             lines.append(line)
         } else {
             lines.append("last incident: none since start")

@@ -356,6 +356,56 @@ extension AlertState {
         #expect(again.accepted == nil && again.advance(to: 102).alerts.map(\.kind) == [.helpRequested])
     }
 
+    /// Issue 37 item 4: a station's "I'm here" and "Reset" reach the bridge as steps of the call
+    /// it accepted: each recorded with its name and time, neither ending nor silencing an alarm
+    /// (a step for another incident, or during a new alarm, changes nothing), and after either a
+    /// long press is the wearer's help request again.
+    @Test func aStationsPresenceAndResetAreRecordedOnTheAcceptedCallAndSilenceNothing() throws {
+        var e = AlertFixtures.alertOut()
+        // Before any acceptance: no call to step on; the alert stays out, silent of nothing.
+        let early = e.handle(.stationStep(incidentID: "FG-1", step: .reset, by: "Eve (station)"), at: 40)
+        #expect(early.alerts.isEmpty && early.sounds.isEmpty && e.state.incident == "FG-1" && e.status == .alertOut)
+        #expect(early.events.map(\.event) == [.acknowledgementIgnored] && early.events[0].incident == nil)
+        _ = e.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)
+        // Another incident's step: ignored.
+        let other = e.handle(.stationStep(incidentID: "FG-9", step: .presence, by: "Ben Jones (station)"), at: 50)
+        #expect(other.events.map(\.event) == [.acknowledgementIgnored] && e.accepted?.presentAt == nil)
+        let here = e.handle(.stationStep(incidentID: "FG-1", step: .presence, by: "Ben Jones (station)"), at: 105)
+        let present = try #require(here.events.first)
+        #expect(present.event == .staffPresent && present.incident == "FG-1" && present.time == 105
+                && present.detail.contains("Ben Jones (station), 60 s after Anna Smith (station) accepted"), "\(present.detail)")
+        #expect(here.alerts.isEmpty && here.sounds.isEmpty && e.accepted?.presentBy == "Ben Jones (station)" && e.accepted?.presentAt == 105)
+        let twice = e.handle(.stationStep(incidentID: "FG-1", step: .presence, by: "Cat (station)"), at: 106)
+        #expect(twice.events.map(\.event) == [.acknowledgementIgnored] && e.accepted?.presentBy == "Ben Jones (station)")
+        let done = e.handle(.stationStep(incidentID: "FG-1", step: .reset, by: "Ben Jones (station)"), at: 165)
+        let reset = try #require(done.events.first)
+        #expect(reset.event == .staffReset && reset.incident == "FG-1"
+                && reset.detail.contains("Ben Jones (station), 120 s after Anna Smith (station) accepted, 60 s after presence"), "\(reset.detail)")
+        #expect(done.alerts.isEmpty && e.accepted?.resetBy == "Ben Jones (station)" && e.accepted?.resetAt == 165 && e.status == .monitoring)
+        #expect(e.handle(.stationStep(incidentID: "FG-1", step: .presence, by: "Cat (station)"), at: 170).events.map(\.event) == [.acknowledgementIgnored])
+        // After the reset a long press is the wearer's: a help request.
+        _ = e.handle(.buttonPressed, at: 200)
+        #expect(e.advance(to: 202).alerts.map(\.kind) == [.helpRequested])
+
+        // Reset with nobody present (the bridge is told what the station took): a long press after it asks for help.
+        var skipped = AlertFixtures.alertOut()
+        _ = skipped.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)
+        #expect(skipped.handle(.stationStep(incidentID: "FG-1", step: .reset, by: "Anna Smith (station)"), at: 60).events.map(\.event) == [.staffReset])
+        _ = skipped.handle(.buttonPressed, at: 100)
+        #expect(skipped.advance(to: 102).alerts.map(\.kind) == [.helpRequested])
+
+        // A new fall's alert out: the old call's reset leaves it alone.
+        var again = AlertFixtures.alertOut()
+        _ = again.handle(.acknowledged(incidentID: "FG-1", by: "Anna Smith (station)"), at: 45)
+        _ = again.handle(.fallSuspected(AlertFixtures.fall(impact: 57.5)), at: 60)
+        _ = again.advance(to: 200)
+        #expect(again.status == .alertOut && again.state.incident == "FG-2")
+        let stale = again.handle(.stationStep(incidentID: "FG-1", step: .reset, by: "Anna Smith (station)"), at: 201)
+        #expect(stale.alerts.isEmpty && stale.sounds.isEmpty && again.status == .alertOut && again.state.incident == "FG-2")
+        #expect(again.handle(.stationStep(incidentID: "FG-2", step: .reset, by: "Anna Smith (station)"), at: 202).events.map(\.event)
+                == [.acknowledgementIgnored] && again.status == .alertOut, "a step is no acknowledgement")
+    }
+
     @Test func theWearerHearsWhenTheAlertWentOutAndWhenSomeoneAnswered() throws {
         var e = AlertFixtures.alertOut()
         #expect(e.sound == .alertActive && e.indicator == .alertOut)

@@ -1201,6 +1201,38 @@ struct StationDidNotServe: Error { var why: String }
         _ = await running.result
     }
 
+    /// The residents' second connection is the same station: it publishes no availability of
+    /// its own (nor a will), so a central view that counts `<prefix>-station/+/availability`
+    /// sees one station, online while it runs and offline after it stops.
+    @Test(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))
+    func aStationWithTheResidentsConnectionPublishesOneAvailability() async throws {
+        let broker = try await MosquittoBroker()
+        let folder = temporaryFolder("station-availability")
+        var section = Self.station(on: broker, clientID: "station-one-availability")
+        section.stateDirectory = folder + "/state"
+        section.residents = ["room-007": .init()]
+        #expect(section.broker.residentsSettings != nil, "the test broker is anonymous: the residents get their connection")
+        let (_, running) = try await Self.start(section, broker: broker, jar: folder + "/cookies")
+        #expect(await broker.waitForConnection(of: "station-one-availability-residents", timeout: 10), "\(broker.log)")
+        // Both connections' CONNECTs are in; what the broker keeps is what a central view reads.
+        try await Task.sleep(for: .seconds(1))
+        // What the broker keeps arrives on subscribing, before two markers published after it:
+        // three lines end the subscriber whether one or two availabilities are kept (its own
+        // timeout cannot be relied on: a test's children may not get its alarm signal).
+        func kept() async throws -> [String] {
+            let sub = try await Subscriber(broker, topics: ["fallguard-station/#"], count: 3, timeout: 10)
+            for _ in 0..<2 { try mosquittoPublish(broker, topic: "fallguard-station/marker", "end") }
+            return await sub.lines().filter { !$0.hasPrefix("fallguard-station/marker ") }
+                .map { l in let f = l.split(separator: " "); return "\(f.first ?? "") \(f.last ?? "")" }
+        }
+        let online = try await kept()
+        #expect(online == ["fallguard-station/station-one-availability/availability online"], "\(online)")
+        running.cancel()
+        _ = await running.result
+        let offline = try await kept()
+        #expect(offline == ["fallguard-station/station-one-availability/availability offline"], "\(offline)")
+    }
+
     /// bench/station.sh's check, at 50 bridges, on the built `fallguard`: 401 without a login,
     /// the alarm on screen within 2 s, acknowledged in one click, the name on the bridge.
     @Test(.enabled(if: mosquittoMissing == nil, "\(mosquittoMissing ?? "")"))

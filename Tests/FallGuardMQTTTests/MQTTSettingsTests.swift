@@ -133,6 +133,39 @@ import FallGuardTestSupport
         }
     }
 
+    /// Issue 37 item 4: a station's presence and reset travel on the acknowledgement path, each
+    /// signed over its own text (`fallguard-step-1`, the name and the step inside): taken as that
+    /// step only, once; an acknowledgement's MAC with a step added, a step's MAC with the step
+    /// removed or changed, a rewritten name, a token or a bridge without a secret: refused.
+    @Test func aStationsStepIsSignedOverTheStepAndNeverPassesForAnAcknowledgement() throws {
+        let secret = "0123456789abcdef-porch"
+        let now = Date(timeIntervalSince1970: 1_800_000_010)
+        let t: Int64 = 1_800_000_000
+        let gate = MQTTAcknowledgementGate(device: "porch", secret: secret)
+        let by = "Anna Smith"
+        let payload = MQTTSiteClient.acknowledgement(device: "porch", incident: "FG-5", by: by, secret: secret, time: t, step: .reset)
+        let parsed = try MQTTAcknowledgement(payload: payload)
+        #expect(parsed.step == .reset && parsed.by == by && parsed.incident == "FG-5")
+        guard case let .hmac(mac, _) = parsed.proof else { Issue.record("no hmac in \(parsed)"); return }
+        func check(_ ack: MQTTAcknowledgement, on g: MQTTAcknowledgementGate = gate) -> MQTTAcknowledgementGate.Checked? {
+            try? g.check(ack, now: now).get()
+        }
+        #expect(check(MQTTAcknowledgement(incident: "FG-5", by: by, proof: .hmac(mac, time: t))) == nil, "the step without its step: no acknowledgement")
+        #expect(check(MQTTAcknowledgement(incident: "FG-5", by: by, step: .presence, proof: .hmac(mac, time: t))) == nil, "another step")
+        #expect(check(MQTTAcknowledgement(incident: "FG-5", by: "Eve", step: .reset, proof: .hmac(mac, time: t))) == nil, "another name")
+        #expect(check(MQTTAcknowledgement(incident: "FG-5", step: .reset, proof: .hmac(mac, time: t))) == nil, "no name")
+        #expect(check(MQTTAcknowledgement(incident: "FG-5", by: by, step: .reset, proof: .hmac(mac, time: t)), on: MQTTAcknowledgementGate(device: "porch", secret: nil)) == nil,
+                "a bridge without a secret takes no step")
+        #expect(check(MQTTAcknowledgement(incident: "FG-5", by: by, step: .reset, proof: .token(secret)),
+                      on: MQTTAcknowledgementGate(device: "porch", secret: secret, acceptsToken: true)) == nil, "a token proves no step")
+        #expect(check(parsed) == .init(incident: "FG-5", provenBy: by, step: .reset))
+        #expect(check(parsed) == nil, "taken once")
+        // An acknowledgement's MAC with a step added: refused (the station's acceptance is no step).
+        let ack = MQTTAcknowledgementGate.hmac(secret: secret, device: "porch", incident: "FG-6", time: t, by: by)
+        #expect(check(MQTTAcknowledgement(incident: "FG-6", by: by, step: .presence, proof: .hmac(ack, time: t))) == nil)
+        #expect(throws: MQTTAcknowledgementError.self) { try MQTTAcknowledgement(payload: Array(#"{"incident":"FG-5","step":"silence"}"#.utf8)) }
+    }
+
     /// Issue 36 item 3: the bridge's wall clock stepped +3 days, then -1 h (NTP on a Pi without
     /// a real-time clock, `date -s`): a caregiver's acknowledgement signed on a right clock is
     /// still taken, one signed on the stepped clock too, a stale one (an hour old on both

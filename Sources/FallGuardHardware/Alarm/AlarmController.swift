@@ -118,6 +118,11 @@ public final class AlarmController: @unchecked Sendable {
     /// A caregiver acknowledged `incident` through a notifier.
     public func acknowledge(incident: String, by: String) { post(.acknowledged(incidentID: incident, by: by)) }
 
+    /// A station took `step` on the call `incident` it accepted (recorded; no alarm changes).
+    public func stationStep(_ step: CallStep, incident: String, by: String) {
+        post(.stationStep(incidentID: incident, step: step, by: by))
+    }
+
     /// A message of the alarm `incident` went out: the wearer hears that it was sent.
     public func delivered(incident: String) { post(.alertDelivered(incidentID: incident)) }
 

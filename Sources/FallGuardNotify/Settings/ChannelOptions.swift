@@ -23,6 +23,8 @@ public struct ChannelContext: Sendable {
     /// Where acknowledgements that proved the bridge's secret go (``AcknowledgementInbox/provenHandler``);
     /// nil: with the others.
     public var provenAcknowledgements: AcknowledgementHandler?
+    /// Where a station's later steps of a call go (``AcknowledgementInbox/stepHandler``); nil: refused.
+    public var callSteps: CallStepHandler?
     /// Whether the wall clock is synchronised (nil: not known); an acknowledgement's signed time
     /// is only held to a clock that is (``clockSynchronized`` of the daemon: adjtimex).
     public var clockSynchronized: @Sendable () -> Bool?
@@ -31,12 +33,14 @@ public struct ChannelContext: Sendable {
                 write: @escaping @Sendable (String) -> Void = { print($0) },
                 acknowledgements: @escaping AcknowledgementHandler = { _, _ in },
                 provenAcknowledgements: AcknowledgementHandler? = nil,
+                callSteps: CallStepHandler? = nil,
                 clockSynchronized: @escaping @Sendable () -> Bool? = { nil }) {
         self.httpClient = httpClient
         self.logger = logger
         self.write = write
         self.acknowledgements = acknowledgements
         self.provenAcknowledgements = provenAcknowledgements
+        self.callSteps = callSteps
         self.clockSynchronized = clockSynchronized
     }
 }
