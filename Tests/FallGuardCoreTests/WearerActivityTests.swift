@@ -105,6 +105,23 @@ import Glibc
         #expect(learner.upright != nil, "walking again teaches it again")
     }
 
+    /// Short "walks" (a second or two here and there, as restlessness in bed can give) never add
+    /// up to an upright: only one walk of 5 s does.
+    @Test func onlyAWholeWalkOfFiveSecondsTeachesTheUpright() {
+        var rng = SplitMix(seed: 37)
+        var learner = UprightLearner()
+        var t = 0.0
+        for _ in 0..<12 {
+            for s in Synthetic.gait(from: t, seconds: 3, cadence: 1.8, amplitude: 0.3, rng: &rng) { learner.process(s) }
+            for s in Synthetic.standing(from: t + 3, seconds: 5, rng: &rng) { learner.process(s) }
+            t += 8
+        }
+        #expect(learner.count >= UprightLearner.minimumSamples, "\(learner.count) walking samples in all")
+        #expect(learner.upright == nil, "no walk of 5 s: no upright")
+        for s in Synthetic.gait(from: t, seconds: 8, cadence: 1.8, amplitude: 0.3, rng: &rng) { learner.process(s) }
+        #expect(learner.upright != nil)
+    }
+
     @Test func pickingTheDeviceUpEndsNotWornAtOnce() {
         var rng = SplitMix(seed: 29)
         var d = NotWornDetector(settings: .init(after: 60))

@@ -47,13 +47,14 @@ let bedFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().ap
 
     /// Turning over while lying (D17): the shipped detector alarms (a fall's turn, 1.48 g and
     /// 1.53 g on the mattress, then lying still); with the wearer's upright learned while walking
-    /// the trunk was lying throughout the 3.5 s before: quiet. `lying-before=0` turns it off.
+    /// the trunk was lying throughout the 3.5 s before: quiet with `lying-before=60`; off by
+    /// default (safety first: see MultiphaseDetector), so it alarms as before.
     @Test func turningOverInBedIsQuietOnceTheUprightIsKnown() throws {
         for (turn, walk) in [("D17_AD05_R04", "D20_AD05_R02"), ("D17_AD07_R05", "D20_AD07_R01")] {
             #expect(!(try detections(turn, upright: nil)).isEmpty, "\(turn) alarms without an upright")
             let u = try upright(walking: walk)
-            #expect(try detections(turn, upright: u).isEmpty, "\(turn) quiet with the upright")
-            #expect(!(try detections(turn, upright: u, ["lying-before=0"])).isEmpty, "\(turn): lying-before=0 turns it off")
+            #expect(try detections(turn, upright: u, ["lying-before=60"]).isEmpty, "\(turn) quiet with the upright and lying-before=60")
+            #expect(!(try detections(turn, upright: u)).isEmpty, "\(turn): off by default (lying-before 0)")
         }
     }
 
@@ -62,10 +63,10 @@ let bedFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().ap
     /// drop it: the trunk was lying before, and only the impact keeps it.
     @Test func aFallOutOfBedIsStillAFall() throws {
         let u = try upright(walking: "D20_AD07_R01")
-        let found = try detections("F27_AD07_R01", upright: u)
+        let found = try detections("F27_AD07_R01", upright: u, ["lying-before=60"])
         let d = try #require(found.first, "the fall out of bed is found")
         #expect(try impact(d) >= 1.6 && impact(d) < 1.9, "\(d.reason)")
-        #expect(try detections("F27_AD07_R01", upright: u, ["moving-impact=1.9"]).isEmpty, "lying before, softer than 1.9 g")
+        #expect(try detections("F27_AD07_R01", upright: u, ["lying-before=60", "moving-impact=1.9"]).isEmpty, "lying before, softer than 1.9 g")
         #expect(!(try detections("F27_AD07_R01", upright: nil, ["moving-impact=1.9"])).isEmpty, "without an upright it stays a fall")
     }
 
@@ -75,7 +76,7 @@ let bedFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().ap
     @Test func aFallFromUprightIsUnchangedByTheUpright() throws {
         let u = try upright(walking: "D20_AD05_R02")
         let without = try detections("F21_AD05_R01", upright: nil, ["moving-impact=3.0"])
-        let with = try detections("F21_AD05_R01", upright: u, ["moving-impact=3.0"])
+        let with = try detections("F21_AD05_R01", upright: u, ["lying-before=60", "moving-impact=3.0"])
         #expect(!with.isEmpty && with.map(\.impactTime) == without.map(\.impactTime), "\(with.map(\.reason))")
         #expect(try impact(try #require(with.first)) < 3.0, "\(with.map(\.reason))")
     }
@@ -83,7 +84,7 @@ let bedFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().ap
     /// `evaluate` gives each trial the upright of its subject's other trials: on these six
     /// trials (two subjects) the two turns in bed are quiet and both falls are found.
     @Test func evaluateLearnsEachSubjectsUprightFromTheirOtherTrials() throws {
-        let e = try Evaluator.evaluate(try Dataset.scan(bedFixtures), configuration: DetectorConfiguration(), threads: 2)
+        let e = try Evaluator.evaluate(try Dataset.scan(bedFixtures), configuration: DetectorConfiguration(assignments: ["lying-before=60"]), threads: 2)
         let alarmed = Dictionary(uniqueKeysWithValues: e.outcomes.map { ($0.trial.label.code + "_" + $0.trial.label.subject, $0.alarmed || $0.recoveredOnly) })
         #expect(alarmed["D17_AD05"] == false && alarmed["D17_AD07"] == false, "\(alarmed)")
         #expect(alarmed["F27_AD07"] == true && alarmed["F21_AD05"] == true, "\(alarmed)")

@@ -174,6 +174,10 @@ import Testing
             #expect(Set(sent.map(\.number)) == Set([anna, ben, cara].compactMap(\.phone)))
             #expect(sent.allSatisfy { $0.text.contains("Margaret") })
             #expect(await until(20) { ((try? mock.calls()) ?? []).contains { $0.number == anna.phone } }, "Anna is called by the modem")
+            // The outbox records each after the channel read the SMS's state and deleted it from
+            // ModemManager's list: a moment after the mock logged the send.
+            let recorded = { ((try? outbox.deliveries(incident: "FG-1")) ?? []).filter { $0.channel == "sms" } }
+            #expect(await until(10) { let r = recorded(); return r.count == 3 && r.allSatisfy { $0.state == .sent } })
             let records = try outbox.deliveries(incident: "FG-1")
             #expect(records.filter { $0.channel == "sms" }.allSatisfy { $0.state == .sent && ($0.receipt ?? "").contains("by modem (fallback of sms)") },
                     "\(records.map { ($0.idempotencyKey, $0.state, $0.receipt ?? "") })")

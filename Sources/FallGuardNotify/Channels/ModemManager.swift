@@ -140,6 +140,7 @@ public struct ModemManager: Sendable, Equatable {
         repeat {
             let state = (try? await json(["-s", sms]))?.dig("sms", "properties")?["state"] as? String
             if state == "sent" { return true }
+            if Task.isCancelled { return false }   // stopping: no loop of mmcli runs that end at once
             try? await Task.sleep(for: .seconds(2))
         } while Date() < end
         return false
