@@ -74,7 +74,8 @@ def _vertical(a, w, bias, up, g, a0, a1, b0, b1, fix=None):
     R = np.eye(3); out = np.zeros(b1 - a0)
     for k in range(a0, b1):
         C = np.eye(3) if fix is None else _rot(fix * min(1.0, max(0.0, (k - a1) / max(1, b0 - a1))))
-        out[k - a0] = ((C @ R @ a[k]) @ up - g) * G
+        gk = g if np.isscalar(g) else g[0] + (g[1] - g[0]) * min(1.0, max(0.0, (k - a1) / max(1, b0 - a1)))
+        out[k - a0] = ((C @ R @ a[k]) @ up - gk) * G
         R = R @ _rot((w[k] - bias) / FS)
     return out, R
 
@@ -85,7 +86,9 @@ def segment_drop(rec, A, B, correct=True):
     a0, a1 = A[1] - W, A[1]; b0, b1 = B[0], B[0] + W
     bias = 0.5 * (w[a0:a1].mean(0) + w[b0:b1].mean(0))
     m = np.sqrt((a * a).sum(1))
-    g = 0.5 * (m[a0:a1].mean() + m[b0:b1].mean())
+    # |a| at rest before and after (a per-axis scale or offset error makes them differ when the
+    # device turns): the g subtracted goes from one to the other over the movement
+    g = (m[a0:a1].mean(), m[b0:b1].mean()) if GSTEP else 0.5 * (m[a0:a1].mean() + m[b0:b1].mean())
     up = a[a0:a1].mean(0); up /= np.linalg.norm(up)
     gb = a[b0:b1].mean(0); gb /= np.linalg.norm(gb)
     az, R = _vertical(a, w, bias, up, g, a0, a1, b0, b1)
@@ -109,6 +112,8 @@ def segment_drop(rec, A, B, correct=True):
 
 
 CORRECT = os.environ.get("WALLSLIDE_CORRECT", "1") == "1"
+GSTEP = os.environ.get("WALLSLIDE_GSTEP", "1") == "1"
+CAP = 1.2   # m: the waist cannot go down further than its height when standing (~1.0-1.1 m)
 
 
 def segments(rec, maxgap=8.0, min_tilt=15.0):
@@ -225,18 +230,19 @@ def rule_report():
         meta, t = RT[name]
         D, A, P = bed.counts(t, None, {})
         fall = np.array([c[0] == "F" for c in meta["code"]])
-        for x in (0.4, 0.5, 0.6, 0.7, 0.8, 1.0):
+        for x, cap in ((0.4, 99), (0.5, 99), (0.6, 99), (0.7, 99), (0.8, 99), (1.0, 99), (0.5, CAP), (0.6, CAP), (0.65, CAP), (0.7, CAP)):
             fire = np.zeros(len(fall), bool)
             for q, c, s, ang, still, d, dur in R[name]:
-                if d is not None and d >= x:
+                if d is not None and x <= d <= cap:
                     fire[q] = True
             nf = fire & fall & ~D; na = fire & ~fall & ~A
-            print("   %-8s X %.1f m: +%d falls %s, +%d activity alarms %s" % (name, x, nf.sum(),
+            print("   %-8s X %.2f m%s: +%d falls %s, +%d activity alarms %s" % (name, x, "" if cap > 9 else ", at most %.1f m" % cap, nf.sum(),
                   dict(collections.Counter(meta["code"][q] for q in np.nonzero(nf)[0])), na.sum(),
                   dict(collections.Counter(meta["code"][q] for q in np.nonzero(na)[0]))))
     meta = T["hapt"][0]
     v = [(meta[q]["name"], c / FS, d) for q, c, s, ang, still, d, dur in R["hapt"] if d is not None]
-    print("-- hapt: %d measured soft candidates, >= 0.5 m: %d, >= 0.6 m: %d: %s" % (len(v), sum(x[2] >= 0.5 for x in v), sum(x[2] >= 0.6 for x in v),
+    print("-- hapt: %d measured soft candidates, >= 0.5 m: %d, >= 0.6 m: %d, 0.6-%.1f m: %d: %s" % (len(v), sum(x[2] >= 0.5 for x in v), sum(x[2] >= 0.6 for x in v),
+          CAP, sum(0.6 <= x[2] <= CAP for x in v),
           ", ".join("%s %.0f s %.2f m" % x for x in v if x[2] >= 0.4)))
     print("-- every measured soft candidate with drop >= 0.5 m: descent (s between the still periods), peak, posture, still")
     for name in ("fallalld", "sisfall", "hapt"):
