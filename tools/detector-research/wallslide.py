@@ -1,6 +1,6 @@
 """Issue 35, the faint sliding down a wall (FallAllD F35): how far did the hip go down?
 
-usage: python3 wallslide.py segments [SISFALL_CODES] | rule   (output: wallslide_output.txt)
+usage: python3 wallslide.py [all|segments|rule] [SISFALL_CODES]   (output: wallslide_output.txt)
 
 Strapdown inertial navigation over one event, as pedestrian dead reckoning does it, no fitted
 constants:
@@ -253,6 +253,51 @@ def rule_report():
                 print("  %-8s %-16s drop %5.2f m  descent %4.1f s  peak %.2f g  posture %2.0f deg  still %.3f g" % (name, lbl, d, dur, s, ang, still))
 
 
+def loso():
+    """Leave one subject out (SisFall and FallAllD subjects; HAPT is always training): in each fold
+    the smallest X (safety first) in 0.50-0.80 m (cap 1.2 m) whose training cost is within the bars
+    (SisFall activities +1, FallAllD activities +1, HAPT 0), applied to the held-out subject."""
+    import bed, recovered
+    sys.modules["__main__"].XTable = recovered.XTable
+    R = rule_table(); RT = recovered.tables()
+    fires, info = {}, {}
+    grid = [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
+    for name in ("fallalld", "sisfall"):
+        meta, t = RT[name]
+        D, A, P = bed.counts(t, None, {})
+        fall = np.array([c[0] == "F" for c in meta["code"]])
+        for x in grid:
+            f = np.zeros(len(fall), bool)
+            for q, c, s, ang, still, d, dur in R[name]:
+                if d is not None and x <= d <= CAP:
+                    f[q] = True
+            fires[name, x] = (f & fall & ~D, f & ~fall & ~A)
+        info[name] = np.array(meta["subj"])
+    hapt = {x: sum(1 for r in R["hapt"] if r[5] is not None and x <= r[5] <= CAP) for x in grid}
+    tot = collections.Counter(); chosen = collections.Counter(); held = collections.defaultdict(list)
+    for name in ("fallalld", "sisfall"):
+        for subj in sorted(set(info[name])):
+            def cost(x, keep):
+                return {n: (fires[n, x][0] & keep[n]).sum() for n in keep}, {n: (fires[n, x][1] & keep[n]).sum() for n in keep}
+            train = {n: info[n] != subj for n in info}
+            pick = None
+            for x in grid:
+                nf, na = cost(x, train)
+                if na["sisfall"] <= 1 and na["fallalld"] <= 1 and hapt[x] == 0:
+                    pick = x; break
+            chosen[pick] += 1
+            if pick is None:
+                continue
+            test = {name: info[name] == subj}
+            nf, na = fires[name, pick][0] & test[name], fires[name, pick][1] & test[name]
+            tot[name, "falls"] += nf.sum(); tot[name, "acts"] += na.sum()
+            if nf.sum() or na.sum():
+                held[name].append("%s (X %.2f): +%d falls, +%d activities" % (subj, pick, nf.sum(), na.sum()))
+    print("== leave one subject out, X chosen per fold:", dict(chosen))
+    for name in ("fallalld", "sisfall"):
+        print("   %s held out: +%d falls, +%d activity alarms; %s" % (name, tot[name, "falls"], tot[name, "acts"], "; ".join(held[name])))
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     if what in ("segments", "all"):
@@ -264,3 +309,4 @@ if __name__ == "__main__":
                 print(code, s, t, " ".join("%.2f m/%.1f s/%.0f deg" % (x["drop"], x["dur"], x["tilt"]) for x in S))
     if what in ("rule", "all"):
         rule_report()
+        loso()
