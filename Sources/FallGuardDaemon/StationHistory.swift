@@ -370,7 +370,7 @@ final class StationHistory: Sendable {
 
     static func delivery(_ row: Row) -> EscalationDelivery? {
         guard let why = PastIncidents.Escalation(rawValue: row["why"]),
-              let d = try? JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8)) else { return nil }
+              let d = try? row.delivery() else { return nil }
         return EscalationDelivery(id: row["id"], recordKey: row["record_key"], why: why, delivery: d,
                                   createdAt: row["created_at"], nextAt: row["next_at"], attempts: row["attempts"])
     }
