@@ -61,7 +61,7 @@ final class StationHistory: Sendable {
         do {
             try store.openNow()
             (records, pending) = try store.pool().read { db in
-                (try Row.fetchAll(db, sql: "SELECT * FROM past_incident").map(Self.record),
+                (try PastIncidents.Record.fetchAll(db, sql: "SELECT * FROM past_incident"),
                  try Row.fetchAll(db, sql: "SELECT * FROM escalation_delivery WHERE state = 'pending' ORDER BY created_at").compactMap(Self.delivery))
             }
             if !pending.isEmpty { logger.notice("station: \(pending.count) escalation messages not sent before the restart: sending them now") }
@@ -370,29 +370,13 @@ final class StationHistory: Sendable {
 
     static func delivery(_ row: Row) -> EscalationDelivery? {
         guard let why = PastIncidents.Escalation(rawValue: row["why"]),
-              let d = try? JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8)) else { return nil }
+              let d = try? row.delivery() else { return nil }
         return EscalationDelivery(id: row["id"], recordKey: row["record_key"], why: why, delivery: d,
                                   createdAt: row["created_at"], nextAt: row["next_at"], attempts: row["attempts"])
     }
+}
 
-    static func record(_ row: Row) -> PastIncidents.Record {
-        var r = PastIncidents.Record(key: row["key"], device: row["device"], raisedAt: row["raised_at"])
-        r.incident = row["incident"]
-        r.kind = row["kind"]
-        r.wearer = row["wearer"]
-        r.location = row["location"]
-        r.alertOut = row["alert_out"]
-        r.delivered = row["delivered"]
-        r.reachedBy = row["reached_by"]
-        r.acknowledgedBy = row["acknowledged_by"]
-        r.acknowledgedAt = row["acknowledged_at"]
-        r.resolvedByWearer = row["resolved_by_wearer"]
-        r.endedAt = row["ended_at"]
-        r.alertAt = row["alert_at"]
-        (r.presentBy, r.presentAt, r.resetBy, r.resetAt) = (row["present_by"], row["present_at"], row["reset_by"], row["reset_at"])
-        (r.unacceptedEscalatedAt, r.noPresenceEscalatedAt) = (row["unaccepted_escalated_at"], row["no_presence_escalated_at"])
-        (r.bridgeRaisedAt, r.bridgeAcknowledgedAt) = (row["bridge_raised_at"], row["bridge_acknowledged_at"])
-        (r.unacceptedAgainAt, r.noPresenceAgainAt, r.floor) = (row["unaccepted_again_at"], row["no_presence_again_at"], row["floor"])
-        return r
-    }
+/// A `past_incident` row: its columns are the record's fields in snake case.
+extension PastIncidents.Record: FetchableRecord {
+    public static var databaseColumnDecodingStrategy: DatabaseColumnDecodingStrategy { .convertFromSnakeCase }
 }

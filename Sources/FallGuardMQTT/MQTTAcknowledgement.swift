@@ -285,34 +285,6 @@ final class SeenProofs: Sendable {
     }
 }
 
-/// The retained JSON on `<prefix>/<device>/incident`, the "Last incident" sensor's value and
-/// attributes.
-public struct MQTTLastIncident: Sendable, Codable, Equatable {
-    public var incident: String
-    public var kind: String
-    public var severity: String
-    /// Wall-clock time, ISO 8601.
-    public var at: String
-    public var acknowledgedBy: String?
-    /// A message of the alarm went out (nil before any did, and for other kinds).
-    public var delivered: Bool?
-    /// Who answered the alarm's call.
-    public var reachedBy: String?
-    /// Presence at the bedside by the bridge's button after a station accepted the alarm: who
-    /// accepted it, and when (ISO 8601).
-    public var presentBy: String?
-    public var presentAt: String?
-
-    enum CodingKeys: String, CodingKey {
-        case incident, kind, severity, at, delivered
-        case acknowledgedBy = "acknowledged-by", reachedBy = "reached-by", presentBy = "present-by", presentAt = "present-at"
-    }
-
-    public init(incident: String, kind: String, severity: String, at: String, acknowledgedBy: String? = nil) {
-        (self.incident, self.kind, self.severity, self.at, self.acknowledgedBy) = (incident, kind, severity, at, acknowledgedBy)
-    }
-}
-
 /// The retained JSON on `<prefix>/<device>/power`: the lowest battery's capacity and status,
 /// and whether the mains is online (`online`/`offline`); a field nobody can tell is left out.
 public struct MQTTPower: Sendable, Codable, Equatable {

@@ -108,7 +108,7 @@ public final class MQTTChannel: NotificationChannel {
 
     /// Reports the last incident on its retained topic (Home Assistant's button sends its id).
     public func publish(lastIncident: Alert, at time: Date) {
-        let info = MQTTLastIncident(incident: lastIncident.incident, kind: lastIncident.kind.rawValue,
+        let info = LastIncidentReport(incident: lastIncident.incident, kind: lastIncident.kind.rawValue,
                                     severity: lastIncident.severity.rawValue,
                                     at: iso8601(secondsSince1970: time.timeIntervalSince1970), acknowledgedBy: lastIncident.acknowledgedBy)
         retained.set(lastIncident: info, client)
@@ -148,7 +148,7 @@ private final class BridgeSession: Sendable {
     let onProvenAcknowledgement: AcknowledgementHandler
     let onCallStep: CallStepHandler?
     let logger: Logger
-    private let current = Mutex<(state: AlarmStatus?, incident: MQTTLastIncident?, worn: Bool)>((nil, nil, true))
+    private let current = Mutex<(state: AlarmStatus?, incident: LastIncidentReport?, worn: Bool)>((nil, nil, true))
     /// The last power report; nil while the bridge has none (no entity discovered).
     private let power = Mutex<MQTTPower?>(nil)
     private let modem = Mutex<MQTTModem?>(nil)
@@ -193,13 +193,13 @@ private final class BridgeSession: Sendable {
         }
     }
 
-    func set(lastIncident: MQTTLastIncident, _ client: MosquittoClient) {
+    func set(lastIncident: LastIncidentReport, _ client: MosquittoClient) {
         current.withLock { $0.incident = lastIncident }
         client.publish(topics.lastIncident, Self.json(lastIncident), retain: true)
     }
 
-    func update(_ incident: String, _ client: MosquittoClient, _ change: (inout MQTTLastIncident) -> Void) {
-        guard let updated = current.withLock({ c -> MQTTLastIncident? in
+    func update(_ incident: String, _ client: MosquittoClient, _ change: (inout LastIncidentReport) -> Void) {
+        guard let updated = current.withLock({ c -> LastIncidentReport? in
             guard var last = c.incident, last.incident == incident else { return nil }
             change(&last)
             c.incident = last

@@ -32,7 +32,7 @@ public struct MQTTTopics: Sendable, Equatable {
     public var power: String { base + "/power" }
     /// The cellular modem (`MQTTModem`), retained; only with a `modem` channel.
     public var modem: String { base + "/modem" }
-    /// Retained JSON about the last incident (``MQTTLastIncident``).
+    /// Retained JSON about the last incident (``LastIncidentReport``).
     public var lastIncident: String { base + "/incident" }
     /// Subscribed: an incident id, `{"incident": …, "by": …}`, or `{"by": …}` for the current one.
     public var acknowledge: String { base + "/ack" }

@@ -88,6 +88,10 @@ public struct PastIncidents: Sendable, Equatable {
 
         /// Accepted, and not yet reset: the call goes on at the bedside.
         public var inProgress: Bool { acknowledgedAt != nil && resetAt == nil }
+        /// An alert out that nobody has accepted and that is not over: what escalates as unaccepted.
+        var awaitsAcceptance: Bool { endedAt == nil && alertOut && acknowledgedBy == nil && !resolvedByWearer }
+        /// Nobody present and the call not reset: what an accepted call escalates for.
+        var awaitsPresence: Bool { presentAt == nil && resetAt == nil }
     }
 
     /// A step a member of staff takes on a call after accepting it: presence at the bedside
@@ -133,6 +137,11 @@ public struct PastIncidents: Sendable, Equatable {
     /// Seconds past its presence time after which an accepted call no longer escalates.
     public static let missedLate = 600.0
 
+    /// `after` seconds or more since `since`, but not ``missedLate`` past that.
+    static func lateNotMissed(since: Double, after: Double, now: Double) -> Bool {
+        now - since >= after && now - since < after + missedLate
+    }
+
     /// The calls that are late now and have not escalated for that yet, marked as escalated
     /// (each escalates once per reason): an open alert nobody accepted within `acceptWithin`
     /// seconds of going out, and an accepted one nobody was present at within `presenceWithin`;
@@ -143,15 +152,14 @@ public struct PastIncidents: Sendable, Equatable {
         var out: [(Record, Escalation)] = []
         for i in records.indices {
             var r = records[i]
-            if r.endedAt == nil, r.alertOut, r.acknowledgedBy == nil, !r.resolvedByWearer, r.unacceptedEscalatedAt == nil,
-               now - (r.alertAt ?? r.raisedAt) >= acceptWithin {
+            if r.awaitsAcceptance, r.unacceptedEscalatedAt == nil, now - (r.alertAt ?? r.raisedAt) >= acceptWithin {
                 r.unacceptedEscalatedAt = now
                 out.append((r, .unaccepted))
             }
             // One accepted while the station was away, late for more than `missedLate` when it
             // came back, is shown as late but not sent to the on-call contact at start.
-            if let accepted = r.acknowledgedAt, r.presentAt == nil, r.resetAt == nil, r.noPresenceEscalatedAt == nil,
-               now - accepted >= presenceWithin, now - accepted < presenceWithin + Self.missedLate {
+            if let accepted = r.acknowledgedAt, r.awaitsPresence, r.noPresenceEscalatedAt == nil,
+               Self.lateNotMissed(since: accepted, after: presenceWithin, now: now) {
                 r.noPresenceEscalatedAt = now
                 out.append((r, .noPresence))
             }
@@ -160,13 +168,12 @@ public struct PastIncidents: Sendable, Equatable {
             // present, late by more than `missedLate` (the station was away, or the tier was only
             // just configured), is not sent at start.
             if againAfter > 0 {
-                if let first = r.unacceptedEscalatedAt, r.unacceptedAgainAt == nil, r.endedAt == nil, r.acknowledgedBy == nil,
-                   !r.resolvedByWearer, now - first >= againAfter {
+                if let first = r.unacceptedEscalatedAt, r.unacceptedAgainAt == nil, r.awaitsAcceptance, now - first >= againAfter {
                     r.unacceptedAgainAt = now
                     out.append((r, .unacceptedAgain))
                 }
-                if let first = r.noPresenceEscalatedAt, r.noPresenceAgainAt == nil, r.presentAt == nil, r.resetAt == nil,
-                   now - first >= againAfter, now - first < againAfter + Self.missedLate {
+                if let first = r.noPresenceEscalatedAt, r.noPresenceAgainAt == nil, r.awaitsPresence,
+                   Self.lateNotMissed(since: first, after: againAfter, now: now) {
                     r.noPresenceAgainAt = now
                     out.append((r, .noPresenceAgain))
                 }
@@ -305,7 +312,7 @@ public struct PastIncidents: Sendable, Equatable {
             default: break
             }
         case "incident":
-            guard let p = try? JSONDecoder().decode(SiteModel.IncidentPayload.self, from: Data(payload)),
+            guard let p = try? JSONDecoder().decode(LastIncidentReport.self, from: Data(payload)),
                   let i = record(of: p.incident, kind: p.kind, at: p.at) else { break }
             update(i) { r in
                 if Self.alarmKinds.contains(p.kind) {

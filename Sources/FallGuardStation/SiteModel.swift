@@ -189,7 +189,7 @@ public struct SiteModel: Sendable, Equatable {
             }
             b.state = text
         case "incident":
-            guard let i = try? JSONDecoder().decode(IncidentPayload.self, from: Data(payload)) else { return nil }
+            guard let i = try? JSONDecoder().decode(LastIncidentReport.self, from: Data(payload)) else { return nil }
             let acknowledged: String? = i.kind == "acknowledged" ? (i.acknowledgedBy ?? "someone") : i.acknowledgedBy
             var incident = Incident(id: Self.clip(i.incident), kind: Self.clip(i.kind), at: i.at.map(Self.clip), delivered: i.delivered,
                                     reachedBy: i.reachedBy.map(Self.clip), acknowledgedBy: acknowledged.map(Self.clip), atTime: PastIncidents.bridgeTime(i.at, now: now), receivedAt: now)
@@ -277,22 +277,6 @@ public struct SiteModel: Sendable, Equatable {
     }
 
     public var openAlarms: [Bridge] { ordered.filter(\.alarmOpen) }
-
-    struct IncidentPayload: Decodable {
-        var incident: String
-        var kind: String
-        var at: String?
-        var delivered: Bool?
-        var reachedBy: String?
-        var acknowledgedBy: String?
-        /// Presence at the bedside by the bridge's button: who accepted the call, and when.
-        var presentBy: String?
-        var presentAt: String?
-        enum CodingKeys: String, CodingKey {
-            case incident, kind, at, delivered
-            case reachedBy = "reached-by", acknowledgedBy = "acknowledged-by", presentBy = "present-by", presentAt = "present-at"
-        }
-    }
 
     struct AlertPayload: Decodable {
         struct Wearer: Decodable { var name: String }

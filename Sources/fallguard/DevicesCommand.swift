@@ -22,9 +22,7 @@ struct DevicesCommand: ParsableCommand {
             throw ExitStatus.noInput
         }
         if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try enc.encode(list), as: UTF8.self))
+            try printJSON(list)
             return
         }
         if list.isEmpty {

@@ -35,9 +35,7 @@ struct IncidentsCommand: ParsableCommand {
         let (records, unreadable) = options.archive.records()
         for u in unreadable { printError(u) }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(records), as: UTF8.self))
+            try printJSON(records)
             return
         }
         guard !records.isEmpty else {

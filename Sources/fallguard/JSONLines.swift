@@ -25,6 +25,14 @@ struct JSONLine<Fields: Encodable>: Encodable {
     }
 }
 
+/// `value` as one indented JSON document on standard output, keys sorted: what `devices`,
+/// `power` and `incidents` print with `--json`.
+func printJSON<Value: Encodable>(_ value: Value) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
 /// An event with no fields but its name.
 struct NoFields: Encodable {}
 

@@ -33,9 +33,7 @@ struct PowerCommand: ParsableCommand {
         }
         let reading = source.read()
         if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try enc.encode(reading), as: UTF8.self))
+            try printJSON(reading)
             return
         }
         if reading.isEmpty {

@@ -73,6 +73,24 @@ struct StationDidNotServe: Error { var why: String }
         return (server, running)
     }
 
+    /// The station reads the bridge's last incident through the type the bridge writes it with
+    /// (``LastIncidentReport``), and still reads one without `severity` or `at`.
+    @Test func theStationReadsTheLastIncidentAsTheBridgeWritesIt() throws {
+        var report = LastIncidentReport(incident: "FG-7", kind: "fall", severity: "alarm", at: "2026-11-26T10:00:00Z")
+        (report.delivered, report.reachedBy) = (true, "Ben")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let written = String(decoding: try encoder.encode(report), as: UTF8.self)
+        #expect(written == #"{"at":"2026-11-26T10:00:00Z","delivered":true,"incident":"FG-7","kind":"fall","reached-by":"Ben","severity":"alarm"}"#)
+        var site = SiteModel(roster: [:])
+        fold(&site, "fallguard/room-1/state", "alert-out", at: 100)
+        fold(&site, "fallguard/room-1/incident", written, at: 101)
+        let read = try #require(site.bridges["room-1"]?.incident)
+        #expect(read.id == "FG-7" && read.kind == "fall" && read.at == "2026-11-26T10:00:00Z" && read.delivered == true && read.reachedBy == "Ben")
+        fold(&site, "fallguard/room-1/incident", #"{"incident":"FG-7","kind":"acknowledged","acknowledged-by":"Anna"}"#, at: 102)
+        #expect(site.bridges["room-1"]?.incident?.acknowledgedBy == "Anna" && site.openAlarms.isEmpty)
+    }
+
     @Test func theSiteModelPutsOpenAlarmsFirstWithWhoWasToldAndWhoAnswered() throws {
         var site = SiteModel(roster: ["room-002": (wearer: "Margaret", location: "Room 2")])
         for d in ["room-001", "room-002", "room-010"] {

@@ -249,7 +249,7 @@ public final class Outbox: AlertSink, Sendable {
             let rows = try Row.fetchAll(db, sql: "SELECT id, delivery_json FROM delivery WHERE alert_id = ? AND state = 'armed'",
                                         arguments: [alertID])
             for row in rows {
-                var delivery = try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
+                var delivery = try row.delivery()
                 delivery.payload = self.payload(of: stored, key: delivery.idempotencyKey, channel: delivery.channel)
                 try db.execute(sql: """
                     UPDATE delivery SET state = ?, next_attempt_at = ?, deadline = ?, delivery_json = ? WHERE id = ?

@@ -40,7 +40,7 @@ extension Outbox {
                     AND channel IN (\(marks)) AND provider_id \(modem ? "" : "NOT ")LIKE '\(ModemChannel.providerPrefix)%'
                 ORDER BY id
                 """, arguments: StatementArguments([since] + names.map { $0 as (any DatabaseValueConvertible) })).compactMap { row in
-                let delivery = try? JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
+                let delivery = try? row.delivery()
                 guard let delivery, !delivery.payload.test else { return nil }
                 return FollowedCall(id: row["id"], incident: row["incident"], channel: row["channel"], sid: row["provider_id"],
                                     role: row["role"], contactIndex: row["contact_index"],
@@ -92,7 +92,7 @@ extension Outbox {
                 for d in try Row.fetchAll(db, sql: """
                     SELECT delivery_json, finished_at FROM delivery WHERE incident = ? AND state = 'sent' ORDER BY finished_at
                     """, arguments: [incident]) {
-                    guard let delivery = try? JSONDecoder().decode(Delivery.self, from: Data((d["delivery_json"] as String).utf8)),
+                    guard let delivery = try? d.delivery(),
                           let phone = delivery.recipient?.phone, toldAt[phone] == nil else { continue }
                     toldAt[phone] = d["finished_at"]
                 }

@@ -87,7 +87,15 @@ public struct DeliveryRecord: Sendable, Equatable {
         lastError = row["last_error"]
         receipt = row["receipt"]
         createdAt = row["created_at"]
-        delivery = try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8))
+        delivery = try row.delivery()
+    }
+}
+
+extension Row {
+    /// The row's `delivery_json`, decoded: the outbox's deliveries and the station's escalation
+    /// messages keep a ``Delivery`` in that column.
+    package func delivery() throws -> Delivery {
+        try JSONDecoder().decode(Delivery.self, from: Data((self["delivery_json"] as String).utf8))
     }
 }
 

@@ -36,7 +36,7 @@ extension Outbox {
             var due: [DueDelivery] = [], unreadable: [(id: Int64, key: String, error: String)] = []
             for row in rows.filter({ !busy.contains($0["id"]) }).prefix(limit) {
                 do {
-                    due.append(DueDelivery(id: row["id"], delivery: try JSONDecoder().decode(Delivery.self, from: Data((row["delivery_json"] as String).utf8)),
+                    due.append(DueDelivery(id: row["id"], delivery: try row.delivery(),
                                            attempts: row["attempts"], deadline: row["deadline"], role: row["role"],
                                            contactIndex: row["contact_index"], incident: row["incident"]))
                 } catch {
