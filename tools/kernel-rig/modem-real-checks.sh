@@ -104,10 +104,7 @@ if [[ -n $expired && -n $first ]]; then
 else
     echo "FAIL: no countdown end or no SMS sent by the modem: $(cat "$WORK/a.sent")"; tail -20 "$S.err"; failed=1
 fi
-for who in $ANNA $BEN $CARA; do
-    c=$(awk -v n="$who" '$1 == "sms" && $2 == n' "$WORK/a.sent" | wc -l)
-    echo "SMS by the modem to $who: $c"; check [ "$c" = 1 ]
-done
+check sms_once_each "$WORK/a.sent"
 check wait_for 90 have_call
 echo "calls by the modem: $(sent | awk '$1 == "call" {print $2}' | tr '\n' ' ')"
 replied=$(now)
