@@ -143,7 +143,9 @@ for name in "sim missing" "no signal" "unplugged"; do
     before=$(sms_count)
     rm -f "$WORK/requests.jsonl"; start_receiver
     S=$WORK/c-${name// /-}; config "$S" "$PORT"; run_daemon "$S" 150
-    check wait_for 60 sh -c "grep -q 'modem:' '$S/status.json' 2>/dev/null"
+    # The first look enables a modem ModemManager keeps disabled (its restart here leaves it so, as
+    # a boot does), 27 s in this guest, before it can read the signal: up to 120 s.
+    check wait_for 120 sh -c "grep -q 'modem:' '$S/status.json' 2>/dev/null"
     echo "status: $(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s.get("modem"), [p for p in s.get("problems", []) if "modem" in p])' "$S/status.json" 2>&1)"
     check wait_for 120 sh -c "grep 'Messages.json' '$WORK/requests.jsonl' | grep -qi 'modem'"
     echo "device-problem SMS by the receiver: $(grep -ci 'modem' "$WORK/requests.jsonl") request(s) naming the modem"

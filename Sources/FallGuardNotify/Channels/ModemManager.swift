@@ -182,16 +182,7 @@ public struct ModemManager: Sendable, Equatable {
     /// concatenated SMS; `Send` returns once every part went out (the SMS is then `sent`).
     func sendSMS(_ text: String, to number: String) async throws -> String {
         let path = try await knownModemPath()
-        let sms: String
-        do {
-            guard let made = try await call(path, "Modem.Messaging", "Create", ["a{sv}", "2", "number", "s", number, "text", "s", text]).first as? String else {
-                throw Unavailable(description: "ModemManager made no SMS")
-            }
-            sms = made
-        } catch {
-            forgetModemPath()
-            throw error
-        }
+        let sms = try await create(path, "Modem.Messaging", "Create", ["2", "number", "s", number, "text", "s", text])
         do {
             _ = try await call(sms, "Sms", "Send")
         } catch var error as Unavailable {
@@ -207,6 +198,21 @@ public struct ModemManager: Sendable, Equatable {
         }
         await forget(sms, modem: path)
         return sms
+    }
+
+    /// The path of the object (an SMS, a call) that `method` of the modem's `interface` made
+    /// from `properties` (busctl's `a{sv}`: their count, then name, type, value each). A
+    /// failure forgets the modem's path: it is looked up again next time.
+    func create(_ path: String, _ interface: String, _ method: String, _ properties: [String]) async throws -> String {
+        do {
+            guard let made = try await call(path, interface, method, ["a{sv}"] + properties).first as? String else {
+                throw Unavailable(description: "ModemManager's \(method) returned no object")
+            }
+            return made
+        } catch {
+            forgetModemPath()
+            throw error
+        }
     }
 
     /// Deletes an SMS from ModemManager's list (best effort). ModemManager keeps every SMS
@@ -271,16 +277,7 @@ public struct ModemManager: Sendable, Equatable {
     /// being established); a call started later stays `dialing` until hung up.
     func startCall(to number: String) async throws -> String {
         let path = try await knownModemPath()
-        let made: String
-        do {
-            guard let call = try await call(path, "Modem.Voice", "CreateCall", ["a{sv}", "1", "number", "s", number]).first as? String else {
-                throw Unavailable(description: "ModemManager made no call")
-            }
-            made = call
-        } catch {
-            forgetModemPath()
-            throw error
-        }
+        let made = try await create(path, "Modem.Voice", "CreateCall", ["1", "number", "s", number])
         do {
             _ = try await call(made, "Call", "Start")
         } catch var error as Unavailable {
