@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # What bench/modem.sh (python-dbusmock's ModemManager) and tools/kernel-rig/modem-real-checks.sh
 # (the real one, in the kernel rig's guest) share: the receiver, the configuration, the
-# countdown's end, each contact's SMS exactly once. Sourced, not run. Needs REPO, WORK, FALL (absolute), ANNA, BEN, CARA, PIDS;
-# RING_TIMEOUT (seconds, default 20).
+# countdown's end, each contact's SMS exactly once. Sourced, not run. Needs REPO, WORK, FALL
+# (absolute), ANNA, BEN, CARA, PIDS; RING_TIMEOUT (seconds, default 20).
 
 start_receiver() {   # the receiver; sets PORT ($1: a port, default 0: a free one) and RECEIVER
     rm -f "$WORK/port"
