@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # What bench/modem.sh (python-dbusmock's ModemManager) and tools/kernel-rig/modem-real-checks.sh
 # (the real one, in the kernel rig's guest) share: the receiver, the configuration, the
-# countdown's end. Sourced, not run. Needs REPO, WORK, FALL (absolute), ANNA, BEN, CARA, PIDS;
-# RING_TIMEOUT (seconds, default 20).
+# countdown's end, each contact's SMS exactly once. Sourced, not run. Needs REPO, WORK, FALL
+# (absolute), ANNA, BEN, CARA, PIDS; RING_TIMEOUT (seconds, default 20).
 
 start_receiver() {   # the receiver; sets PORT ($1: a port, default 0: a free one) and RECEIVER
     rm -f "$WORK/port"
@@ -44,6 +44,15 @@ for line in open(sys.argv[1]):
         else: print(datetime.datetime.fromisoformat(str(t).replace("Z", "+00:00")).timestamp())
         break
 PY
+}
+sms_once_each() {   # $1: a file of "sms NUMBER UNIXTIME" lines; each of ANNA, BEN, CARA in it exactly once
+    local who c ok=0
+    for who in $ANNA $BEN $CARA; do
+        c=$(awk -v n="$who" '$1 == "sms" && $2 == n' "$1" | wc -l)
+        echo "SMS by the modem to $who: $c"
+        [ "$c" = 1 ] || { echo "FAIL: $c SMS to $who, not 1"; ok=1; }
+    done
+    return $ok
 }
 wait_for() {   # seconds, command…
     local end=$((SECONDS + $1)); shift

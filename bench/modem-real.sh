@@ -34,7 +34,7 @@ export FALLGUARD_BIN
 OUT=$(mktemp -d /var/tmp/fallguard-modem-real.XXXXXX)
 EMU=
 cleanup() {
-    [[ -n $EMU ]] && { kill -9 "$EMU" 2>/dev/null; wait "$EMU" 2>/dev/null; }
+    [[ -n $EMU ]] && { kill -9 "$EMU" 2>/dev/null; wait "$EMU" 2>/dev/null || true; }
     if [[ ${KEEP:-0} == 1 || ${status:-1} != 0 ]]; then echo "logs: $OUT"; else rm -rf "$OUT"; fi
 }
 trap cleanup EXIT

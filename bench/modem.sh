@@ -75,10 +75,7 @@ if [ -n "$expired" ] && [ -n "$first" ]; then
 else
     echo "no countdown end or no modem SMS: $(cat "$WORK/a.sent")"; tail -20 "$S.err"; failed=1
 fi
-for n in $ANNA $BEN $CARA; do
-    c=$(awk -v n="$n" '$1 == "sms" && $2 == n' "$WORK/a.sent" | wc -l)
-    echo "SMS by the modem to $n: $c"; check [ "$c" = 1 ]
-done
+check sms_once_each "$WORK/a.sent"
 check wait_for 40 sh -c "dbus-send --bus='$BUS' --print-reply --dest=org.freedesktop.ModemManager1 /org/freedesktop/ModemManager1 org.freedesktop.DBus.Mock.Sent | grep -q '\"call\"'"
 echo "calls by the modem: $(sent | awk '$1 == "call" {print $2}' | tr '\n' ' ')"
 replied=$(date +%s.%N)

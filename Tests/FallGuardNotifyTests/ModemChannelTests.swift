@@ -16,17 +16,12 @@ import Testing
         #expect(ModemStatus(path: "/m/0", state: "enabled", signalPercent: 30, registration: "denied").problem?.contains("not registered") == true)
     }
 
-    @Test func timeStampsAndQuotingForMmcli() {
+    @Test func modemManagersTimeStamps() {
         #expect(ISO8601Offset.seconds("2026-11-25T16:00:00+00") == 1_795_622_400)
         #expect(ISO8601Offset.seconds("2026-11-25T17:00:00+01:00") == 1_795_622_400)
         #expect(ISO8601Offset.seconds("2026-11-25T15:30:00-0030") == 1_795_622_400)
         #expect(ISO8601Offset.seconds("2026-11-25T16:00:00Z") == 1_795_622_400)
         #expect(ISO8601Offset.seconds("--") == nil)
-        #expect(ModemManager.quoted("Fall, help") == "'Fall, help'")
-        #expect(ModemManager.quoted("Ann's fall") == "\"Ann's fall\"")
-        #expect(ModemManager.quoted("Ann's \"fall\"") == "\"Ann's ''fall''\"")
-        #expect(ModemManager.objectPath(in: "Successfully created new SMS: /org/freedesktop/ModemManager1/SMS/4\n", kind: "SMS")
-            == "/org/freedesktop/ModemManager1/SMS/4")
     }
 }
 
@@ -51,7 +46,8 @@ import Testing
         let sent = try mock.sentSMS()
         #expect(sent.count == 1)
         #expect(sent.first?.number == anna.phone)
-        #expect(sent.first?.text == "FALL ALERT: Margaret's fall, ''Flat 3'', 12 Mill Lane & more.\nReply OK.")
+        // busctl passes the text as one D-Bus string: both quotes and the line break as written.
+        #expect(sent.first?.text == d.payload.message.body)
         // Deleted from ModemManager's list once sent: the reply poll reads every SMS in it.
         let listed = try mock.mmcli(["-J", "-m", "0", "--messaging-list-sms"])
         #expect(!listed.contains("/SMS/"), "\(listed)")
@@ -105,6 +101,27 @@ import Testing
         }
     }
 
+    /// ModemManager 1.20 follows a call's progress (+CLCC) only if it is started within 2 s of
+    /// its creation (the mock keeps that rule): the channel starts it at once, so an answered
+    /// call reads as answered; one started 3 s late stays `dialing` (bench/modem-real.sh's call
+    /// before this, two `mmcli` runs 16 s apart in the emulated guest).
+    @Test(.disabled(if: modemMockMissing != nil)) func aCallIsStartedAtOnceSoItsAnswerIsSeen() async throws {
+        let mock = try ModemManagerMock()
+        let manager = Self.manager(mock)
+        let receipt = try await ModemChannel(name: "modem-call", options: ModemOptions(mode: .call, manager: manager))
+            .send(delivery(channel: "modem-call", to: anna))
+        let call = String(try #require(receipt.providerID).dropFirst(ModemChannel.providerPrefix.count))
+        #expect(await until(5) { (try? mock.calls())?.first?.state == "active" }, "\((try? mock.calls()) ?? [])")
+        #expect(try await manager.callState(call)?.state == "active")
+
+        let late = try #require(try await manager.call(manager.knownModemPath(), "Modem.Voice", "CreateCall",
+                                                       ["a{sv}", "1", "number", "s", "+447700900002"]).first as? String)
+        try await Task.sleep(for: .seconds(3))
+        _ = try await manager.call(late, "Call", "Start")
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await manager.callState(late)?.state == "dialing", "the mock keeps ModemManager's 2 s rule")
+    }
+
     /// A modem nothing enabled (ModemManager keeps it disabled without a NetworkManager
     /// connection for it) is enabled at the first look and sends; a registered modem that still
     /// lists PIN2 (Quectel's do) is not taken for a locked SIM.
@@ -123,6 +140,22 @@ import Testing
         _ = try await ModemChannel(name: "modem", options: ModemOptions(manager: Self.manager(pin2))).send(delivery(channel: "modem", to: anna))
         #expect(try pin2.sentSMS().count == 1)
         #expect(ModemStatus(path: "/m", state: "disabled").problem?.contains("disabled and could not be enabled") == true)
+    }
+
+    /// A disabled modem whose enable outlasts `mmcli` (ModemManager goes on enabling it: 27 s in
+    /// the kernel rig's guest) and that then finds no network is said to have no signal, or to
+    /// be unregistered, not to be "disabled" (bench/modem-real.sh (c) said that before this).
+    @Test(.disabled(if: modemMockMissing != nil)) func aSlowEnableStillNamesTheMissingSignal() async throws {
+        for (signal, registration, says) in [(0, "home", "the modem has no signal"), (40, "denied", "not registered to a mobile network (denied)")] {
+            let mock = try ModemManagerMock(signal: signal, registration: registration, enabled: false)
+            try mock.control("SetModem", ["dict:string:string:enable-delay,3"])
+            var manager = Self.manager(mock)
+            manager.timeout = 2
+            let status = try await manager.status()
+            #expect(status.problem?.contains(says) == true, "\(status)")
+            #expect(status.state != "disabled", "\(status)")
+        }
+        #expect(ModemStatus(path: "/m", state: "enabling").problem?.contains("still being enabled") == true)
     }
 
     /// `sms` (Twilio) with `fallback: modem`, `call` with `fallback: modem-call`; the receiver

@@ -188,6 +188,8 @@ def SetModem(self, values):
         s['signal'] = int(values['signal'])
     if 'send-delay' in values:
         s['send-delay'] = float(values['send-delay'])
+    if 'enable-delay' in values:
+        s['enable-delay'] = float(values['enable-delay'])
     if s['plugged']:
         # Set in place: dbusmock 0.28's UpdateProperties cannot wrap the SignalQuality struct, and
         # mmcli reads the properties afresh each run (GetManagedObjects).
@@ -199,6 +201,8 @@ def SetModem(self, values):
 @dbus.service.method(MOCK_IFACE, in_signature='b', out_signature='')
 def EnableModem(self, enable):
     s = _state(self)
+    # a slow enable (the kernel rig's emulated guest took 27 s): the caller may stop waiting first
+    time.sleep(s.get('enable-delay', 0))
     s['enabled'] = bool(enable)
     s['enables'] = s.get('enables', 0) + 1
     if s['plugged']:
@@ -295,6 +299,7 @@ def CreateCall(self, properties):
         raise dbus.exceptions.DBusException('no modem', name='org.freedesktop.ModemManager1.Error.Core.WrongState')
     path = f'{MAIN_OBJ}/Call/{s["calls"]}'
     s['calls'] += 1
+    s.setdefault('created', {})[path] = time.monotonic()
     self.AddObject(path, CALL_IFACE, {
         'State': dbus.Int32(0), 'StateReason': dbus.Int32(0), 'Direction': dbus.Int32(DIRECTION_OUTGOING),
         'Number': str(properties['number']), 'Multiparty': False, 'AudioPort': '',
@@ -330,6 +335,11 @@ def StartCall(self, path):
     # each with the reason unknown; a BUSY or NO ANSWER from the modem ends the call as
     # terminated with the reason unknown too ('refused-or-busy' only where a plugin reads it).
     _call_state(path, CALL_DIALING, REASON_OUTGOING)
+    # ModemManager 1.20 polls the call list (+CLCC) only if a call is being established 2 s
+    # after one was created (mm-iface-modem-voice.c, CALL_LIST_POLLING_TIMEOUT_SECS): a call
+    # started later stays 'dialing' whatever the callee does.
+    if time.monotonic() - _state(self).get('created', {}).get(path, 0) > 2:
+        return
     GLib.timeout_add(300, lambda: _call_state(path, CALL_RINGING_OUT, REASON_UNKNOWN) and False)
     outcome = _state(self)['outcome']
     if outcome == 'answered':

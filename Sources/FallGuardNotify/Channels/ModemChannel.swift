@@ -18,22 +18,34 @@ public struct ModemChannel: NotificationChannel {
         }
         let manager = options.manager
         do {
-            // A modem that cannot send (no SIM, locked, no network) is said as such: the attempt
-            // waits for it rather than failing for good, as a network down does.
-            let status = try await manager.status()
-            if let problem = status.problem { throw DeliveryFailure.transient("\(name): \(problem)") }
-            switch options.mode {
-            case .sms:
-                let sms = try await manager.sendSMS(delivery.payload.message.body, to: to)
-                return DeliveryReceipt(providerID: Self.providerPrefix + sms, detail: "SMS to \(to) sent by the modem")
-            case .call:
-                let call = try await manager.startCall(to: to)
-                return DeliveryReceipt(providerID: Self.providerPrefix + call, detail: "call to \(to) dialled by the modem")
+            do {
+                return try await deliver(delivery, to: to, by: manager)
+            } catch let error as ModemManager.Unavailable {
+                // Why, read from the modem only now (no SIM, locked, no network, ModemManager not
+                // running: the attempt waits for it rather than failing for good, as a network
+                // down does): a look before each send cost an alert two `mmcli` runs.
+                let status = try await manager.status()
+                if let problem = status.problem { throw DeliveryFailure.transient("\(name): \(problem)") }
+                // It can send now (enabled at this look, found again at a new path): once more,
+                // unless the SMS or call may have gone out.
+                if error.afterSend { throw error }
+                return try await deliver(delivery, to: to, by: manager)
             }
         } catch let failure as DeliveryFailure {
             throw failure
         } catch {
             throw DeliveryFailure.transient("\(name): \(error)")
+        }
+    }
+
+    private func deliver(_ delivery: Delivery, to: String, by manager: ModemManager) async throws -> DeliveryReceipt {
+        switch options.mode {
+        case .sms:
+            let sms = try await manager.sendSMS(delivery.payload.message.body, to: to)
+            return DeliveryReceipt(providerID: Self.providerPrefix + sms, detail: "SMS to \(to) sent by the modem")
+        case .call:
+            let call = try await manager.startCall(to: to)
+            return DeliveryReceipt(providerID: Self.providerPrefix + call, detail: "call to \(to) dialled by the modem")
         }
     }
 }

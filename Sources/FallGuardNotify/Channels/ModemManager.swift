@@ -1,14 +1,20 @@
 import Foundation
 import Synchronization
 
-/// ModemManager (`org.freedesktop.ModemManager1` on the system bus) through its own command-line
-/// client, `mmcli`, with JSON output (`-J`): the messaging (`Modem.Messaging` Create, `Sms.Send`),
-/// voice (`Modem.Voice` CreateCall, `Call.Start`/`Hangup`) and the modem's state (`Modem.State`,
-/// `UnlockRequired`, `SignalQuality`, `Modem3gpp.RegistrationState`). Every run is bounded by
+/// ModemManager (`org.freedesktop.ModemManager1` on the system bus). The modem's state
+/// (`Modem.State`, `UnlockRequired`, `SignalQuality`, `Modem3gpp.RegistrationState`), the modem
+/// list and enabling go through its own client, `mmcli`, with JSON output (`-J`); what lies on
+/// an alert's path (`Modem.Messaging` Create/Delete/Messages, `Sms.Send`, `Modem.Voice`
+/// CreateCall, `Call.Start`/`Hangup`/`State`) goes through systemd's `busctl`, one D-Bus call a
+/// run: `mmcli` reads every object ModemManager has before it makes its one call, which took
+/// seconds a run in the kernel rig's emulated guest (bench/modem-real.sh). The modem's D-Bus
+/// path is looked up once and kept until a call on it fails. Every run is bounded by
 /// ``timeout``: a hung ModemManager costs an attempt, never the delivery worker.
 public struct ModemManager: Sendable, Equatable {
     /// The `mmcli` program.
     public var mmcli: String
+    /// The `busctl` program (systemd's D-Bus client).
+    public var busctl = "busctl"
     /// Which modem: empty for the first ModemManager lists, else its index (`0`), its D-Bus
     /// object path or its equipment identifier (the IMEI).
     public var modem: String
@@ -27,6 +33,9 @@ public struct ModemManager: Sendable, Equatable {
         public var description: String
         /// `mmcli` (or its D-Bus call) stopped waiting: ModemManager may still be doing it.
         public var timedOut = false
+        /// It failed at or after `Sms.Send`/`Call.Start`: the SMS or call may have gone out, so
+        /// this attempt does not try again.
+        public var afterSend = false
     }
 
     // MARK: Running mmcli
@@ -61,6 +70,44 @@ public struct ModemManager: Sendable, Equatable {
         return env
     }
 
+    /// `busctl --json=short arguments…` on the system bus: the `data` of each line it printed (a
+    /// call's return values as one array; each property's value of a `get-property`).
+    func dbus(_ arguments: [String]) async throws -> [Any] {
+        guard let path = ExecChannel.resolve(busctl) else {
+            throw Unavailable(description: "'\(busctl)' is not installed (Debian: apt install systemd)")
+        }
+        let limit = "--timeout=\(Int(timeout * 1000))ms"
+        let result = try await ChildProcess.run(path, ["--system", "--json=short", limit] + arguments, input: Data(), timeout: timeout + 2,
+                                                environment: environment, captureOutput: true)
+        guard result.outcome == .exited(0) else {
+            let said = result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+            if said.contains("org.freedesktop.ModemManager1 was not provided") || said.contains("ServiceUnknown") {
+                throw Unavailable(description: "ModemManager is not running (systemctl status ModemManager)")
+            }
+            throw Unavailable(description: "busctl \(arguments.joined(separator: " ")) \(result.describeOutcome)" + (said.isEmpty ? "" : ": \(said)"),
+                              timedOut: result.outcome == .timedOut || said.contains("timed out"))
+        }
+        return try result.stdout.split(separator: "\n").map { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let data = object["data"] else {
+                throw Unavailable(description: "busctl \(arguments.joined(separator: " ")): not JSON: \(line.prefix(120))")
+            }
+            return data
+        }
+    }
+
+    static let service = "org.freedesktop.ModemManager1"
+
+    /// Calls `method` of ModemManager's `interface` (after `org.freedesktop.ModemManager1.`) on
+    /// `object`, with `busctl`'s signature and arguments; its return values.
+    func call(_ object: String, _ interface: String, _ method: String, _ arguments: [String] = []) async throws -> [Any] {
+        try await dbus(["call", Self.service, object, "\(Self.service).\(interface)", method] + arguments).first as? [Any] ?? []
+    }
+
+    /// The values of `properties` of `interface` on `object`.
+    func properties(_ object: String, _ interface: String, _ properties: String...) async throws -> [Any] {
+        try await dbus(["get-property", Self.service, object, "\(Self.service).\(interface)"] + properties)
+    }
+
     func json(_ arguments: [String]) async throws -> [String: Any] {
         let text = try await run(arguments + ["-J"])
         guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
@@ -71,75 +118,116 @@ public struct ModemManager: Sendable, Equatable {
 
     // MARK: The modem
 
-    /// The D-Bus path of the configured modem.
+    /// The D-Bus path of the configured modem, looked up now (and kept for ``knownModemPath()``).
     public func modemPath() async throws -> String {
+        forgetModemPath()
         let list = try await json(["-L"])["modem-list"] as? [String] ?? []
         if list.isEmpty { throw Unavailable(description: "ModemManager lists no modem (unplugged, or not detected yet)") }
-        if modem.isEmpty { return list[0] }
-        if let path = list.first(where: { $0 == modem || $0.hasSuffix("/Modem/\(modem)") }) { return path }
-        for path in list {
-            let generic = (try? await json(["-m", path]))?.dig("modem", "generic")
-            if generic?["equipment-identifier"] as? String == modem { return path }
+        var found: String?
+        if modem.isEmpty { found = list[0] } else if let path = list.first(where: { $0 == modem || $0.hasSuffix("/Modem/\(modem)") }) {
+            found = path
+        } else {
+            for path in list where (try? await json(["-m", path]))?.dig("modem", "generic")?["equipment-identifier"] as? String == modem {
+                found = path
+                break
+            }
         }
-        throw Unavailable(description: "ModemManager has no modem '\(modem)' (it lists \(list.joined(separator: ", ")))")
+        guard let found else { throw Unavailable(description: "ModemManager has no modem '\(modem)' (it lists \(list.joined(separator: ", ")))") }
+        Self.knownPaths.withLock { $0[pathKey] = found }
+        return found
     }
+
+    /// The modems' paths last looked up, by bus and ``modem``. A path changes only when
+    /// ModemManager finds the modem again (restarted, replugged): a call on a path it no longer
+    /// has fails, and the path is looked up again.
+    private static let knownPaths = Mutex<[String: String]>([:])
+    private var pathKey: String { (environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? "") + " " + modem }
+
+    /// The modem's path as last looked up, else looked up now (one `mmcli -L`).
+    func knownModemPath() async throws -> String {
+        if let path = Self.knownPaths.withLock({ $0[pathKey] }) { return path }
+        return try await modemPath()
+    }
+
+    func forgetModemPath() { _ = Self.knownPaths.withLock { $0.removeValue(forKey: pathKey) } }
 
     /// The modem's state now. A modem ModemManager keeps disabled (nothing asked it to enable
     /// it: no NetworkManager connection for it, a Debian without NetworkManager) cannot send or
     /// call, so it is enabled here (`mmcli -e`, polkit's `Device.Control` for the fallguard
     /// user: deploy/polkit) and read again; if that fails the status says it is disabled.
+    ///
+    /// An enable that fails or outlasts `mmcli` (ModemManager goes on enabling: 27 s in the kernel
+    /// rig's emulated guest) is not the answer: the modem is read again, while it is `enabling`
+    /// every 2 s for up to ``timeout`` more seconds, so that what stops it (no signal, not
+    /// registered, the SIM) is said as such rather than "disabled".
     public func status() async throws -> ModemStatus {
         let path = try await modemPath()
-        let modem = try await json(["-m", path])["modem"] as? [String: Any] ?? [:]
-        let status = ModemStatus(path: path, json: modem)
-        guard status.state == "disabled", (try? await run(["-m", path, "-e"])) != nil else { return status }
-        return ModemStatus(path: path, json: try await json(["-m", path])["modem"] as? [String: Any] ?? [:])
+        let read = { ModemStatus(path: path, json: try await self.json(["-m", path])["modem"] as? [String: Any] ?? [:]) }
+        let first = try await read()
+        guard first.state == "disabled" else { return first }
+        _ = try? await run(["-m", path, "-e"])
+        var now = try await read()
+        let end = Date().addingTimeInterval(timeout)
+        while now.state == "enabling", Date() < end, !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(2))
+            now = try await read()
+        }
+        return now
     }
 
     // MARK: SMS
 
-    /// Sends `text` to `number` (E.164) and returns the SMS's path. ModemManager splits a long
-    /// text into the parts of a concatenated SMS.
+    /// Sends `text` to `number` (E.164) and returns the SMS's path: `Messaging.Create` and
+    /// `Sms.Send`, one `busctl` each. ModemManager splits a long text into the parts of a
+    /// concatenated SMS; `Send` returns once every part went out (the SMS is then `sent`).
     func sendSMS(_ text: String, to number: String) async throws -> String {
-        let path = try await modemPath()
-        let created = try await run(["-m", path, "--messaging-create-sms=number='\(number)',text=\(Self.quoted(text))"])
-        guard let sms = Self.objectPath(in: created, kind: "SMS") else {
-            throw Unavailable(description: "mmcli made no SMS: \(created.prefix(200))")
-        }
+        let path = try await knownModemPath()
+        let sms = try await create(path, "Modem.Messaging", "Create", ["2", "number", "s", number, "text", "s", text])
         do {
-            _ = try await run(["-s", sms, "--send"])
-        } catch let error as Unavailable where error.timedOut {
-            // mmcli stopped waiting, but ModemManager goes on sending: a slow serial line, SMS
+            _ = try await call(sms, "Sms", "Send")
+        } catch var error as Unavailable {
+            error.afterSend = true
+            // busctl stopped waiting, but ModemManager goes on sending: a slow serial line, SMS
             // queued behind others on the modem's one AT port, parts waiting on the network
             // (bench/modem-real.sh: three 2-part SMS took 37 s). Sending it again would tell
             // the contact twice: wait for its state instead.
-            guard await sentLater(sms) else { throw error }
-            await forget(sms, modem: path)
-            return sms
+            guard error.timedOut, await sentLater(sms) else {
+                if !error.timedOut { await forget(sms, modem: path) }   // refused (no network …): never sent
+                throw error
+            }
         }
-        // `--send` returns once the modem took it. A look afterwards that fails (a timeout, a
-        // stop) must not send it again: only a state read as something else than sent does.
-        guard let read = try? await json(["-s", sms]) else { return sms }
-        let state = read.dig("sms", "properties")?["state"] as? String
-        guard state == "sent" else { throw Unavailable(description: "the SMS \(sms) is '\(state ?? "?")', not sent") }
         await forget(sms, modem: path)
         return sms
     }
 
-    /// Deletes a sent SMS from ModemManager's list (best effort). ModemManager keeps every SMS
-    /// it sent until deleted, and the reply poll reads each SMS in that list with an `mmcli` of
-    /// its own while an alarm is open: kept, every alert would make each later poll slower.
-    func forget(_ sms: String, modem path: String) async {
-        _ = try? await run(["-m", path, "--messaging-delete-sms=\(sms)"])
+    /// The path of the object (an SMS, a call) that `method` of the modem's `interface` made
+    /// from `properties` (busctl's `a{sv}`: their count, then name, type, value each). A
+    /// failure forgets the modem's path: it is looked up again next time.
+    func create(_ path: String, _ interface: String, _ method: String, _ properties: [String]) async throws -> String {
+        do {
+            guard let made = try await call(path, interface, method, ["a{sv}"] + properties).first as? String else {
+                throw Unavailable(description: "ModemManager's \(method) returned no object")
+            }
+            return made
+        } catch {
+            forgetModemPath()
+            throw error
+        }
     }
 
-    /// Whether the SMS at `sms`, whose `--send` timed out, is `sent` within ``timeout`` more
+    /// Deletes an SMS from ModemManager's list (best effort). ModemManager keeps every SMS
+    /// it sent until deleted, and the reply poll reads each SMS in that list while an alarm is
+    /// open: kept, every alert would make each later poll slower.
+    func forget(_ sms: String, modem path: String) async {
+        _ = try? await call(path, "Modem.Messaging", "Delete", ["o", sms])
+    }
+
+    /// Whether the SMS at `sms`, whose `Send` timed out, is `sent` within ``timeout`` more
     /// seconds (its state read every 2 s).
     func sentLater(_ sms: String) async -> Bool {
         let end = Date().addingTimeInterval(timeout)
         repeat {
-            let state = (try? await json(["-s", sms]))?.dig("sms", "properties")?["state"] as? String
-            if state == "sent" { return true }
+            if (try? await properties(sms, "Sms", "State"))?.first as? Int == Self.smsSent { return true }
             if Task.isCancelled { return false }   // stopping: no loop of mmcli runs that end at once
             try? await Task.sleep(for: .seconds(2))
         } while Date() < end
@@ -149,28 +237,32 @@ public struct ModemManager: Sendable, Equatable {
     /// Deletes the SMS at `paths` from the modem, looking the modem up once (best effort: one
     /// left is read again, and its id, taken once, keeps it from counting twice).
     func deleteSMS(_ paths: [String]) async {
-        guard !paths.isEmpty, let path = try? await modemPath() else { return }
-        for sms in paths { _ = try? await run(["-m", path, "--messaging-delete-sms=\(sms)"]) }
+        guard !paths.isEmpty, let path = try? await knownModemPath() else { return }
+        for sms in paths { await forget(sms, modem: path) }
     }
 
-    /// `text` as one value of `mmcli`'s key=value list: between quotes it has none of (it knows
-    /// no escapes), so a text with both kinds has its `"` written as `''`.
-    static func quoted(_ text: String) -> String {
-        if !text.contains("'") { return "'\(text)'" }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "''") + "\""
-    }
+    /// `MMSmsState`'s `received` and `sent`, `MMSmsPduType`'s `deliver`.
+    static let (smsReceived, smsSent, pduDeliver) = (3, 5, 1)
 
-    /// The SMS the modem received (`pdu-type` deliver), oldest first.
+    /// The SMS the modem received (`PduType` deliver, `State` received), oldest first: the
+    /// `Messages` list, then each SMS's properties (one `busctl` each).
     func receivedSMS() async throws -> [ReceivedSMS] {
-        let path = try await modemPath()
-        let list = try await json(["-m", path, "--messaging-list-sms"])["modem.messaging.sms"] as? [String] ?? []
+        let path = try await knownModemPath()
+        let list: [String]
+        do {
+            list = try await properties(path, "Modem.Messaging", "Messages").first as? [String] ?? []
+        } catch {
+            forgetModemPath()
+            throw error
+        }
         var found: [ReceivedSMS] = []
         for sms in list {
-            guard let s = try? await json(["-s", sms])["sms"] as? [String: Any],
-                  let properties = s["properties"] as? [String: Any], let content = s["content"] as? [String: Any],
-                  properties["pdu-type"] as? String == "deliver", properties["state"] as? String == "received",
-                  let from = content["number"] as? String, let text = content["text"] as? String else { continue }
-            let stamp = properties["timestamp"] as? String ?? ""
+            guard let all = try? await dbus(["call", Self.service, sms, "org.freedesktop.DBus.Properties", "GetAll", "s", "\(Self.service).Sms"]),
+                  let p = (all.first as? [Any])?.first as? [String: Any] else { continue }
+            let value = { (key: String) in (p[key] as? [String: Any])?["data"] }
+            guard value("PduType") as? Int == Self.pduDeliver, value("State") as? Int == Self.smsReceived,
+                  let from = value("Number") as? String, let text = value("Text") as? String else { continue }
+            let stamp = value("Timestamp") as? String ?? ""
             found.append(ReceivedSMS(path: sms, from: from, text: text, timestamp: stamp, sentAt: ISO8601Offset.seconds(stamp)))
         }
         return found
@@ -178,35 +270,45 @@ public struct ModemManager: Sendable, Equatable {
 
     // MARK: Calls
 
-    /// Dials `number` and returns the call's path.
+    /// Dials `number` and returns the call's path: `Voice.CreateCall`, then `Call.Start` at
+    /// once. ModemManager 1.20 polls an AT modem's call list (`+CLCC`), and so learns that the
+    /// call rings, is answered or ends, only if a call is dialling 2 s after one was created
+    /// (mm-iface-modem-voice.c: the poll is set up when a call is added, and stops when none is
+    /// being established); a call started later stays `dialing` until hung up.
     func startCall(to number: String) async throws -> String {
-        let path = try await modemPath()
-        let created = try await run(["-m", path, "--voice-create-call=number=\(number)"])
-        guard let call = Self.objectPath(in: created, kind: "Call") else {
-            throw Unavailable(description: "mmcli made no call: \(created.prefix(200))")
+        let path = try await knownModemPath()
+        let made = try await create(path, "Modem.Voice", "CreateCall", ["1", "number", "s", number])
+        do {
+            _ = try await call(made, "Call", "Start")
+        } catch var error as Unavailable {
+            error.afterSend = true
+            // Dialling after all (busctl stopped waiting): followed, not dialled again.
+            if error.timedOut, let state = try? await callState(made), !["unknown", "terminated"].contains(state.state) { return made }
+            if !error.timedOut { _ = try? await call(path, "Modem.Voice", "DeleteCall", ["o", made]) }
+            throw error
         }
-        _ = try await run(["-o", call, "--start"])
-        return call
+        return made
     }
+
+    /// `MMCallState` and `MMCallStateReason` by number.
+    static let callStates = ["unknown", "dialing", "ringing-out", "ringing-in", "active", "held", "waiting", "terminated"]
+    static let callReasons = ["unknown", "outgoing-started", "incoming-new", "accepted", "terminated", "refused-or-busy", "error",
+                              "audio-setup-failed", "transferred", "deflected"]
 
     /// The call's `state` and `state-reason` (`ringing-out`, `active`, `terminated`; `accepted`,
     /// `refused-or-busy`, …); nil when ModemManager no longer knows it.
     func callState(_ call: String) async throws -> (state: String, reason: String)? {
-        guard let properties = (try? await json(["-o", call]))?.dig("call", "properties") else {
+        guard let values = try? await properties(call, "Call", "State", "StateReason"), values.count == 2 else {
             // Gone (ModemManager restarted, the call deleted), or ModemManager down: tell them apart.
             _ = try await modemPath()
             return nil
         }
-        return (properties["state"] as? String ?? "unknown", properties["state-reason"] as? String ?? "unknown")
+        let name = { (names: [String], value: Any) in (value as? Int).flatMap { names.indices.contains($0) ? names[$0] : nil } ?? "unknown" }
+        return (name(Self.callStates, values[0]), name(Self.callReasons, values[1]))
     }
 
     func hangUp(_ call: String) async {
-        _ = try? await run(["-o", call, "--hangup"])
-    }
-
-    /// The object path of `kind` (`SMS`, `Call`) in `mmcli`'s "Successfully created new …: PATH".
-    static func objectPath(in text: String, kind: String) -> String? {
-        text.split(whereSeparator: \.isWhitespace).map(String.init).first { $0.hasPrefix("/org/freedesktop/ModemManager1/\(kind)/") }
+        _ = try? await self.call(call, "Call", "Hangup")
     }
 }
 
@@ -267,6 +369,7 @@ public struct ModemStatus: Sendable, Equatable, Codable {
             return "the modem's SIM is locked (\(unlockRequired == "--" ? "PIN" : unlockRequired)): unlock it or remove the PIN"
         }
         if state == "failed" { return "the modem failed (\(failedReason))" }
+        if state == "enabling" { return "the modem is still being enabled (ModemManager has not finished: wait, or see its log)" }
         if state == "disabled" {
             return "the modem is disabled and could not be enabled (mmcli -m 0 -e; polkit must let the fallguard user control it)"
         }

@@ -69,6 +69,10 @@ extension ModemOptions: KeyedSection {
             found.append(ConfigProblem(Self.at(path, \.manager.mmcli), "'\(manager.mmcli)' is not installed (Debian: apt install modemmanager)",
                                        severity: .warning))
         }
+        if ExecChannel.resolve(manager.busctl) == nil {
+            found.append(ConfigProblem(Self.at(path, \.manager.mmcli), "'\(manager.busctl)' is not installed: the modem sends through it (Debian: apt install systemd)",
+                                       severity: .warning))
+        }
         if readReplies, mode == .sms, ReplyReader(words: acknowledgeWords).words.isEmpty {
             found.append(ConfigProblem(Self.at(path, \.acknowledgeWords), "no word acknowledges: give at least one (default: \(ReplyReader.defaultWords.joined(separator: ", ")))"))
         }
