@@ -16,14 +16,21 @@
 # inside `held.withLock` / `state.withLock`; 2026-11-27 (session 13, log kept): InMemoryGPIO.record
 # again, FieldRecorder's `mailbox.withLock` (the alarm thread's record against the recorder's
 # loop) and SQLiteStore.openIfDue's `state.withLock` (the health and status services both asking
-# whether the outbox is open). Any other report is a bug.
+# whether the outbox is open); 2026-11-28 (session 19, 25 reports, each pair in one Mutex's
+# `withLock`): StationInbox's `queues` (post against drain, NIOCore.CircularBuffer inside it),
+# StationHistory's `state` (prune, save, apply, escalate), ClientConnections' `held`, Liveness's
+# `parts`, InMemoryGPIO.record, and MosquittoClient's `state` (publishAcknowledged against
+# acknowledged) in a `fallguard test-alert` child. bench/tsan-mutex.sh shows the limitation on a
+# race-free 11-line program: 6 reports, the count exact. Any other report is a bug.
+# exitcode=0: a child process (the CLI tests run `fallguard`) that only has such reports must not
+# fail its test with TSan's exit status 66; every report is still counted from the log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FILTER=${1:-'AlarmController|AlarmEndToEnd|Outbox|ArmedCountdown|DeliveryWorker|InProcessDaemon|Daemon'}
 # TSAN_LOG=path keeps the whole log (every report's stacks) there.
 if [ -n "${TSAN_LOG:-}" ]; then LOG=$TSAN_LOG; else LOG=$(mktemp); trap 'rm -f "$LOG"' EXIT; fi
 # halt_on_error=0: every report is counted, not just the first.
-TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+TSAN_OPTIONS="halt_on_error=0 exitcode=0 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
     swift test --sanitize=thread --scratch-path .build-tsan --no-parallel --filter "$FILTER" >"$LOG" 2>&1 || status=$?
 reports=$(grep -c "WARNING: ThreadSanitizer" "$LOG" || true)
 tests=$(grep -Eo "Test run with [0-9]+ tests? (in [0-9]+ suites? )?(passed|failed)[^.]*" "$LOG" | tail -1 || true)

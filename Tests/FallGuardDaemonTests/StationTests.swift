@@ -848,6 +848,28 @@ struct StationDidNotServe: Error { var why: String }
         #expect(back.newestFirst(now: now + 6).map { [$0.device, $0.outcome] } == [["room-1", "ended"]], "written once it could be")
     }
 
+    /// Every column of a past incident comes back as written after a restart, through GRDB's
+    /// snake-case decoding: a field whose name drifted from its column would read back nil (an
+    /// `unaccepted_escalated_at` lost is a call escalated again after every restart).
+    @Test func everyColumnOfAPastIncidentComesBackAfterARestart() throws {
+        let folder = temporaryFolder("station-columns")
+        let now = Date().timeIntervalSince1970
+        let first = StationHistory(directory: folder + "/state", days: 7, logger: Logger(label: "test.station"), now: now)
+        #expect(first.problem == nil)
+        var r = PastIncidents.Record(key: "room-9@1", device: "room-9", raisedAt: now - 100)
+        (r.incident, r.kind, r.wearer, r.location, r.floor) = ("FG-9", "fall", "Margaret", "Flat 3", "East wing")
+        (r.alertOut, r.delivered, r.resolvedByWearer) = (true, true, true)
+        (r.reachedBy, r.acknowledgedBy, r.presentBy, r.resetBy) = ("Anna", "Nurse Bo", "Nurse Cy", "Nurse Di")
+        (r.acknowledgedAt, r.endedAt, r.alertAt, r.presentAt, r.resetAt) = (now - 90, now - 10, now - 95, now - 80, now - 70)
+        (r.bridgeRaisedAt, r.bridgeAcknowledgedAt) = (now - 101, now - 91)
+        (r.unacceptedEscalatedAt, r.noPresenceEscalatedAt, r.unacceptedAgainAt, r.noPresenceAgainAt) = (now - 60, now - 50, now - 40, now - 30)
+        let db = try DatabaseQueue(path: folder + "/state/" + StationHistory.fileName)
+        try db.write { try StationHistory.upsert(r, $0) }
+        try db.close()
+        let back = StationHistory(directory: folder + "/state", days: 7, logger: Logger(label: "test.station"), now: now)
+        #expect(back.newestFirst(now: now) == [r])
+    }
+
     /// The past incidents on a real broker, in the real SQLite file, through the page's JSON:
     /// an alarm raised and acknowledged is listed (newest first, with its time to answer),
     /// still there after the station restarts, and one older than `history-days` is dropped.

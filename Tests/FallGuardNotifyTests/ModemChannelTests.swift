@@ -40,13 +40,14 @@ import Testing
         #expect(status.registered && status.signalPercent == 80 && status.operatorName == "Mock Mobile", "\(status)")
         let channel = ModemChannel(name: "modem", options: ModemOptions(manager: Self.manager(mock)))
         var d = delivery(channel: "modem", to: anna)
-        d.payload.message.body = "FALL ALERT: Margaret's fall, \"Flat 3\", 12 Mill Lane & more.\nReply OK."
+        // A template may start with a dash: busctl once took "-- FALL ALERT --" for an option.
+        d.payload.message.body = "-- FALL ALERT --\nMargaret's fall, \"Flat 3\", 12 Mill Lane & more.\nReply OK."
         let receipt = try await channel.send(d)
         #expect(receipt.providerID?.hasPrefix("modem:/org/freedesktop/ModemManager1/SMS/") == true)
         let sent = try mock.sentSMS()
         #expect(sent.count == 1)
         #expect(sent.first?.number == anna.phone)
-        // busctl passes the text as one D-Bus string: both quotes and the line break as written.
+        // busctl passes the text as one D-Bus string: the dashes, both quotes and the line breaks as written.
         #expect(sent.first?.text == d.payload.message.body)
         // Deleted from ModemManager's list once sent: the reply poll reads every SMS in it.
         let listed = try mock.mmcli(["-J", "-m", "0", "--messaging-list-sms"])

@@ -33,8 +33,8 @@ public struct ModemManager: Sendable, Equatable {
         public var description: String
         /// `mmcli` (or its D-Bus call) stopped waiting: ModemManager may still be doing it.
         public var timedOut = false
-        /// It failed at or after `Sms.Send`/`Call.Start`: the SMS or call may have gone out, so
-        /// this attempt does not try again.
+        /// `Sms.Send`/`Call.Start` timed out: the SMS or call may have gone out, so this attempt
+        /// does not try again (one refused outright was deleted, and is tried again).
         public var afterSend = false
     }
 
@@ -77,7 +77,8 @@ public struct ModemManager: Sendable, Equatable {
             throw Unavailable(description: "'\(busctl)' is not installed (Debian: apt install systemd)")
         }
         let limit = "--timeout=\(Int(timeout * 1000))ms"
-        let result = try await ChildProcess.run(path, ["--system", "--json=short", limit] + arguments, input: Data(), timeout: timeout + 2,
+        // "--": a text that starts with "-" ("-- FALL ALERT --") is an argument, not an option.
+        let result = try await ChildProcess.run(path, ["--system", "--json=short", limit, "--"] + arguments, input: Data(), timeout: timeout + 2,
                                                 environment: environment, captureOutput: true)
         guard result.outcome == .exited(0) else {
             let said = result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -120,7 +121,12 @@ public struct ModemManager: Sendable, Equatable {
 
     /// The D-Bus path of the configured modem, looked up now (and kept for ``knownModemPath()``).
     public func modemPath() async throws -> String {
-        forgetModemPath()
+        // The kept path stays usable while this runs (an alert does not wait for this look's
+        // seconds-long `mmcli -L`), and is forgotten only when the look fails.
+        do { return try await lookUpModemPath() } catch { forgetModemPath(); throw error }
+    }
+
+    private func lookUpModemPath() async throws -> String {
         let list = try await json(["-L"])["modem-list"] as? [String] ?? []
         if list.isEmpty { throw Unavailable(description: "ModemManager lists no modem (unplugged, or not detected yet)") }
         var found: String?
@@ -161,6 +167,10 @@ public struct ModemManager: Sendable, Equatable {
     /// every 2 s for up to ``timeout`` more seconds, so that what stops it (no signal, not
     /// registered, the SIM) is said as such rather than "disabled".
     public func status() async throws -> ModemStatus {
+        // Every SMS and call goes through busctl: without it the modem is no way to anyone.
+        guard ExecChannel.resolve(busctl) != nil else {
+            throw Unavailable(description: "'\(busctl)' is not installed: the modem cannot send (Debian: apt install systemd)")
+        }
         let path = try await modemPath()
         let read = { ModemStatus(path: path, json: try await self.json(["-m", path])["modem"] as? [String: Any] ?? [:]) }
         let first = try await read()
@@ -186,7 +196,7 @@ public struct ModemManager: Sendable, Equatable {
         do {
             _ = try await call(sms, "Sms", "Send")
         } catch var error as Unavailable {
-            error.afterSend = true
+            error.afterSend = error.timedOut   // refused outright: never sent, deleted below
             // busctl stopped waiting, but ModemManager goes on sending: a slow serial line, SMS
             // queued behind others on the modem's one AT port, parts waiting on the network
             // (bench/modem-real.sh: three 2-part SMS took 37 s). Sending it again would tell
@@ -281,7 +291,7 @@ public struct ModemManager: Sendable, Equatable {
         do {
             _ = try await call(made, "Call", "Start")
         } catch var error as Unavailable {
-            error.afterSend = true
+            error.afterSend = error.timedOut   // refused outright: never dialled, deleted below
             // Dialling after all (busctl stopped waiting): followed, not dialled again.
             if error.timedOut, let state = try? await callState(made), !["unknown", "terminated"].contains(state.state) { return made }
             if !error.timedOut { _ = try? await call(path, "Modem.Voice", "DeleteCall", ["o", made]) }
