@@ -123,7 +123,13 @@ public struct ModemManager: Sendable, Equatable {
     public func modemPath() async throws -> String {
         // The kept path stays usable while this runs (an alert does not wait for this look's
         // seconds-long `mmcli -L`), and is forgotten only when the look fails.
-        do { return try await lookUpModemPath() } catch { forgetModemPath(); throw error }
+        try await forgettingPathOnFailure { try await lookUpModemPath() }
+    }
+
+    /// `body`, which uses the modem's path; when it fails the kept path is forgotten, so it is
+    /// looked up again next time (ModemManager restarted, the modem replugged at a new index).
+    private func forgettingPathOnFailure<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch { forgetModemPath(); throw error }
     }
 
     private func lookUpModemPath() async throws -> String {
@@ -214,14 +220,11 @@ public struct ModemManager: Sendable, Equatable {
     /// from `properties` (busctl's `a{sv}`: their count, then name, type, value each). A
     /// failure forgets the modem's path: it is looked up again next time.
     func create(_ path: String, _ interface: String, _ method: String, _ properties: [String]) async throws -> String {
-        do {
+        try await forgettingPathOnFailure {
             guard let made = try await call(path, interface, method, ["a{sv}"] + properties).first as? String else {
                 throw Unavailable(description: "ModemManager's \(method) returned no object")
             }
             return made
-        } catch {
-            forgetModemPath()
-            throw error
         }
     }
 
@@ -258,13 +261,7 @@ public struct ModemManager: Sendable, Equatable {
     /// `Messages` list, then each SMS's properties (one `busctl` each).
     func receivedSMS() async throws -> [ReceivedSMS] {
         let path = try await knownModemPath()
-        let list: [String]
-        do {
-            list = try await properties(path, "Modem.Messaging", "Messages").first as? [String] ?? []
-        } catch {
-            forgetModemPath()
-            throw error
-        }
+        let list = try await forgettingPathOnFailure { try await properties(path, "Modem.Messaging", "Messages").first as? [String] ?? [] }
         var found: [ReceivedSMS] = []
         for sms in list {
             guard let all = try? await dbus(["call", Self.service, sms, "org.freedesktop.DBus.Properties", "GetAll", "s", "\(Self.service).Sms"]),
