@@ -359,8 +359,14 @@ class LineWatch:
 
     def run(self):
         last = None
+        self.stalls = []  # (t_ns, ms): the sampler itself did not run for >= 40 ms
         fd = os.open(self.path, os.O_RDONLY)
+        before = None
         while not self.stop:
+            t = now_ns()
+            if before is not None and t - before >= 40_000_000:
+                self.stalls.append((t, round((t - before) / 1e6)))
+            before = t
             v = os.pread(fd, 8, 0).strip()
             if v != last:
                 self.changes.append((now_ns(), int(v)))
@@ -403,41 +409,66 @@ def released(offsets):
     return bad
 
 
+def gpio_attempt(lib, chip, o):
+    """One `fallguard gpio` run: the 150/150x4 pattern watched on sim_gpio18, a 300 ms press."""
+    # the button idles released: pull-up (the request's bias says the same)
+    write(f"{E['FG_GPIOSIM_SYSFS']}/sim_gpio17/pull", "pull-up")
+    buzzer = LineWatch(18)
+    p = subprocess.Popen([FG, "gpio", "--library", lib, "--chip", chip, "--output", "GPIO18", "--button", "GPIO17",
+                          "--pattern", "150/150x4+100000", "--duration", "3"],
+                         stdout=open(o + ".jsonl", "w"), stderr=open(o + ".err", "w"), env=lib_env(lib))
+    started = wait_for(lambda: '"request' in text(o + ".jsonl") or p.poll() is not None, 15)
+    time.sleep(1.4)
+    t_press, t_release = press(17, 300)
+    p.wait(20)
+    buzzer.done()
+    pulses = buzzer.pulses()
+    lens = [round(x[1]) for x in pulses]
+    # The player's edges are absolute deadlines from the moment the pattern was asked for,
+    # so a late first wake-up (a starved TCG guest: 85 ms once) shortens only the first
+    # beep; every later edge stays on the 150/150 grid. The grid is what is checked: beeps
+    # 2-4 are 100-250 ms, every beep starts 200-400 ms after the one before, and the first
+    # one is there (>= 30 ms) and ends 100-250 ms before the second starts.
+    gaps = [round((b[0] - a[0]) / 1e6 - a[1]) for a, b in zip(pulses, pulses[1:])]
+    periods = [round((b[0] - a[0]) / 1e6) for a, b in zip(pulses, pulses[1:])]
+    grid = (len(pulses) == 4 and 30 <= lens[0] <= 250 and all(100 <= x <= 250 for x in lens[1:])
+            and all(200 <= x <= 400 for x in periods) and all(100 <= x <= 250 for x in gaps))
+    # stalls of the guest seen by the sampler itself while the pattern played (before the press)
+    stalls = [ms for t, ms in buzzer.stalls if t < t_press]
+    return dict(p=p, started=started, t_press=t_press, lens=lens, gaps=gaps, periods=periods, grid=grid,
+                stalls=stalls)
+
+
 def t_gpio():
     if not E.get("FG_GPIOCHIP"):
         return skip("gpio", "no gpio-sim chip")
     chip = E["FG_GPIOCHIP"]
     for lib in libs():
         o = f"{OUT}/gpio-{lib}"
-        # the button idles released: pull-up (the request's bias says the same)
-        write(f"{E['FG_GPIOSIM_SYSFS']}/sim_gpio17/pull", "pull-up")
-        buzzer = LineWatch(18)
-        p = subprocess.Popen([FG, "gpio", "--library", lib, "--chip", chip, "--output", "GPIO18", "--button", "GPIO17",
-                              "--pattern", "150/150x4+100000", "--duration", "3"],
-                             stdout=open(o + ".jsonl", "w"), stderr=open(o + ".err", "w"), env=lib_env(lib))
-        started = wait_for(lambda: '"request' in text(o + ".jsonl") or p.poll() is not None, 15)
-        time.sleep(1.4)
-        t_press, t_release = press(17, 300)
-        p.wait(20)
-        changes = buzzer.done()
+        # A timing check is judged on a run the guest did not stall through: CI's 6.12 guest
+        # (TCG on a loaded 2-core host) once stalled ~144 ms on a beep's rising edge, so that the
+        # beep lasted 6 ms (high periods [135, 150, 6, 150]); the sampler beside it saw the same
+        # stall. A run whose grid fails while the sampler saw a stall of >= 40 ms is run again,
+        # up to 3 times; a grid that fails with no stall seen fails at once.
+        tries = []
+        for attempt in range(3):
+            a = gpio_attempt(lib, chip, o)
+            tries.append(a)
+            if a["grid"] or not a["stalls"]:
+                break
+            say(f"NOTE: gpio {lib}: attempt {attempt + 1}: grid {a['lens']} ms with the guest stalled {a['stalls']} ms: run again")
+        a = tries[-1]
+        p, started, t_press = a["p"], a["started"], a["t_press"]
         out = [json.loads(l) for l in text(o + ".jsonl").splitlines() if l.startswith("{")]
         libline = next((e for e in out if e.get("event") == "library"), {})
         check(f"gpio {lib}: fallguard gpio exited 0", p.returncode == 0 and started, text(o + ".err")[-300:])
         want = "v1" if lib == "v1" else "v2"
         check(f"gpio {lib}: libgpiod in use", libline.get("api") == want, json.dumps(libline))
-        pulses = buzzer.pulses()
-        lens = [round(x[1]) for x in pulses]
-        # The player's edges are absolute deadlines from the moment the pattern was asked for,
-        # so a late first wake-up (a starved TCG guest: 85 ms once) shortens only the first
-        # beep; every later edge stays on the 150/150 grid. The grid is what is checked: beeps
-        # 2-4 are 100-250 ms, every beep starts 200-400 ms after the one before, and the first
-        # one is there (>= 30 ms) and ends 100-250 ms before the second starts.
-        gaps = [round((b[0] - a[0]) / 1e6 - a[1]) for a, b in zip(pulses, pulses[1:])]
-        periods = [round((b[0] - a[0]) / 1e6) for a, b in zip(pulses, pulses[1:])]
-        check(f"gpio {lib}: buzzer pattern 150/150x4 in sim_gpio18/value",
-              len(pulses) == 4 and 30 <= lens[0] <= 250 and all(100 <= x <= 250 for x in lens[1:])
-              and all(200 <= x <= 400 for x in periods) and all(100 <= x <= 250 for x in gaps),
-              f"high periods (ms): {lens}, low gaps (ms): {gaps}, starts apart (ms): {periods}")
+        lens, gaps = a["lens"], a["gaps"]
+        check(f"gpio {lib}: buzzer pattern 150/150x4 in sim_gpio18/value", a["grid"],
+              f"high periods (ms): {lens}, low gaps (ms): {gaps}, starts apart (ms): {a['periods']}"
+              + (f", guest stalls seen (ms): {a['stalls']}" if a["stalls"] else "")
+              + (f", after {len(tries)} runs" if len(tries) > 1 else ""))
         ev = {e.get("event"): e for e in out if e.get("event") in ("pressed", "released")}
         pe = ev.get("pressed")
         delay = (pe["t_ns"] - t_press) / 1e6 if pe and "t_ns" in pe else None
@@ -450,7 +481,8 @@ def t_gpio():
         check(f"gpio {lib}: lines released on exit", not bad, "; ".join(bad))
         check(f"gpio {lib}: buzzer low after exit", read(f"{E['FG_GPIOSIM_SYSFS']}/sim_gpio18/value") == "0")
         figure(check="gpio", lib=lib, libgpiod=libline.get("version"), pulses_ms=lens, gaps_ms=gaps,
-               press_to_event_ms=delay, released_event=re_, lines_released=not bad)
+               press_to_event_ms=delay, released_event=re_, lines_released=not bad,
+               runs=len(tries), stalls_ms=[t["stalls"] for t in tries])
 
 
 def stop_run(p, fd):
