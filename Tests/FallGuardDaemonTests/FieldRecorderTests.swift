@@ -63,6 +63,13 @@ import Testing
             let relabelled = try archive.record("FG-1")
             #expect(relabelled.labels.map(\.label) == [.noFall, .fall])
             #expect(relabelled.label?.by == "tester" && relabelled.label?.note == "seen on the video")
+            // --json: the records as one array, the same as the archive holds them
+            let asJSON = try fallguard("incidents", "--json", "--state", state)
+            #expect(asJSON.status == 0, "\(asJSON.stderr)")
+            let listedRecords = try JSONDecoder().decode([IncidentRecord].self, from: Data(asJSON.stdout.utf8))
+            #expect(listedRecords.map(\.id) == ["FG-1"])
+            #expect(listedRecords.first?.labels.map(\.label) == [.noFall, .fall] && listedRecords.first?.outcome == "false-alarm")
+            #expect(listedRecords.first?.detection?.impactTime == record.eventTime)
             let unknown = try fallguard("label", "FG-9", "fall", "--state", state)
             #expect(unknown.status == 66 && unknown.stderr.contains("FG-9"), "\(unknown.stderr)")
             let bad = try fallguard("label", "FG-1", "maybe", "--state", state)
