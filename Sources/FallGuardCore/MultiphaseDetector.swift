@@ -41,6 +41,19 @@
 /// Either measure opens the look: safety first, the gyroscope only adds falls. Without a
 /// gyroscope reading the detector decides exactly as before.
 ///
+/// **The wall slide** (with a gyroscope, issue 35): a faint sliding down a wall ends sitting
+/// against it, neither upright nor lying, after a soft impact and a slow turn that no rule above
+/// takes. How far the hip went down tells it from sitting down: a candidate (peak ≥
+/// `soft-impact`, std |a| at +1-2.5 s ≤ `stillness`, posture change 20-60°) whose still period
+/// before (the last that ends at or before the impact) and after (the first that starts after
+/// it), each within 8 s, frame a drop of `wall-slide` (0.6 m, the midpoint of a low chair's
+/// ~0.5 m and the floor's ~0.7 m) to 1.2 m (the hip's height: more is a failed measurement) is
+/// a fall. A still second: std |a| < 0.02 g and |ω| < 15 °/s throughout, a running test per
+/// sample. The drop is ``HipDrop``'s strapdown pass over the buffered samples from the still
+/// second before to the still second after, once per such candidate when the one after is
+/// complete; it decides only where no other rule does (after the impact's own look, if open),
+/// so it only adds detections, within 9 s of the impact. `wall-slide` 0 turns it off.
+///
 /// **With a learned upright** (``upright``: gravity while the wearer walks, ``UprightLearner``),
 /// an impact softer than `moving-impact` after a trunk that was tilted at least `lying-before`
 /// from upright in every half second from 3.5 s to 0.5 s before it is no fall: the wearer was
@@ -58,9 +71,10 @@
 ///
 /// Defaults from leave-one-subject-out cross-validation on SisFall (Sucerquia et al., Sensors
 /// 17(1):198, 2017); see `bench/detector-cv.sh` and `tools/detector-research/` (softlook.py).
-/// O(1) work per sample: a 5-sample sum; once per half second during a look, one pass over 20
-/// buffered samples; when a candidate is due, one bounded pass over at most 180. No allocation
-/// except when it fires.
+/// O(1) work per sample: a 5-sample sum and the still test's running sums; once per half second
+/// during a look, one pass over 20 buffered samples; when a candidate is due, one bounded pass
+/// over at most 180 (a wall slide's candidate: two over at most 720). No allocation except when
+/// it fires.
 public struct MultiphaseDetector: FallDetector {
     public static let name = "multiphase"
     public static let summary = "smoothed impact, posture change and stillness; a longer look after a soft impact (default)"
@@ -92,10 +106,12 @@ public struct MultiphaseDetector: FallDetector {
                           "with a gyroscope: smallest peak |w| from 1 s before to 250 ms after the impact that opens a long look"),
         DetectorParameter("lying-before", 0.0, 0.0...180.0, "deg",
                           "with a learned upright: an impact under moving-impact after the trunk was at least this far from upright in every half second 3.5-0.5 s before it (lying in bed) is no fall; 0 (the default) turns it off, 60 quiets turning over in bed"),
+        DetectorParameter("wall-slide", 0.6, 0.0...HipDrop.cap, "m",
+                          "with a gyroscope: a soft impact that leaves the trunk neither upright nor lying (posture change 20-60 deg) after the hip went down at least this far (at most 1.2 m) between the still seconds before and after it is a fall (a faint sliding down a wall); 0 turns it off"),
     ]
 
     // Fixed structure, in samples at 40 Hz.
-    static let ring = 256            // power of two > preStart + postEnd
+    static let ring = 1024           // power of two > the wall slide's reach: 2 × (8 + 1) s plus its decision
     static let smoothing = 5         // 125 ms moving average of |a|
     static let peakHalfWindow = 40   // the impact is the largest smoothed |a| within ±1 s
     static let preStart = 80         // pre-impact gravity: [c-80, c-20), 2.0 to 0.5 s before
@@ -119,6 +135,14 @@ public struct MultiphaseDetector: FallDetector {
     /// The moving rule counts the 250 ms means from the impact to +2.5 s that are down.
     static let downBlock = 10
     static let lyingStart = 140      // lying before: half seconds (every 250 ms) from c-140 to c-20
+    /// The wall slide: a still second has std |a| under `stillStd` and |ω| under `stillRate`
+    /// throughout; the still periods before and after the impact are each within `slideReach`
+    /// (8 s) of it; the posture change at +1-2.5 s is `slideUpright` to `slideLying` (the
+    /// wearer ends neither upright nor lying: sitting against the wall).
+    static let stillStd = 0.02, stillRate = 15.0
+    static let slideReach = 320
+    static let slideUpright = 20.0, slideLying = 60.0
+    static let slidePending = 8      // candidates waiting for the still period after (≥ 1 s apart)
 
     private let impact: Double, postureChange: Double, stillness: Double
     private let strongImpact: Double, strongPostureChange: Double, strongFreeFall: Double
@@ -129,6 +153,8 @@ public struct MultiphaseDetector: FallDetector {
     /// Half seconds down and still that end a late look (0: no late look).
     private let lateBlocks: Int
     private let lyingBefore: Double
+    /// The wall slide's smallest drop (m; 0: off).
+    private let wallSlide: Double
     /// The wearer's upright trunk: gravity in the sensor's axes (any length) while walking,
     /// learned by an ``UprightLearner`` (the daemon's, or `evaluate`'s from the subject's other
     /// recordings). Nil until known; then `lying-before` does nothing.
@@ -147,6 +173,8 @@ public struct MultiphaseDetector: FallDetector {
     /// sample costs one store (one uniqueness and one bounds check), not nine.
     private struct Slot {
         var x = 0.0, y = 0.0, z = 0.0, m = 0.0, s = 0.0, t = 0.0, gx = 0.0, gy = 0.0, gz = 0.0
+        /// The second that starts here is still (set 39 samples later, when it is complete).
+        var still = false
     }
     private var slots: [Slot]
     /// The newest sample that came without a gyroscope reading (-1: none yet).
@@ -194,6 +222,20 @@ public struct MultiphaseDetector: FallDetector {
     /// whether an open look is due from these, without reading the optional looks.
     private var lookImpact = -1, lateLookImpact = -1
 
+    /// The running still test of the second ending at the newest sample: Σ|a|, Σ|a|² over it,
+    /// the newest sample turning at `stillRate` or faster, and whether the previous second was still.
+    private var stillSum = 0.0, stillSumSquares = 0.0, lastTurning = Int.min / 2, previousStill = false
+    /// A wall slide candidate: the impact, the end of the still period before it (A's last
+    /// second is [a1 - 40, a1)), and its drop once the still second after it is known.
+    private struct Slide { var c: Int, a1: Int, impact: Impact, drop = 0.0, time = 0.0 }
+    /// Candidates waiting for the still period after their impact (fixed capacity, oldest first).
+    private var slides: [Slide]
+    private var waitingSlides = 0
+    /// A measured slide that is a fall, waiting only while its impact's own look is open (-1: none).
+    private var dueSlide = noSlide
+    private static let noSlide = Slide(c: -1, a1: 0, impact: Impact(c: -1, peak: 0, tier: .soft, angle: 0, still: 0,
+        rotation: Rotation(accelerometer: 0, slow: 0, gyro: nil, fast: false), rawPeak: 0, impactTime: 0, freeFall: 0, preActivity: 0, descent: 0))
+
     public init(settings: DetectorSettings = DetectorSettings(parameters: parameters)) {
         self.init(settings: settings, name: Self.name, gyroAlone: false)
     }
@@ -226,6 +268,8 @@ public struct MultiphaseDetector: FallDetector {
         movingDownBlocks = max(1, Int((settings["moving-down"] * detectorRate / Double(Self.downBlock)).rounded()))
         lateBlocks = Int((settings["late-down"] * detectorRate / Double(Self.block)).rounded())
         lyingBefore = settings["lying-before"]
+        wallSlide = settings["wall-slide"]
+        slides = [Slide](repeating: Self.noSlide, count: Self.slidePending)
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         slots = [Slot](repeating: Slot(), count: Self.ring)
     }
@@ -239,6 +283,9 @@ public struct MultiphaseDetector: FallDetector {
         refractoryUntil = -1
         look = nil
         lateLook = nil
+        (stillSum, stillSumSquares, lastTurning, previousStill) = (0, 0, Int.min / 2, false)
+        waitingSlides = 0
+        dueSlide.c = -1
     }
 
     /// The smallest peak that is a candidate at all.
@@ -254,12 +301,15 @@ public struct MultiphaseDetector: FallDetector {
         var slot = Slot(x: sample.x, y: sample.y, z: sample.z, m: magnitude, s: 0, t: sample.time)
         if let g = sample.gyro {
             (slot.gx, slot.gy, slot.gz) = (g.x, g.y, g.z)
+            if g.x * g.x + g.y * g.y + g.z * g.z >= Self.stillRate * Self.stillRate { lastTurning = t }
         } else {
             lastWithoutGyro = t
         }
         // Through the buffer's pointer: an index masked by ring - 1 is in bounds by construction,
-        // so the five accesses need no bounds checks.
-        slots.withUnsafeMutableBufferPointer { ring in
+        // so the accesses need no bounds checks.
+        var (sum, squares) = (stillSum, stillSumSquares)
+        let turning = lastTurning
+        let secondIsStill = slots.withUnsafeMutableBufferPointer { ring -> Bool in
             if t >= Self.smoothing - 1 {
                 // Summed directly (not a running sum) so long uptimes accumulate no rounding drift;
                 // oldest first, this sample last.
@@ -269,8 +319,26 @@ public struct MultiphaseDetector: FallDetector {
                 slot.s = acc / Double(Self.smoothing)
             }
             ring[k] = slot
+            // The wall slide's still test of the second ending here: running sums of |a| and
+            // |a|², summed afresh once per turn of the ring so that long uptimes accumulate no drift.
+            let w = HipDrop.still
+            if t & (Self.ring - 1) == 0 {
+                (sum, squares) = (0, 0)
+                for j in max(0, t - w + 1)...t { let m = ring[j & (Self.ring - 1)].m; sum += m; squares += m * m }
+            } else {
+                sum += magnitude; squares += magnitude * magnitude
+                if t >= w { let m = ring[(t - w) & (Self.ring - 1)].m; sum -= m; squares -= m * m }
+            }
+            guard t >= w - 1 else { return false }
+            let mean = sum / Double(w)
+            let still = squares / Double(w) - mean * mean < Self.stillStd * Self.stillStd && turning <= t - w
+            ring[(t - w + 1) & (Self.ring - 1)].still = still
+            return still
         }
         n = t + 1
+        (stillSum, stillSumSquares) = (sum, squares)
+        if waitingSlides > 0 { stillSecond(startsPeriod: secondIsStill && !previousStill, now: t) }
+        previousStill = secondIsStill
 
         // An open look is judged once per half second: between those samples it is not touched
         // (not even copied: a look is some 200 bytes).
@@ -287,8 +355,76 @@ public struct MultiphaseDetector: FallDetector {
             if let e { return e }
         }
         let c = t - (Self.postEnd - 1)   // the candidate whose fast decision is due now
-        guard c >= 0, t >= refractoryUntil, s(c) >= candidateFloor else { return nil }
-        return judge(candidate: c, now: t)
+        if c >= 0, t >= refractoryUntil, s(c) >= candidateFloor, let e = judge(candidate: c, now: t) { return e }
+        return dueSlide.c >= 0 ? decideSlide(now: t) : nil
+    }
+
+    // MARK: The wall slide (issue 35): how far the hip went down
+
+    @inline(__always) private func isStill(_ i: Int) -> Bool { slots[i & (Self.ring - 1)].still }
+
+    /// A candidate the wall slide may decide (a soft impact that left the trunk neither upright
+    /// nor lying, every sample with a gyroscope reading): its still period before (the last that
+    /// ends at or before the impact, within 8 s), measured at once if the still period after has
+    /// begun, else kept until it does. One backward pass over at most 320 flags, once per such candidate.
+    private mutating func registerSlide(_ impact: Impact, now t: Int) {
+        let c = impact.c, w = HipDrop.still
+        var a1 = -1
+        var j = c - w
+        while j >= max(0, c - Self.slideReach - w) {
+            if isStill(j) && !isStill(j + 1) { a1 = j + w; break }
+            j -= 1
+        }
+        guard a1 >= 0, lastWithoutGyro < a1 - w else { return }
+        let slide = Slide(c: c, a1: a1, impact: impact)
+        for b in (c + 1)...(t - w + 1) where isStill(b) && !isStill(b - 1) {
+            measure(slide, after: b)
+            return
+        }
+        if waitingSlides == Self.slidePending {   // full (cannot happen: peaks are 1 s apart): drop the oldest
+            for i in 1..<waitingSlides { slides[i - 1] = slides[i] }
+            waitingSlides -= 1
+        }
+        slides[waitingSlides] = slide
+        waitingSlides += 1
+    }
+
+    /// Called for each sample while candidates wait: a still period that starts with the second
+    /// that is complete now is the one after them (the first after each impact); candidates whose
+    /// 8 s passed without one are dropped.
+    private mutating func stillSecond(startsPeriod: Bool, now t: Int) {
+        let b = t - HipDrop.still + 1
+        var kept = 0
+        for i in 0..<waitingSlides where b - slides[i].c <= Self.slideReach {
+            if startsPeriod { measure(slides[i], after: b) } else { slides[kept] = slides[i]; kept += 1 }
+        }
+        waitingSlides = kept
+    }
+
+    /// The strapdown pass from the still second before to the first still second after (`b0`),
+    /// over the buffered samples; a drop of `wall-slide` to 1.2 m makes the candidate due.
+    private mutating func measure(_ slide: Slide, after b0: Int) {
+        let a0 = slide.a1 - HipDrop.still
+        guard lastWithoutGyro < a0, dueSlide.c < 0 else { return }
+        let drop = HipDrop.measure(count: b0 + HipDrop.still - a0) { i in
+            let q = slots[(a0 + i) & (Self.ring - 1)]
+            return (SIMD3(q.x, q.y, q.z), SIMD3(q.gx, q.gy, q.gz))
+        }
+        guard drop >= wallSlide, drop <= HipDrop.cap else { return }
+        dueSlide = slide
+        dueSlide.drop = drop
+        dueSlide.time = Double(b0 - slide.a1) / detectorRate
+    }
+
+    /// A measured wall slide fires unless another detection came first (the refractory time) or
+    /// its impact's own look is still open (that look decides first; the slide fires if it fails).
+    private mutating func decideSlide(now t: Int) -> FallSuspected? {
+        guard t >= refractoryUntil else { dueSlide.c = -1; return nil }
+        let c = dueSlide.c
+        guard lookImpact != c, lateLookImpact != c else { return nil }
+        dueSlide.c = -1
+        refractoryUntil = t + refractorySamples
+        return event(dueSlide.impact, now: t, rule: .wallSlide(drop: dueSlide.drop, time: dueSlide.time))
     }
 
     /// Std of |a| over `range` (two-pass, population) and the sum of its vectors.
@@ -339,6 +475,13 @@ public struct MultiphaseDetector: FallDetector {
         let hard = peak >= impact
         let strong = peak >= strongImpact
         let tier: Tier = strong ? .strong : hard ? .hard : .soft
+        // The wall slide: measured once the still period after the impact is known; it decides
+        // only if no rule below does (``decideSlide(now:)``).
+        if wallSlide > 0, peak >= softImpact, still <= stillness, angle >= Self.slideUpright, angle < Self.slideLying,
+           lastWithoutGyro < c - Self.preStart {
+            registerSlide(describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
+                                   pre: p0..<p1, before: before), now: t)
+        }
         if hard, still <= stillness,
            angle >= postureChange || (strong && angle >= strongPostureChange && freeFall <= strongFreeFall) {
             refractoryUntil = t + refractorySamples
@@ -670,6 +813,8 @@ public struct MultiphaseDetector: FallDetector {
         case fast
         case look(Look)
         case moving
+        /// How far the hip went down (m) and in what time (s, between the still seconds).
+        case wallSlide(drop: Double, time: Double)
     }
 
     private func event(_ i: Impact, now t: Int, rule: Rule) -> FallSuspected {
@@ -697,6 +842,11 @@ public struct MultiphaseDetector: FallDetector {
         }
         if case .moving = rule {
             features.append(DetectionFeature("down", i.down, "s"))
+        }
+        if case let .wallSlide(drop, time) = rule {
+            phases.append("wall-slide")
+            features.append(DetectionFeature("drop", drop, "m"))
+            features.append(DetectionFeature("drop-time", time, "s"))
         }
         if case let .look(l) = rule, l.late {
             phases.append("long-look")
