@@ -57,11 +57,16 @@ public enum HipDrop {
 
         // Pass 2: the vertical acceleration with the tilt correction, integrated to velocity;
         // the sums that the zero-velocity correction and the second integral need.
+        // The correction is a rotation about one axis growing linearly in time: one step per
+        // sample of the movement (C = rotation(fix × fraction(k)) without a sine per sample).
+        let step = Matrix3.rotation(fix / span)
+        var C = Matrix3.identity
         R = .identity
         var v = 0.0, sumA = 0.0, sumB = 0.0, sumMove = 0.0
         for k in 0..<count {
             let s = sample(k), f = fraction(k)
-            let world = Matrix3.rotation(fix * f) * (R * s.a)
+            let world = C * (R * s.a)
+            if k >= a1 && k < b0 { C = C * step }
             v += (dot(world, up) - (gA + (gB - gA) * f)) * standardGravity * dt
             if k < w { sumA += v }
             if k >= b0 { sumB += v }
@@ -90,16 +95,15 @@ struct Matrix3 {
 
     static let identity = Matrix3(r0: SIMD3(1, 0, 0), r1: SIMD3(0, 1, 0), r2: SIMD3(0, 0, 1))
 
-    /// The rotation by the rotation vector `v` (radians), Rodrigues: I + sin θ K + (1 - cos θ) K².
+    /// The rotation by the rotation vector `v` (radians), Rodrigues: I + sin θ K + (1 - cos θ) K²
+    /// = cos θ I + sin θ K + (1 - cos θ) k kᵀ (K the cross-product matrix of the unit axis k).
     static func rotation(_ v: SIMD3<Double>) -> Matrix3 {
         let theta = HipDrop.length(v)
         guard theta > 0 else { return identity }
-        let k = v / theta, s = sin(theta), c = 1 - cos(theta)
-        let K = Matrix3(r0: SIMD3(0, -k.z, k.y), r1: SIMD3(k.z, 0, -k.x), r2: SIMD3(-k.y, k.x, 0))
-        let K2 = K * K
-        return Matrix3(r0: identity.r0 + s * K.r0 + c * K2.r0,
-                       r1: identity.r1 + s * K.r1 + c * K2.r1,
-                       r2: identity.r2 + s * K.r2 + c * K2.r2)
+        let k = v / theta, s = sin(theta), cs = cos(theta), c = 1 - cs
+        return Matrix3(r0: SIMD3(cs + c * k.x * k.x, c * k.x * k.y - s * k.z, c * k.x * k.z + s * k.y),
+                       r1: SIMD3(c * k.y * k.x + s * k.z, cs + c * k.y * k.y, c * k.y * k.z - s * k.x),
+                       r2: SIMD3(c * k.z * k.x - s * k.y, c * k.z * k.y + s * k.x, cs + c * k.z * k.z))
     }
 
     static func * (m: Matrix3, v: SIMD3<Double>) -> SIMD3<Double> {

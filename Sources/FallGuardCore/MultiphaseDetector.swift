@@ -48,10 +48,10 @@
 /// before (the last that ends at or before the impact) and after (the first that starts after
 /// it), each within 8 s, frame a drop of `wall-slide` (0.6 m, the midpoint of a low chair's
 /// ~0.5 m and the floor's ~0.7 m) to 1.2 m (the hip's height: more is a failed measurement) is
-/// a fall. A still second: std |a| < 0.02 g and |ω| < 15 °/s throughout, a running test per
-/// sample. The drop is ``HipDrop``'s strapdown pass over the buffered samples from the still
-/// second before to the still second after, once per such candidate when the one after is
-/// complete; it decides only where no other rule does (after the impact's own look, if open),
+/// a fall. A still second: std |a| < 0.02 g and |ω| < 15 °/s throughout. Nothing is computed
+/// per sample for it: the ring holds 25.6 s, and once per such candidate the still seconds are
+/// found in it and ``HipDrop``'s strapdown pass runs over the buffered samples from the still
+/// second before to the still second after, when the one after is complete; it decides only where no other rule does (after the impact's own look, if open),
 /// so it only adds detections, within 9 s of the impact. `wall-slide` 0 turns it off.
 ///
 /// **With a learned upright** (``upright``: gravity while the wearer walks, ``UprightLearner``),
@@ -71,9 +71,10 @@
 ///
 /// Defaults from leave-one-subject-out cross-validation on SisFall (Sucerquia et al., Sensors
 /// 17(1):198, 2017); see `bench/detector-cv.sh` and `tools/detector-research/` (softlook.py).
-/// O(1) work per sample: a 5-sample sum and the still test's running sums; once per half second
+/// O(1) work per sample: a 5-sample sum; once per half second
 /// during a look, one pass over 20 buffered samples; when a candidate is due, one bounded pass
-/// over at most 180 (a wall slide's candidate: two over at most 720). No allocation except when
+/// over at most 180 (a wall slide's candidate: a search over at most 420 and two passes over at
+/// most 720, and one still second per sample while it waits for the one after). No allocation except when
 /// it fires.
 public struct MultiphaseDetector: FallDetector {
     public static let name = "multiphase"
@@ -173,8 +174,6 @@ public struct MultiphaseDetector: FallDetector {
     /// sample costs one store (one uniqueness and one bounds check), not nine.
     private struct Slot {
         var x = 0.0, y = 0.0, z = 0.0, m = 0.0, s = 0.0, t = 0.0, gx = 0.0, gy = 0.0, gz = 0.0
-        /// The second that starts here is still (set 39 samples later, when it is complete).
-        var still = false
     }
     private var slots: [Slot]
     /// The newest sample that came without a gyroscope reading (-1: none yet).
@@ -222,9 +221,8 @@ public struct MultiphaseDetector: FallDetector {
     /// whether an open look is due from these, without reading the optional looks.
     private var lookImpact = -1, lateLookImpact = -1
 
-    /// The running still test of the second ending at the newest sample: Σ|a|, Σ|a|² over it,
-    /// the newest sample turning at `stillRate` or faster, and whether the previous second was still.
-    private var stillSum = 0.0, stillSumSquares = 0.0, lastTurning = Int.min / 2, previousStill = false
+    /// While candidates wait: whether the second ending at the previous sample was still.
+    private var previousStill = false
     /// A wall slide candidate: the impact, the end of the still period before it (A's last
     /// second is [a1 - 40, a1)), and its drop once the still second after it is known.
     private struct Slide { var c: Int, a1: Int, impact: Impact, drop = 0.0, time = 0.0 }
@@ -283,7 +281,6 @@ public struct MultiphaseDetector: FallDetector {
         refractoryUntil = -1
         look = nil
         lateLook = nil
-        (stillSum, stillSumSquares, lastTurning, previousStill) = (0, 0, Int.min / 2, false)
         waitingSlides = 0
         dueSlide.c = -1
     }
@@ -301,15 +298,12 @@ public struct MultiphaseDetector: FallDetector {
         var slot = Slot(x: sample.x, y: sample.y, z: sample.z, m: magnitude, s: 0, t: sample.time)
         if let g = sample.gyro {
             (slot.gx, slot.gy, slot.gz) = (g.x, g.y, g.z)
-            if g.x * g.x + g.y * g.y + g.z * g.z >= Self.stillRate * Self.stillRate { lastTurning = t }
         } else {
             lastWithoutGyro = t
         }
         // Through the buffer's pointer: an index masked by ring - 1 is in bounds by construction,
-        // so the accesses need no bounds checks.
-        var (sum, squares) = (stillSum, stillSumSquares)
-        let turning = lastTurning
-        let secondIsStill = slots.withUnsafeMutableBufferPointer { ring -> Bool in
+        // so the five accesses need no bounds checks.
+        slots.withUnsafeMutableBufferPointer { ring in
             if t >= Self.smoothing - 1 {
                 // Summed directly (not a running sum) so long uptimes accumulate no rounding drift;
                 // oldest first, this sample last.
@@ -319,26 +313,9 @@ public struct MultiphaseDetector: FallDetector {
                 slot.s = acc / Double(Self.smoothing)
             }
             ring[k] = slot
-            // The wall slide's still test of the second ending here: running sums of |a| and
-            // |a|², summed afresh once per turn of the ring so that long uptimes accumulate no drift.
-            let w = HipDrop.still
-            if t & (Self.ring - 1) == 0 {
-                (sum, squares) = (0, 0)
-                for j in max(0, t - w + 1)...t { let m = ring[j & (Self.ring - 1)].m; sum += m; squares += m * m }
-            } else {
-                sum += magnitude; squares += magnitude * magnitude
-                if t >= w { let m = ring[(t - w) & (Self.ring - 1)].m; sum -= m; squares -= m * m }
-            }
-            guard t >= w - 1 else { return false }
-            let mean = sum / Double(w)
-            let still = squares / Double(w) - mean * mean < Self.stillStd * Self.stillStd && turning <= t - w
-            ring[(t - w + 1) & (Self.ring - 1)].still = still
-            return still
         }
         n = t + 1
-        (stillSum, stillSumSquares) = (sum, squares)
-        if waitingSlides > 0 { stillSecond(startsPeriod: secondIsStill && !previousStill, now: t) }
-        previousStill = secondIsStill
+        if waitingSlides > 0 { stillSecondEnds(now: t) }
 
         // An open look is judged once per half second: between those samples it is not touched
         // (not even copied: a look is some 200 bytes).
@@ -361,25 +338,62 @@ public struct MultiphaseDetector: FallDetector {
 
     // MARK: The wall slide (issue 35): how far the hip went down
 
-    @inline(__always) private func isStill(_ i: Int) -> Bool { slots[i & (Self.ring - 1)].still }
+    /// Whether the second of buffered samples from `j` is still: std |a| under `stillStd` and
+    /// every |ω| under `stillRate`. 40 buffered samples.
+    private func isStillSecond(from j: Int) -> Bool {
+        var sum = 0.0, squares = 0.0
+        for i in j..<(j + HipDrop.still) {
+            let q = slots[i & (Self.ring - 1)]
+            if q.gx * q.gx + q.gy * q.gy + q.gz * q.gz >= Self.stillRate * Self.stillRate { return false }
+            sum += q.m; squares += q.m * q.m
+        }
+        let mean = sum / Double(HipDrop.still)
+        return squares / Double(HipDrop.still) - mean * mean < Self.stillStd * Self.stillStd
+    }
 
     /// A candidate the wall slide may decide (a soft impact that left the trunk neither upright
     /// nor lying, every sample with a gyroscope reading): its still period before (the last that
     /// ends at or before the impact, within 8 s), measured at once if the still period after has
-    /// begun, else kept until it does. One backward pass over at most 320 flags, once per such candidate.
+    /// begun, else kept until it does. Nothing is computed per sample for it before: the still
+    /// seconds are found by one backward pass over at most 360 buffered samples (sliding sums)
+    /// and one forward look over 60 seconds' starts, once per such candidate.
     private mutating func registerSlide(_ impact: Impact, now t: Int) {
         let c = impact.c, w = HipDrop.still
         var a1 = -1
-        var j = c - w
-        while j >= max(0, c - Self.slideReach - w) {
-            if isStill(j) && !isStill(j + 1) { a1 = j + w; break }
+        // Seconds from j = c - 39 down: sums slide by one sample; a second is still while no
+        // sample in it turns (the lowest turning sample seen so far lies above it).
+        var sum = 0.0, squares = 0.0, lowestTurning = Int.max
+        func add(_ i: Int, _ sign: Double) {
+            let q = slots[i & (Self.ring - 1)]
+            sum += sign * q.m; squares += sign * q.m * q.m
+            if sign > 0, q.gx * q.gx + q.gy * q.gy + q.gz * q.gz >= Self.stillRate * Self.stillRate { lowestTurning = min(lowestTurning, i) }
+        }
+        func still(_ j: Int) -> Bool {
+            let mean = sum / Double(w)
+            return lowestTurning >= j + w && squares / Double(w) - mean * mean < Self.stillStd * Self.stillStd
+        }
+        var j = c - w + 1
+        guard j - 1 >= 0 else { return }
+        for i in j..<(j + w) { add(i, 1) }
+        var above = still(j)   // the second from j + 1 when j is judged
+        let lowest = max(0, c - Self.slideReach - w)
+        while j - 1 >= lowest {
             j -= 1
+            add(j, 1); add(j + w, -1)
+            let here = still(j)
+            if here && !above { a1 = j + w; break }
+            above = here
         }
         guard a1 >= 0, lastWithoutGyro < a1 - w else { return }
         let slide = Slide(c: c, a1: a1, impact: impact)
-        for b in (c + 1)...(t - w + 1) where isStill(b) && !isStill(b - 1) {
-            measure(slide, after: b)
-            return
+        previousStill = isStillSecond(from: c)
+        for b in (c + 1)...(t - w + 1) {
+            let here = isStillSecond(from: b)
+            if here && !previousStill {
+                measure(slide, after: b)
+                return
+            }
+            previousStill = here
         }
         if waitingSlides == Self.slidePending {   // full (cannot happen: peaks are 1 s apart): drop the oldest
             for i in 1..<waitingSlides { slides[i - 1] = slides[i] }
@@ -392,8 +406,11 @@ public struct MultiphaseDetector: FallDetector {
     /// Called for each sample while candidates wait: a still period that starts with the second
     /// that is complete now is the one after them (the first after each impact); candidates whose
     /// 8 s passed without one are dropped.
-    private mutating func stillSecond(startsPeriod: Bool, now t: Int) {
+    private mutating func stillSecondEnds(now t: Int) {
         let b = t - HipDrop.still + 1
+        let here = isStillSecond(from: b)
+        let startsPeriod = here && !previousStill
+        previousStill = here
         var kept = 0
         for i in 0..<waitingSlides where b - slides[i].c <= Self.slideReach {
             if startsPeriod { measure(slides[i], after: b) } else { slides[kept] = slides[i]; kept += 1 }
