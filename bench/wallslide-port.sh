@@ -5,7 +5,8 @@
 # figures both ways and every trial whose outcome changed (with the drop the detection carries),
 # then the trials the Python emulation (tools/detector-research/wallslide.py `port`, X 0.6-1.2 m
 # added to the shipped six-axis rules) says it adds, with its drops, to compare.
-# The three-axis folders and --accelerometer-only must not change at all.
+# The three-axis folders and --accelerometer-only must not change at all. Output (debug build,
+# ~8 min): tools/detector-research/wallslide_port_output.txt.
 # Usage: bench/wallslide-port.sh [DATASETS_DIR]   (FALLGUARD_BIN=path skips the release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ for data in fallalld-waist-6axis-40hz-dev sisfall-6axis-40hz-dev hapt-6axis-dev-
         "$B" evaluate "$D/$data" --json --trials --set wall-slide=0 $run > "$OUT/off.json"
         # shellcheck disable=SC2086
         "$B" evaluate "$D/$data" --json --trials $run > "$OUT/on.json"
-        python3 - "$OUT/off.json" "$OUT/on.json" "$data ${run:-(gyroscope)}" <<'PY'
+        python3 - "$OUT/off.json" "$OUT/on.json" "$data ${run:-(default)}" <<'PY'
 import json, re, sys
 off, on, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
 def line(r):
