@@ -41,6 +41,19 @@
 /// Either measure opens the look: safety first, the gyroscope only adds falls. Without a
 /// gyroscope reading the detector decides exactly as before.
 ///
+/// **The wall slide** (with a gyroscope, issue 35): a faint sliding down a wall ends sitting
+/// against it, neither upright nor lying, after a soft impact and a slow turn that no rule above
+/// takes. How far the hip went down tells it from sitting down: a candidate (peak ≥
+/// `soft-impact`, std |a| at +1-2.5 s ≤ `stillness`, posture change 20-60°) whose still period
+/// before (the last that ends at or before the impact) and after (the first that starts after
+/// it), each within 8 s, frame a drop of `wall-slide` (0.6 m, the midpoint of a low chair's
+/// ~0.5 m and the floor's ~0.7 m) to 1.2 m (the hip's height: more is a failed measurement) is
+/// a fall. A still second: std |a| < 0.02 g and |ω| < 15 °/s throughout. Nothing is computed
+/// per sample for it: the ring holds 25.6 s, and once per such candidate the still seconds are
+/// found in it and ``HipDrop``'s strapdown pass runs over the buffered samples from the still
+/// second before to the still second after, when the one after is complete; it decides only where no other rule does (after the impact's own look, if open),
+/// so it only adds detections, within 9 s of the impact. `wall-slide` 0 turns it off.
+///
 /// **With a learned upright** (``upright``: gravity while the wearer walks, ``UprightLearner``),
 /// an impact softer than `moving-impact` after a trunk that was tilted at least `lying-before`
 /// from upright in every half second from 3.5 s to 0.5 s before it is no fall: the wearer was
@@ -58,9 +71,11 @@
 ///
 /// Defaults from leave-one-subject-out cross-validation on SisFall (Sucerquia et al., Sensors
 /// 17(1):198, 2017); see `bench/detector-cv.sh` and `tools/detector-research/` (softlook.py).
-/// O(1) work per sample: a 5-sample sum; once per half second during a look, one pass over 20
-/// buffered samples; when a candidate is due, one bounded pass over at most 180. No allocation
-/// except when it fires.
+/// O(1) work per sample: a 5-sample sum; once per half second
+/// during a look, one pass over 20 buffered samples; when a candidate is due, one bounded pass
+/// over at most 180 (a wall slide's candidate: a search over at most 420 and two passes over at
+/// most 720, and one still second per sample while it waits for the one after). No allocation except when
+/// it fires.
 public struct MultiphaseDetector: FallDetector {
     public static let name = "multiphase"
     public static let summary = "smoothed impact, posture change and stillness; a longer look after a soft impact (default)"
@@ -92,10 +107,12 @@ public struct MultiphaseDetector: FallDetector {
                           "with a gyroscope: smallest peak |w| from 1 s before to 250 ms after the impact that opens a long look"),
         DetectorParameter("lying-before", 0.0, 0.0...180.0, "deg",
                           "with a learned upright: an impact under moving-impact after the trunk was at least this far from upright in every half second 3.5-0.5 s before it (lying in bed) is no fall; 0 (the default) turns it off, 60 quiets turning over in bed"),
+        DetectorParameter("wall-slide", 0.6, 0.0...HipDrop.cap, "m",
+                          "with a gyroscope: a soft impact that leaves the trunk neither upright nor lying (posture change 20-60 deg) after the hip went down at least this far (at most 1.2 m) between the still seconds before and after it is a fall (a faint sliding down a wall); 0 turns it off"),
     ]
 
     // Fixed structure, in samples at 40 Hz.
-    static let ring = 256            // power of two > preStart + postEnd
+    static let ring = 1024           // power of two > the wall slide's reach: 2 × (8 + 1) s plus its decision
     static let smoothing = 5         // 125 ms moving average of |a|
     static let peakHalfWindow = 40   // the impact is the largest smoothed |a| within ±1 s
     static let preStart = 80         // pre-impact gravity: [c-80, c-20), 2.0 to 0.5 s before
@@ -119,6 +136,14 @@ public struct MultiphaseDetector: FallDetector {
     /// The moving rule counts the 250 ms means from the impact to +2.5 s that are down.
     static let downBlock = 10
     static let lyingStart = 140      // lying before: half seconds (every 250 ms) from c-140 to c-20
+    /// The wall slide: a still second has std |a| under `stillStd` and |ω| under `stillRate`
+    /// throughout; the still periods before and after the impact are each within `slideReach`
+    /// (8 s) of it; the posture change at +1-2.5 s is `slideUpright` to `slideLying` (the
+    /// wearer ends neither upright nor lying: sitting against the wall).
+    static let stillStd = 0.02, stillRate = 15.0
+    static let slideReach = 320
+    static let slideUpright = 20.0, slideLying = 60.0
+    static let slidePending = 8      // candidates waiting for the still period after (≥ 1 s apart)
 
     private let impact: Double, postureChange: Double, stillness: Double
     private let strongImpact: Double, strongPostureChange: Double, strongFreeFall: Double
@@ -129,6 +154,8 @@ public struct MultiphaseDetector: FallDetector {
     /// Half seconds down and still that end a late look (0: no late look).
     private let lateBlocks: Int
     private let lyingBefore: Double
+    /// The wall slide's smallest drop (m; 0: off).
+    private let wallSlide: Double
     /// The wearer's upright trunk: gravity in the sensor's axes (any length) while walking,
     /// learned by an ``UprightLearner`` (the daemon's, or `evaluate`'s from the subject's other
     /// recordings). Nil until known; then `lying-before` does nothing.
@@ -194,6 +221,19 @@ public struct MultiphaseDetector: FallDetector {
     /// whether an open look is due from these, without reading the optional looks.
     private var lookImpact = -1, lateLookImpact = -1
 
+    /// While candidates wait: whether the second ending at the previous sample was still.
+    private var previousStill = false
+    /// A wall slide candidate: the impact, the end of the still period before it (A's last
+    /// second is [a1 - 40, a1)), and its drop once the still second after it is known.
+    private struct Slide { var c: Int, a1: Int, impact: Impact, drop = 0.0, time = 0.0 }
+    /// Candidates waiting for the still period after their impact (fixed capacity, oldest first).
+    private var slides: [Slide]
+    private var waitingSlides = 0
+    /// A measured slide that is a fall, waiting only while its impact's own look is open (-1: none).
+    private var dueSlide = noSlide
+    private static let noSlide = Slide(c: -1, a1: 0, impact: Impact(c: -1, peak: 0, tier: .soft, angle: 0, still: 0,
+        rotation: Rotation(accelerometer: 0, slow: 0, gyro: nil, fast: false), rawPeak: 0, impactTime: 0, freeFall: 0, preActivity: 0, descent: 0))
+
     public init(settings: DetectorSettings = DetectorSettings(parameters: parameters)) {
         self.init(settings: settings, name: Self.name, gyroAlone: false)
     }
@@ -226,6 +266,8 @@ public struct MultiphaseDetector: FallDetector {
         movingDownBlocks = max(1, Int((settings["moving-down"] * detectorRate / Double(Self.downBlock)).rounded()))
         lateBlocks = Int((settings["late-down"] * detectorRate / Double(Self.block)).rounded())
         lyingBefore = settings["lying-before"]
+        wallSlide = settings["wall-slide"]
+        slides = [Slide](repeating: Self.noSlide, count: Self.slidePending)
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         slots = [Slot](repeating: Slot(), count: Self.ring)
     }
@@ -239,6 +281,8 @@ public struct MultiphaseDetector: FallDetector {
         refractoryUntil = -1
         look = nil
         lateLook = nil
+        waitingSlides = 0
+        dueSlide.c = -1
     }
 
     /// The smallest peak that is a candidate at all.
@@ -271,6 +315,7 @@ public struct MultiphaseDetector: FallDetector {
             ring[k] = slot
         }
         n = t + 1
+        if waitingSlides > 0 { stillSecondEnds(now: t) }
 
         // An open look is judged once per half second: between those samples it is not touched
         // (not even copied: a look is some 200 bytes).
@@ -287,8 +332,116 @@ public struct MultiphaseDetector: FallDetector {
             if let e { return e }
         }
         let c = t - (Self.postEnd - 1)   // the candidate whose fast decision is due now
-        guard c >= 0, t >= refractoryUntil, s(c) >= candidateFloor else { return nil }
-        return judge(candidate: c, now: t)
+        if c >= 0, t >= refractoryUntil, s(c) >= candidateFloor, let e = judge(candidate: c, now: t) { return e }
+        return dueSlide.c >= 0 ? decideSlide(now: t) : nil
+    }
+
+    // MARK: The wall slide (issue 35): how far the hip went down
+
+    /// Whether the second of buffered samples from `j` is still: std |a| under `stillStd` and
+    /// every |ω| under `stillRate`. 40 buffered samples.
+    private func isStillSecond(from j: Int) -> Bool {
+        var sum = 0.0, squares = 0.0
+        for i in j..<(j + HipDrop.still) {
+            let q = slots[i & (Self.ring - 1)]
+            if q.gx * q.gx + q.gy * q.gy + q.gz * q.gz >= Self.stillRate * Self.stillRate { return false }
+            sum += q.m; squares += q.m * q.m
+        }
+        let mean = sum / Double(HipDrop.still)
+        return squares / Double(HipDrop.still) - mean * mean < Self.stillStd * Self.stillStd
+    }
+
+    /// A candidate the wall slide may decide (a soft impact that left the trunk neither upright
+    /// nor lying, every sample with a gyroscope reading): its still period before (the last that
+    /// ends at or before the impact, within 8 s), measured at once if the still period after has
+    /// begun, else kept until it does. Nothing is computed per sample for it before: the still
+    /// seconds are found by one backward pass over at most 360 buffered samples (sliding sums)
+    /// and one forward look over 60 seconds' starts, once per such candidate.
+    private mutating func registerSlide(_ impact: Impact, now t: Int) {
+        let c = impact.c, w = HipDrop.still
+        var a1 = -1
+        // Seconds from j = c - 39 down: sums slide by one sample; a second is still while no
+        // sample in it turns (the lowest turning sample seen so far lies above it).
+        var sum = 0.0, squares = 0.0, lowestTurning = Int.max
+        func add(_ i: Int, _ sign: Double) {
+            let q = slots[i & (Self.ring - 1)]
+            sum += sign * q.m; squares += sign * q.m * q.m
+            if sign > 0, q.gx * q.gx + q.gy * q.gy + q.gz * q.gz >= Self.stillRate * Self.stillRate { lowestTurning = min(lowestTurning, i) }
+        }
+        func still(_ j: Int) -> Bool {
+            let mean = sum / Double(w)
+            return lowestTurning >= j + w && squares / Double(w) - mean * mean < Self.stillStd * Self.stillStd
+        }
+        var j = c - w + 1
+        guard j - 1 >= 0 else { return }
+        for i in j..<(j + w) { add(i, 1) }
+        var above = still(j)   // the second from j + 1 when j is judged
+        let lowest = max(0, c - Self.slideReach - w)
+        while j - 1 >= lowest {
+            j -= 1
+            add(j, 1); add(j + w, -1)
+            let here = still(j)
+            if here && !above { a1 = j + w; break }
+            above = here
+        }
+        guard a1 >= 0, lastWithoutGyro < a1 - w else { return }
+        let slide = Slide(c: c, a1: a1, impact: impact)
+        previousStill = isStillSecond(from: c)
+        for b in (c + 1)...(t - w + 1) {
+            let here = isStillSecond(from: b)
+            if here && !previousStill {
+                measure(slide, after: b)
+                return
+            }
+            previousStill = here
+        }
+        if waitingSlides == Self.slidePending {   // full (cannot happen: peaks are 1 s apart): drop the oldest
+            for i in 1..<waitingSlides { slides[i - 1] = slides[i] }
+            waitingSlides -= 1
+        }
+        slides[waitingSlides] = slide
+        waitingSlides += 1
+    }
+
+    /// Called for each sample while candidates wait: a still period that starts with the second
+    /// that is complete now is the one after them (the first after each impact); candidates whose
+    /// 8 s passed without one are dropped.
+    private mutating func stillSecondEnds(now t: Int) {
+        let b = t - HipDrop.still + 1
+        let here = isStillSecond(from: b)
+        let startsPeriod = here && !previousStill
+        previousStill = here
+        var kept = 0
+        for i in 0..<waitingSlides where b - slides[i].c <= Self.slideReach {
+            if startsPeriod { measure(slides[i], after: b) } else { slides[kept] = slides[i]; kept += 1 }
+        }
+        waitingSlides = kept
+    }
+
+    /// The strapdown pass from the still second before to the first still second after (`b0`),
+    /// over the buffered samples; a drop of `wall-slide` to 1.2 m makes the candidate due.
+    private mutating func measure(_ slide: Slide, after b0: Int) {
+        let a0 = slide.a1 - HipDrop.still
+        guard lastWithoutGyro < a0, dueSlide.c < 0 else { return }
+        let drop = HipDrop.measure(count: b0 + HipDrop.still - a0) { i in
+            let q = slots[(a0 + i) & (Self.ring - 1)]
+            return (SIMD3(q.x, q.y, q.z), SIMD3(q.gx, q.gy, q.gz))
+        }
+        guard drop >= wallSlide, drop <= HipDrop.cap else { return }
+        dueSlide = slide
+        dueSlide.drop = drop
+        dueSlide.time = Double(b0 - slide.a1) / detectorRate
+    }
+
+    /// A measured wall slide fires unless another detection came first (the refractory time) or
+    /// its impact's own look is still open (that look decides first; the slide fires if it fails).
+    private mutating func decideSlide(now t: Int) -> FallSuspected? {
+        guard t >= refractoryUntil else { dueSlide.c = -1; return nil }
+        let c = dueSlide.c
+        guard lookImpact != c, lateLookImpact != c else { return nil }
+        dueSlide.c = -1
+        refractoryUntil = t + refractorySamples
+        return event(dueSlide.impact, now: t, rule: .wallSlide(drop: dueSlide.drop, time: dueSlide.time))
     }
 
     /// Std of |a| over `range` (two-pass, population) and the sum of its vectors.
@@ -339,6 +492,13 @@ public struct MultiphaseDetector: FallDetector {
         let hard = peak >= impact
         let strong = peak >= strongImpact
         let tier: Tier = strong ? .strong : hard ? .hard : .soft
+        // The wall slide: measured once the still period after the impact is known; it decides
+        // only if no rule below does (``decideSlide(now:)``).
+        if wallSlide > 0, peak >= softImpact, still <= stillness, angle >= Self.slideUpright, angle < Self.slideLying,
+           lastWithoutGyro < c - Self.preStart {
+            registerSlide(describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
+                                   pre: p0..<p1, before: before), now: t)
+        }
         if hard, still <= stillness,
            angle >= postureChange || (strong && angle >= strongPostureChange && freeFall <= strongFreeFall) {
             refractoryUntil = t + refractorySamples
@@ -670,6 +830,8 @@ public struct MultiphaseDetector: FallDetector {
         case fast
         case look(Look)
         case moving
+        /// How far the hip went down (m) and in what time (s, between the still seconds).
+        case wallSlide(drop: Double, time: Double)
     }
 
     private func event(_ i: Impact, now t: Int, rule: Rule) -> FallSuspected {
@@ -697,6 +859,11 @@ public struct MultiphaseDetector: FallDetector {
         }
         if case .moving = rule {
             features.append(DetectionFeature("down", i.down, "s"))
+        }
+        if case let .wallSlide(drop, time) = rule {
+            phases.append("wall-slide")
+            features.append(DetectionFeature("drop", drop, "m"))
+            features.append(DetectionFeature("drop-time", time, "s"))
         }
         if case let .look(l) = rule, l.late {
             phases.append("long-look")

@@ -298,7 +298,33 @@ def loso():
         print("   %s held out: +%d falls, +%d activity alarms; %s" % (name, tot[name, "falls"], tot[name, "acts"], "; ".join(held[name])))
 
 
+def port(x=0.6, cap=CAP):
+    """The trials the rule (X..cap) adds to the shipped six-axis rules, one per line with the
+    largest firing drop (`bench/wallslide-port.sh` compares them with the Swift detector's)."""
+    import bed, recovered
+    sys.modules["__main__"].XTable = recovered.XTable
+    R = rule_table(); RT = recovered.tables(); T = __import__("sixaxis").tables()
+    for name in ("fallalld", "sisfall"):
+        meta, t = RT[name]
+        D, A, P = bed.counts(t, None, {})
+        fall = np.array([c[0] == "F" for c in meta["code"]])
+        best = {}
+        for q, c, s, ang, still, d, dur in R[name]:
+            if d is not None and x <= d <= cap:
+                best[q] = max(best.get(q, 0), d)
+        for q in sorted(best):
+            if (fall[q] and not D[q]) or (not fall[q] and not A[q]):
+                print("emulation %s %s %.3f" % (name, os.path.basename(meta["path"][q]), best[q]))
+    meta = T["hapt"][0]
+    for q, c, s, ang, still, d, dur in R["hapt"]:
+        if d is not None and x <= d <= cap:
+            print("emulation hapt %s@%.1f %.3f" % (meta[q]["name"], c / FS, d))
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "port":
+        port(*(float(v) for v in sys.argv[2:4]))
+        sys.exit()
     what = sys.argv[1] if len(sys.argv) > 1 else "all"
     if what in ("segments", "all"):
         seg_summary("sisfall", set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None)
