@@ -7,6 +7,12 @@
 /// Someone lying on the floor, whatever they do there, is 60–90° from how they stood; someone
 /// who stood up again is back within 10–30° (FallAllD's falls with recovery: median 9° over the
 /// last second). Pure and streaming: one sum per sample, one angle per 250 ms, no allocation.
+///
+/// After a **wall slide** (phase `wall-slide`) posture alone says nothing: the rule's wearer ends
+/// sitting against the wall 20–60° from standing, and a faint that leaves the trunk under 35°
+/// would read as up again at once. So the upright second counts only once the wearer has moved
+/// since the detection: a gyroscope reading of at least `movedRate` (the still test's 15 °/s).
+/// Someone who gets up from the floor turns far faster than that; someone who fainted is still.
 public struct RecoveryWatch: Sendable {
     /// The alarm's default countdown (`alarm.countdown`), the time offline runs watch for.
     public static let countdown = 30.0
@@ -16,12 +22,16 @@ public struct RecoveryWatch: Sendable {
     public static let block = 10
     /// Consecutive upright means that make the wearer up again: one second.
     public static let holdBlocks = 4
+    /// After a wall slide: the angular velocity (°/s) that shows the wearer moved.
+    public static let movedRate = 15.0
 
     private let before: (x: Double, y: Double, z: Double)
     private let impactTime: Double
     private var sum = (x: 0.0, y: 0.0, z: 0.0)
     private var count = 0
     private var run = 0
+    /// Whether the wearer has moved since the detection (always, but after a wall slide).
+    private var moved: Bool
     /// Seconds after the impact at which the wearer was up again; nil until then.
     public private(set) var upAfter: Double?
 
@@ -31,19 +41,23 @@ public struct RecoveryWatch: Sendable {
         guard let g = detection.gravityBefore, g.count == 3, g.contains(where: { $0 != 0 }) else { return nil }
         before = (g[0], g[1], g[2])
         impactTime = detection.impactTime
+        moved = !detection.phases.contains("wall-slide")
     }
 
     /// One 40 Hz sample after the detection; true once, with the sample that completes the
     /// upright second (``upAfter`` is set from then on).
     public mutating func process(_ sample: AccelerationSample) -> Bool {
         guard upAfter == nil else { return false }
+        if !moved, let w = sample.gyro, w.x * w.x + w.y * w.y + w.z * w.z >= Self.movedRate * Self.movedRate {
+            moved = true
+        }
         sum.x += sample.x; sum.y += sample.y; sum.z += sample.z
         count += 1
         guard count == Self.block else { return false }
         let upright = (sum.x != 0 || sum.y != 0 || sum.z != 0) && angleDegrees(before, sum) <= Self.uprightTilt
         sum = (0, 0, 0)
         count = 0
-        run = upright ? run + 1 : 0
+        run = upright && moved ? run + 1 : 0
         guard run >= Self.holdBlocks else { return false }
         upAfter = max(0, sample.time - impactTime)
         return true

@@ -1,3 +1,4 @@
+import Foundation
 import FallGuardCore
 import Testing
 import FallGuardTestSupport
@@ -69,6 +70,32 @@ import FallGuardTestSupport
         // 45° from upright (sitting slumped against something): not up.
         let fired = (0..<400).contains { k in w.process(Self.sample(Double(k) / 40, (0.707, 0, 0.707))) }
         #expect(!fired && w.upAfter == nil)
+    }
+
+    /// A wall slide leaves the wearer sitting against the wall: 25° from standing (under 35°)
+    /// and still is a faint, not someone up again; the same posture after a turn is.
+    @Test func afterAWallSlideTheWearerMustHaveMovedToBeUpAgain() throws {
+        var fall = AlertFixtures.fall(impact: 10)
+        fall.gravityBefore = [1, 0, 0]
+        let slumped = (cos(25 * Double.pi / 180), 0.0, sin(25 * Double.pi / 180))
+        func run(_ phases: [String], turnAt: Double?) throws -> Double? {
+            fall.phases = phases
+            var w = try #require(RecoveryWatch(after: fall))
+            for k in 0..<(40 * 20) {
+                let t = 12 + Double(k) / 40
+                let turning = turnAt.map { t >= $0 && t < $0 + 0.5 } ?? false
+                let s = AccelerationSample(time: t, x: slumped.0, y: slumped.1, z: slumped.2,
+                                           gyro: AngularVelocity(x: turning ? 40 : 1.5, y: -1, z: 0.5))
+                if w.process(s) { return t }
+            }
+            return nil
+        }
+        #expect(try run(["soft-impact", "posture-change", "stillness", "wall-slide"], turnAt: nil) == nil,
+                "20 s still at 25°: no recovery after a wall slide")
+        let moved = try #require(try run(["soft-impact", "posture-change", "stillness", "wall-slide"], turnAt: 20))
+        #expect(moved >= 20.9 && moved <= 21.3, "the upright second counts from the turn on (20 s): \(moved)")
+        let plain = try #require(try run(["soft-impact", "posture-change", "stillness"], turnAt: nil))
+        #expect(plain <= 13.1, "any other detection: posture alone, as before (\(plain))")
     }
 
     @Test func aDetectionWithoutAPostureCannotBeWatched() {
