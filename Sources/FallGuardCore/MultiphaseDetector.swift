@@ -52,7 +52,8 @@
 /// per sample for it: the ring holds 25.6 s, and once per such candidate the still seconds are
 /// found in it and ``HipDrop``'s strapdown pass runs over the buffered samples from the still
 /// second before to the still second after, when the one after is complete; it decides only where no other rule does (after the impact's own look, if open),
-/// so it only adds detections, within 9 s of the impact. `wall-slide` 0 turns it off.
+/// so it only adds detections, within 9 s of the impact (or when its own look ends, at most
+/// 15 s). `wall-slide` 0 turns it off.
 ///
 /// **With a learned upright** (``upright``: gravity while the wearer walks, ``UprightLearner``),
 /// an impact softer than `moving-impact` after a trunk that was tilted at least `lying-before`
@@ -180,6 +181,9 @@ public struct MultiphaseDetector: FallDetector {
     private var lastWithoutGyro = -1
     private var n = 0
     private var refractoryUntil = -1
+    /// The newest impact a detection was made for: a wall slide of that impact or an older one
+    /// never fires again (with a `refractory` shorter than the slide's wait it could).
+    private var lastFiredImpact = -1
 
     /// An impact's tier, as its detection names it: an enumeration, not a string, so that an
     /// open look is plain data (its copies retain and release nothing).
@@ -279,6 +283,7 @@ public struct MultiphaseDetector: FallDetector {
         n = 0
         lastWithoutGyro = -1
         refractoryUntil = -1
+        lastFiredImpact = -1
         look = nil
         lateLook = nil
         waitingSlides = 0
@@ -344,7 +349,7 @@ public struct MultiphaseDetector: FallDetector {
         var sum = 0.0, squares = 0.0
         for i in j..<(j + HipDrop.still) {
             let q = slots[i & (Self.ring - 1)]
-            if q.gx * q.gx + q.gy * q.gy + q.gz * q.gz >= Self.stillRate * Self.stillRate { return false }
+            if !(q.gx * q.gx + q.gy * q.gy + q.gz * q.gz < Self.stillRate * Self.stillRate) { return false }  // NaN: turning
             sum += q.m; squares += q.m * q.m
         }
         let mean = sum / Double(HipDrop.still)
@@ -366,7 +371,7 @@ public struct MultiphaseDetector: FallDetector {
         func add(_ i: Int, _ sign: Double) {
             let q = slots[i & (Self.ring - 1)]
             sum += sign * q.m; squares += sign * q.m * q.m
-            if sign > 0, q.gx * q.gx + q.gy * q.gy + q.gz * q.gz >= Self.stillRate * Self.stillRate { lowestTurning = min(lowestTurning, i) }
+            if sign > 0, !(q.gx * q.gx + q.gy * q.gy + q.gz * q.gz < Self.stillRate * Self.stillRate) { lowestTurning = min(lowestTurning, i) }
         }
         func still(_ j: Int) -> Bool {
             let mean = sum / Double(w)
@@ -422,7 +427,7 @@ public struct MultiphaseDetector: FallDetector {
     /// over the buffered samples; a drop of `wall-slide` to 1.2 m makes the candidate due.
     private mutating func measure(_ slide: Slide, after b0: Int) {
         let a0 = slide.a1 - HipDrop.still
-        guard lastWithoutGyro < a0, dueSlide.c < 0 else { return }
+        guard lastWithoutGyro < a0, dueSlide.c < 0, slide.c > lastFiredImpact else { return }
         let drop = HipDrop.measure(count: b0 + HipDrop.still - a0) { i in
             let q = slots[(a0 + i) & (Self.ring - 1)]
             return (SIMD3(q.x, q.y, q.z), SIMD3(q.gx, q.gy, q.gz))
@@ -436,7 +441,7 @@ public struct MultiphaseDetector: FallDetector {
     /// A measured wall slide fires unless another detection came first (the refractory time) or
     /// its impact's own look is still open (that look decides first; the slide fires if it fails).
     private mutating func decideSlide(now t: Int) -> FallSuspected? {
-        guard t >= refractoryUntil else { dueSlide.c = -1; return nil }
+        guard t >= refractoryUntil, dueSlide.c > lastFiredImpact else { dueSlide.c = -1; return nil }
         let c = dueSlide.c
         guard lookImpact != c, lateLookImpact != c else { return nil }
         dueSlide.c = -1
@@ -658,7 +663,7 @@ public struct MultiphaseDetector: FallDetector {
         return lookEvent(l, now: t)
     }
 
-    private func lookEvent(_ l: Look, now t: Int) -> FallSuspected {
+    private mutating func lookEvent(_ l: Look, now t: Int) -> FallSuspected {
         event(l.impact, now: t, rule: .look(l))
     }
 
@@ -834,7 +839,8 @@ public struct MultiphaseDetector: FallDetector {
         case wallSlide(drop: Double, time: Double)
     }
 
-    private func event(_ i: Impact, now t: Int, rule: Rule) -> FallSuspected {
+    private mutating func event(_ i: Impact, now t: Int, rule: Rule) -> FallSuspected {
+        lastFiredImpact = max(lastFiredImpact, i.c)
         var phases: [String] = []
         if i.freeFall < Self.freeFallBelow { phases.append("free-fall") }
         phases.append(i.tier.rawValue)

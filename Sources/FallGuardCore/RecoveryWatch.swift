@@ -8,11 +8,13 @@
 /// who stood up again is back within 10–30° (FallAllD's falls with recovery: median 9° over the
 /// last second). Pure and streaming: one sum per sample, one angle per 250 ms, no allocation.
 ///
-/// After a **wall slide** (phase `wall-slide`) posture alone says nothing: the rule's wearer ends
-/// sitting against the wall 20–60° from standing, and a faint that leaves the trunk under 35°
-/// would read as up again at once. So the upright second counts only once the wearer has moved
-/// since the detection: a gyroscope reading of at least `movedRate` (the still test's 15 °/s).
-/// Someone who gets up from the floor turns far faster than that; someone who fainted is still.
+/// After a **wall slide** (phase `wall-slide`) 35° says nothing: the rule's wearer ends sitting
+/// against the wall 20–60° from standing, and a faint that leaves the trunk under 35° would read
+/// as up again at once. So up again is standing again: within `standingTilt` (15°; FallAllD's
+/// falls with recovery: median 9°) and at least 10° nearer standing than the slide left the
+/// trunk (its `posture-change`), and only once the wearer has moved since the detection (a
+/// gyroscope reading of at least `movedRate`, the still test's 15 °/s): a jerk of a slumped
+/// wearer is not enough, nor is a posture that was never left.
 public struct RecoveryWatch: Sendable {
     /// The alarm's default countdown (`alarm.countdown`), the time offline runs watch for.
     public static let countdown = 30.0
@@ -24,6 +26,8 @@ public struct RecoveryWatch: Sendable {
     public static let holdBlocks = 4
     /// After a wall slide: the angular velocity (°/s) that shows the wearer moved.
     public static let movedRate = 15.0
+    /// After a wall slide: degrees from the pre-fall posture that count as standing again.
+    public static let standingTilt = 15.0
 
     private let before: (x: Double, y: Double, z: Double)
     private let impactTime: Double
@@ -32,6 +36,8 @@ public struct RecoveryWatch: Sendable {
     private var run = 0
     /// Whether the wearer has moved since the detection (always, but after a wall slide).
     private var moved: Bool
+    /// Degrees from the pre-fall posture that count as up again for this detection.
+    private let tilt: Double
     /// Seconds after the impact at which the wearer was up again; nil until then.
     public private(set) var upAfter: Double?
 
@@ -41,7 +47,10 @@ public struct RecoveryWatch: Sendable {
         guard let g = detection.gravityBefore, g.count == 3, g.contains(where: { $0 != 0 }) else { return nil }
         before = (g[0], g[1], g[2])
         impactTime = detection.impactTime
-        moved = !detection.phases.contains("wall-slide")
+        let slide = detection.phases.contains("wall-slide")
+        moved = !slide
+        let left = detection.features.first { $0.name == "posture-change" }?.value ?? Self.uprightTilt
+        tilt = slide ? min(Self.standingTilt, left - 10) : Self.uprightTilt
     }
 
     /// One 40 Hz sample after the detection; true once, with the sample that completes the
@@ -54,7 +63,7 @@ public struct RecoveryWatch: Sendable {
         sum.x += sample.x; sum.y += sample.y; sum.z += sample.z
         count += 1
         guard count == Self.block else { return false }
-        let upright = (sum.x != 0 || sum.y != 0 || sum.z != 0) && angleDegrees(before, sum) <= Self.uprightTilt
+        let upright = (sum.x != 0 || sum.y != 0 || sum.z != 0) && angleDegrees(before, sum) <= tilt
         sum = (0, 0, 0)
         count = 0
         run = upright && moved ? run + 1 : 0

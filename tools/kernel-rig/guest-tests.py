@@ -353,13 +353,13 @@ class LineWatch:
     def __init__(self, offset):
         self.path = f"{E['FG_GPIOSIM_SYSFS']}/sim_gpio{offset}/value"
         self.changes = []
+        self.stalls = []  # (t_ns, ms): the sampler itself did not run for >= 40 ms before t_ns
         self.stop = False
         self.t = threading.Thread(target=self.run, daemon=True)
         self.t.start()
 
     def run(self):
         last = None
-        self.stalls = []  # (t_ns, ms): the sampler itself did not run for >= 40 ms
         fd = os.open(self.path, os.O_RDONLY)
         before = None
         while not self.stop:
@@ -433,8 +433,11 @@ def gpio_attempt(lib, chip, o):
     periods = [round((b[0] - a[0]) / 1e6) for a, b in zip(pulses, pulses[1:])]
     grid = (len(pulses) == 4 and 30 <= lens[0] <= 250 and all(100 <= x <= 250 for x in lens[1:])
             and all(200 <= x <= 400 for x in periods) and all(100 <= x <= 250 for x in gaps))
-    # stalls of the guest seen by the sampler itself while the pattern played (before the press)
-    stalls = [ms for t, ms in buzzer.stalls if t < t_press]
+    # stalls of the guest seen by the sampler itself while the pattern played: from 150 ms
+    # before its first rise to its last fall (to the press if the beeps are not all there)
+    first = pulses[0][0] - 150_000_000 if pulses else 0
+    last = pulses[-1][0] + int(pulses[-1][1] * 1e6) if len(pulses) == 4 else t_press
+    stalls = [ms for t, ms in buzzer.stalls if t > first and t - ms * 1_000_000 < last]
     return dict(p=p, started=started, t_press=t_press, lens=lens, gaps=gaps, periods=periods, grid=grid,
                 stalls=stalls)
 
@@ -448,14 +451,17 @@ def t_gpio():
         # A timing check is judged on a run the guest did not stall through: CI's 6.12 guest
         # (TCG on a loaded 2-core host) once stalled ~144 ms on a beep's rising edge, so that the
         # beep lasted 6 ms (high periods [135, 150, 6, 150]); the sampler beside it saw the same
-        # stall. A run whose grid fails while the sampler saw a stall of >= 40 ms is run again,
-        # up to 3 times; a grid that fails with no stall seen fails at once.
+        # stall. A run that exited 0 but whose grid fails while the sampler saw a stall of >= 40 ms
+        # during the beeps is run again, up to 3 times (each attempt's output kept); a grid that
+        # fails with no stall seen, or a run that failed, fails at once.
         tries = []
         for attempt in range(3):
             a = gpio_attempt(lib, chip, o)
             tries.append(a)
-            if a["grid"] or not a["stalls"]:
+            if a["grid"] or not a["stalls"] or a["p"].returncode != 0 or not a["started"]:
                 break
+            for ext in (".jsonl", ".err"):   # the attempt's own output stays beside the next one's
+                os.replace(o + ext, f"{o}.attempt{attempt + 1}{ext}")
             say(f"NOTE: gpio {lib}: attempt {attempt + 1}: grid {a['lens']} ms with the guest stalled {a['stalls']} ms: run again")
         a = tries[-1]
         p, started, t_press = a["p"], a["started"], a["t_press"]
