@@ -4,14 +4,14 @@ usage: python3 wallslide.py [all|segments|rule] [SISFALL_CODES]   (output: walls
 
 Strapdown inertial navigation over one event, as pedestrian dead reckoning does it, no fitted
 constants:
-  * anchors: A, the last 1 s before the event's largest turning rate whose |a| std is under 0.05 g
-    (standing, or a step: its mean vertical velocity is taken as zero) and B, the first 1 s after
-    it with |a| std under 0.02 g (still; the wearer is sitting or lying);
-  * the gyroscope's zero-rate offset is B's mean rate (the wearer is still there);
+  * anchors (as `segment_drop` and the Swift port, HipDrop.swift, take them): A, the last still
+    second before the event and B, the first still second after it, each within 8 s (still: std
+    |a| < 0.02 g and |w| < 15 deg/s throughout);
+  * the gyroscope's zero-rate offset is its mean over A and B (the wearer is still in both);
   * attitude: gravity's direction = A's mean acceleration; the gyroscope (minus offset) carries the
     body-to-world rotation sample by sample from A's start to B's end (Rodrigues);
-  * each acceleration is rotated into the world frame, its vertical part minus g (g = |mean a| over
-    B, which removes the accelerometer's scale error) is integrated to velocity, a linear drift
+  * each acceleration is rotated into the world frame, its vertical part minus g (g going linearly
+    from |a| at rest over A to |a| over B: a per-axis scale or offset error) is integrated to velocity, a linear drift
     removed so that the mean velocity over A and over B is zero (zero-velocity updates at both
     ends), and integrated again: drop = height at A's end - height at B's start (m);
   * the gyroscope's tilt error at B (where it carries gravity against where the accelerometer sees
