@@ -51,9 +51,10 @@
 /// a fall. A still second: std |a| < 0.02 g and |ω| < 15 °/s throughout. Nothing is computed
 /// per sample for it: the ring holds 25.6 s, and once per such candidate the still seconds are
 /// found in it and ``HipDrop``'s strapdown pass runs over the buffered samples from the still
-/// second before to the still second after, when the one after is complete; it decides only where no other rule does (after the impact's own look, if open),
-/// so it only adds detections, within 9 s of the impact (or when its own look ends, at most
-/// 15 s). `wall-slide` 0 turns it off.
+/// second before to the still second after, when the one after is complete; it decides only
+/// where no other rule does (after the impact's own look, if open), so it only adds detections,
+/// within 9 s of the impact (or when its own look ends, at most 15 s). `wall-slide` 0 turns it
+/// off.
 ///
 /// **With a learned upright** (``upright``: gravity while the wearer walks, ``UprightLearner``),
 /// an impact softer than `moving-impact` after a trunk that was tilted at least `lying-before`
@@ -75,8 +76,8 @@
 /// O(1) work per sample: a 5-sample sum; once per half second
 /// during a look, one pass over 20 buffered samples; when a candidate is due, one bounded pass
 /// over at most 180 (a wall slide's candidate: a search over at most 420 and two passes over at
-/// most 720, and one still second per sample while it waits for the one after). No allocation except when
-/// it fires.
+/// most 720, and one still second per sample while it waits for the one after). No allocation
+/// except when it fires.
 public struct MultiphaseDetector: FallDetector {
     public static let name = "multiphase"
     public static let summary = "smoothed impact, posture change and stillness; a longer look after a soft impact (default)"
@@ -349,11 +350,21 @@ public struct MultiphaseDetector: FallDetector {
         var sum = 0.0, squares = 0.0
         for i in j..<(j + HipDrop.still) {
             let q = slots[i & (Self.ring - 1)]
-            if !(q.gx * q.gx + q.gy * q.gy + q.gz * q.gz < Self.stillRate * Self.stillRate) { return false }  // NaN: turning
+            if Self.isTurning(q) { return false }
             sum += q.m; squares += q.m * q.m
         }
+        return Self.isStill(sum: sum, squares: squares)
+    }
+
+    /// A sample turning at `stillRate` or faster (a NaN reading counts as turning).
+    @inline(__always) private static func isTurning(_ q: Slot) -> Bool {
+        !(q.gx * q.gx + q.gy * q.gy + q.gz * q.gz < stillRate * stillRate)
+    }
+
+    /// Whether a second with these sums of |a| and |a|² has std |a| under `stillStd`.
+    @inline(__always) private static func isStill(sum: Double, squares: Double) -> Bool {
         let mean = sum / Double(HipDrop.still)
-        return squares / Double(HipDrop.still) - mean * mean < Self.stillStd * Self.stillStd
+        return squares / Double(HipDrop.still) - mean * mean < stillStd * stillStd
     }
 
     /// A candidate the wall slide may decide (a soft impact that left the trunk neither upright
@@ -371,12 +382,9 @@ public struct MultiphaseDetector: FallDetector {
         func add(_ i: Int, _ sign: Double) {
             let q = slots[i & (Self.ring - 1)]
             sum += sign * q.m; squares += sign * q.m * q.m
-            if sign > 0, !(q.gx * q.gx + q.gy * q.gy + q.gz * q.gz < Self.stillRate * Self.stillRate) { lowestTurning = min(lowestTurning, i) }
+            if sign > 0, Self.isTurning(q) { lowestTurning = min(lowestTurning, i) }
         }
-        func still(_ j: Int) -> Bool {
-            let mean = sum / Double(w)
-            return lowestTurning >= j + w && squares / Double(w) - mean * mean < Self.stillStd * Self.stillStd
-        }
+        func still(_ j: Int) -> Bool { lowestTurning >= j + w && Self.isStill(sum: sum, squares: squares) }
         var j = c - w + 1
         guard j - 1 >= 0 else { return }
         for i in j..<(j + w) { add(i, 1) }
