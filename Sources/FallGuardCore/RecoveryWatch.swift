@@ -25,7 +25,7 @@ public struct RecoveryWatch: Sendable {
     /// Consecutive upright means that make the wearer up again: one second.
     public static let holdBlocks = 4
     /// After a wall slide: the angular velocity (°/s) that shows the wearer moved.
-    public static let movedRate = 15.0
+    public static let movedRate = MultiphaseDetector.stillRate
     /// After a wall slide: degrees from the pre-fall posture that count as standing again.
     public static let standingTilt = 15.0
 
