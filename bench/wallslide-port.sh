@@ -5,8 +5,9 @@
 # figures both ways and every trial whose outcome changed (with the drop the detection carries),
 # then the trials the Python emulation (tools/detector-research/wallslide.py `port`, X 0.6-1.2 m
 # added to the shipped six-axis rules) says it adds, with its drops, to compare.
-# The three-axis folders and --accelerometer-only must not change at all. Output (debug build,
-# ~8 min): tools/detector-research/wallslide_port_output.txt.
+# Without a gyroscope (the three-axis folders and --accelerometer-only) the rule measures the drop
+# from |a| - g (HipDrop.measure(count:accelerometer:)); its emulation is WALLSLIDE_ACC=1. Output
+# (debug build, ~8 min): tools/detector-research/wallslide_port_output.txt.
 # Usage: bench/wallslide-port.sh [DATASETS_DIR]   (FALLGUARD_BIN=path skips the release build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,3 +48,5 @@ PY
 done
 echo "== the Python emulation (wallslide.py port: X 0.6-1.2 m on the shipped six-axis rules, trials it adds)"
 (cd tools/detector-research && DATASETS=$D python3 wallslide.py port)
+echo "== the same without a gyroscope (WALLSLIDE_ACC=1: |a| - g; compare the three-axis and --accelerometer-only rows)"
+(cd tools/detector-research && DATASETS=$D WALLSLIDE_ACC=1 python3 wallslide.py port)

@@ -18,7 +18,8 @@
 ///   height at B's start, in metres (positive: down).
 ///
 /// Two bounded passes over `count` samples, no allocation (the double integral is kept as the
-/// few sums its closed form needs).
+/// few sums its closed form needs). Without a gyroscope, ``measure(count:accelerometer:)``
+/// takes |a| - g as the vertical acceleration: one pass, the same zero-velocity updates.
 public enum HipDrop {
     /// One still second, in samples at 40 Hz.
     public static let still = 40
@@ -55,23 +56,55 @@ public enum HipDrop {
         let axis = cross(carried, up)
         let fix = length(axis) > 1e-9 ? axis / length(axis) * atan2(length(axis), dot(carried, up)) : SIMD3<Double>(repeating: 0)
 
-        // Pass 2: the vertical acceleration with the tilt correction, integrated to velocity;
-        // the sums that the zero-velocity correction and the second integral need.
-        // The correction is a rotation about one axis growing linearly in time: one step per
-        // sample of the movement (C = rotation(fix × fraction(k)) without a sine per sample).
+        // Pass 2: the vertical acceleration with the tilt correction. The correction is a
+        // rotation about one axis growing linearly in time: one step per sample of the movement
+        // (C = rotation(fix × fraction(k)) without a sine per sample).
         let step = Matrix3.rotation(fix / span)
         var C = Matrix3.identity
         R = .identity
-        var v = 0.0, sumA = 0.0, sumB = 0.0, sumMove = 0.0
-        for k in 0..<count {
-            let s = sample(k), f = fraction(k)
+        return integrate(count: count) { k in
+            let s = sample(k)
             let world = C * (R * s.a)
             if k >= a1 && k < b0 { C = C * step }
-            v += (dot(world, up) - (gA + (gB - gA) * f)) * standardGravity * dt
+            R = R * Matrix3.rotation((s.w * (.pi / 180) - bias) * dt)
+            return dot(world, up) - (gA + (gB - gA) * fraction(k))
+        }
+    }
+
+    /// The drop (m) over `count` samples (at least two still seconds) from the accelerometer
+    /// alone (an ADXL345): to first order the vertical acceleration is |a| - g, whatever the
+    /// attitude (|g + a| = g + a·up + |a_h|²/2g: the horizontal part enters squared, a few
+    /// hundredths of a g in a slow slide). g goes linearly from |a| at rest over A to |a| over B,
+    /// as in ``measure(count:_:)``; no gyroscope offset, no tilt to correct. One pass.
+    public static func measure(count: Int, accelerometer a: (Int) -> SIMD3<Double>) -> Double {
+        let w = still
+        precondition(count >= 2 * w)
+        let b0 = count - w
+        var gA = 0.0, gB = 0.0
+        for i in 0..<w {
+            gA += length(a(i)); gB += length(a(b0 + i))
+        }
+        gA /= Double(w); gB /= Double(w)
+        let span = Double(max(1, b0 - w))
+        return integrate(count: count) { k in
+            length(a(k)) - (gA + (gB - gA) * min(1, max(0, Double(k - w) / span)))
+        }
+    }
+
+    /// The double integral of `vertical(k)` (g, called once for each k in order from 0) with
+    /// the zero-velocity updates over both still seconds: velocity with a linear correction that
+    /// makes its mean zero over A and over B, then height; the drop is the height at A's end
+    /// minus the height at B's start (m, positive: down). Kept as the few sums its closed form
+    /// needs, no allocation.
+    private static func integrate(count: Int, _ vertical: (Int) -> Double) -> Double {
+        let w = still, b0 = count - w
+        let dt = 1 / detectorRate
+        var v = 0.0, sumA = 0.0, sumB = 0.0, sumMove = 0.0
+        for k in 0..<count {
+            v += vertical(k) * standardGravity * dt
             if k < w { sumA += v }
             if k >= b0 { sumB += v }
             if k >= w && k <= b0 { sumMove += v }
-            R = R * Matrix3.rotation((s.w * (.pi / 180) - bias) * dt)
         }
         // v' = v - (vA + (vB - vA)(t - tA)/(tB - tA)); drop = -dt Σ v' over samples w...b0.
         let vA = sumA / Double(w), vB = sumB / Double(w)

@@ -39,9 +39,9 @@
 /// from a chair turns under 55° in half a second as the accelerometer sees it); the gyroscope
 /// measures it, while sitting and lying down on purpose are lowered at 100-200 °/s (issue 35).
 /// Either measure opens the look: safety first, the gyroscope only adds falls. Without a
-/// gyroscope reading the detector decides exactly as before.
+/// gyroscope reading the look opens exactly as before.
 ///
-/// **The wall slide** (with a gyroscope, issue 35): a faint sliding down a wall ends sitting
+/// **The wall slide** (issue 35): a faint sliding down a wall ends sitting
 /// against it, neither upright nor lying, after a soft impact and a slow turn that no rule above
 /// takes. How far the hip went down tells it from sitting down: a candidate (peak ≥
 /// `soft-impact`, std |a| at +1-2.5 s ≤ `stillness`, posture change 20-60°) whose still period
@@ -51,7 +51,9 @@
 /// a fall. A still second: std |a| < 0.02 g and |ω| < 15 °/s throughout. Nothing is computed
 /// per sample for it: the ring holds 25.6 s, and once per such candidate the still seconds are
 /// found in it and ``HipDrop``'s strapdown pass runs over the buffered samples from the still
-/// second before to the still second after, when the one after is complete; it decides only
+/// second before to the still second after, when the one after is complete (without a
+/// gyroscope reading on every one of them, an ADXL345: the still test on |a| alone and the drop
+/// from |a| - g, ``HipDrop/measure(count:accelerometer:)``); it decides only
 /// where no other rule does (after the impact's own look, if open), so it only adds detections,
 /// within 9 s of the impact (or when its own look ends, at most 15 s). `wall-slide` 0 turns it
 /// off.
@@ -110,7 +112,7 @@ public struct MultiphaseDetector: FallDetector {
         DetectorParameter("lying-before", 0.0, 0.0...180.0, "deg",
                           "with a learned upright: an impact under moving-impact after the trunk was at least this far from upright in every half second 3.5-0.5 s before it (lying in bed) is no fall; 0 (the default) turns it off, 60 quiets turning over in bed"),
         DetectorParameter("wall-slide", 0.6, 0.0...HipDrop.cap, "m",
-                          "with a gyroscope: a soft impact that leaves the trunk neither upright nor lying (posture change 20-60 deg) after the hip went down at least this far (at most 1.2 m) between the still seconds before and after it is a fall (a faint sliding down a wall); 0 turns it off"),
+                          "a soft impact that leaves the trunk neither upright nor lying (posture change 20-60 deg) after the hip went down at least this far (at most 1.2 m) between the still seconds before and after it is a fall (a faint sliding down a wall); 0 turns it off"),
     ]
 
     // Fixed structure, in samples at 40 Hz.
@@ -397,7 +399,7 @@ public struct MultiphaseDetector: FallDetector {
             if here && !above { a1 = j + w; break }
             above = here
         }
-        guard a1 >= 0, lastWithoutGyro < a1 - w else { return }
+        guard a1 >= 0 else { return }
         let slide = Slide(c: c, a1: a1, impact: impact)
         previousStill = isStillSecond(from: c)
         for b in (c + 1)...(t - w + 1) {
@@ -431,15 +433,21 @@ public struct MultiphaseDetector: FallDetector {
         waitingSlides = kept
     }
 
-    /// The strapdown pass from the still second before to the first still second after (`b0`),
-    /// over the buffered samples; a drop of `wall-slide` to 1.2 m makes the candidate due.
+    /// The drop from the still second before to the first still second after (`b0`), over the
+    /// buffered samples; a drop of `wall-slide` to 1.2 m makes the candidate due.
     private mutating func measure(_ slide: Slide, after b0: Int) {
-        let a0 = slide.a1 - HipDrop.still
-        guard lastWithoutGyro < a0, dueSlide.c < 0, slide.c > lastFiredImpact else { return }
-        let drop = HipDrop.measure(count: b0 + HipDrop.still - a0) { i in
-            let q = slots[(a0 + i) & (Self.ring - 1)]
-            return (SIMD3(q.x, q.y, q.z), SIMD3(q.gx, q.gy, q.gz))
-        }
+        let a0 = slide.a1 - HipDrop.still, count = b0 + HipDrop.still - a0
+        guard dueSlide.c < 0, slide.c > lastFiredImpact else { return }
+        // With a gyroscope reading on every sample from A to B: strapdown; else |a| - g.
+        let drop = lastWithoutGyro < a0
+            ? HipDrop.measure(count: count) { i in
+                let q = slots[(a0 + i) & (Self.ring - 1)]
+                return (SIMD3(q.x, q.y, q.z), SIMD3(q.gx, q.gy, q.gz))
+            }
+            : HipDrop.measure(count: count, accelerometer: { i in
+                let q = slots[(a0 + i) & (Self.ring - 1)]
+                return SIMD3(q.x, q.y, q.z)
+            })
         guard drop >= wallSlide, drop <= HipDrop.cap else { return }
         dueSlide = slide
         dueSlide.drop = drop
@@ -507,8 +515,7 @@ public struct MultiphaseDetector: FallDetector {
         let tier: Tier = strong ? .strong : hard ? .hard : .soft
         // The wall slide: measured once the still period after the impact is known; it decides
         // only if no rule below does (``decideSlide(now:)``).
-        if wallSlide > 0, peak >= softImpact, still <= stillness, angle >= Self.slideUpright, angle < Self.slideLying,
-           lastWithoutGyro < c - Self.preStart {
+        if wallSlide > 0, peak >= softImpact, still <= stillness, angle >= Self.slideUpright, angle < Self.slideLying {
             registerSlide(describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
                                    pre: p0..<p1, before: before), now: t)
         }

@@ -13,8 +13,9 @@
 /// as up again at once. So up again is standing again: within `standingTilt` (15°; FallAllD's
 /// falls with recovery: median 9°) and at least 10° nearer standing than the slide left the
 /// trunk (its `posture-change`), and only once the wearer has moved since the detection (a
-/// gyroscope reading of at least `movedRate`, the still test's 15 °/s): a jerk of a slumped
-/// wearer is not enough, nor is a posture that was never left.
+/// gyroscope reading of at least `movedRate`, the still test's 15 °/s; without a gyroscope, an
+/// ADXL345, a quarter second whose std |a| reaches the still test's 0.02 g): a jerk of a
+/// slumped wearer is not enough, nor is a posture that was never left.
 public struct RecoveryWatch: Sendable {
     /// The alarm's default countdown (`alarm.countdown`), the time offline runs watch for.
     public static let countdown = 30.0
@@ -32,6 +33,8 @@ public struct RecoveryWatch: Sendable {
     private let before: (x: Double, y: Double, z: Double)
     private let impactTime: Double
     private var sum = (x: 0.0, y: 0.0, z: 0.0)
+    /// Sums of |a| and |a|² over the quarter second (the move without a gyroscope).
+    private var magnitudes = (sum: 0.0, squares: 0.0)
     private var count = 0
     private var run = 0
     /// Whether the wearer has moved since the detection (always, but after a wall slide).
@@ -61,10 +64,17 @@ public struct RecoveryWatch: Sendable {
             moved = true
         }
         sum.x += sample.x; sum.y += sample.y; sum.z += sample.z
+        let m = sample.magnitude
+        magnitudes.sum += m; magnitudes.squares += m * m
         count += 1
         guard count == Self.block else { return false }
         let upright = (sum.x != 0 || sum.y != 0 || sum.z != 0) && angleDegrees(before, sum) <= tilt
+        if !moved, sample.gyro == nil {
+            let mean = magnitudes.sum / Double(Self.block)
+            moved = magnitudes.squares / Double(Self.block) - mean * mean >= MultiphaseDetector.stillStd * MultiphaseDetector.stillStd
+        }
         sum = (0, 0, 0)
+        magnitudes = (0, 0)
         count = 0
         run = upright && moved ? run + 1 : 0
         guard run >= Self.holdBlocks else { return false }

@@ -49,4 +49,19 @@ import Testing
         let slump = drop(movement(height: 0, seconds: 2, turn: 40, offset: -2))
         #expect(abs(slump) < 0.03, "\(slump)")
     }
+
+    /// Without a gyroscope: |a| - g is the vertical acceleration whatever the attitude, so a
+    /// purely vertical move through a turn is measured as well, a scale error taken out by g at
+    /// rest before and after; a turn alone drops nothing.
+    @Test func theAccelerometerAloneMeasuresAVerticalMoveThroughATurn() {
+        func alone(_ s: [(a: SIMD3<Double>, w: SIMD3<Double>)]) -> Double {
+            HipDrop.measure(count: s.count, accelerometer: { s[$0].a })
+        }
+        for height in [0.3, 0.6, 0.9] {
+            let d = alone(movement(height: height, seconds: 3, turn: 35, scale: 1.02))
+            #expect(abs(d - height) < 0.03, "\(height): \(d)")
+        }
+        let slump = alone(movement(height: 0, seconds: 2, turn: 40))
+        #expect(abs(slump) < 0.01, "\(slump)")
+    }
 }

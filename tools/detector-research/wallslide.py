@@ -16,6 +16,9 @@ constants:
     ends), and integrated again: drop = height at A's end - height at B's start (m);
   * the gyroscope's tilt error at B (where it carries gravity against where the accelerometer sees
     it) is spread linearly over the movement and the integration redone (WALLSLIDE_CORRECT=0: not).
+WALLSLIDE_ACC=1: the accelerometer alone (an ADXL345; HipDrop.measure(count:accelerometer:)): the
+vertical acceleration is |a| - g to first order whatever the attitude (the horizontal part enters
+squared), still periods on std |a| alone; no gyroscope, no tilt correction (wallslide_acc_output.txt).
 `segments`: every still-to-still movement of >= 15 deg per code (the method's check: sitting down,
 lying down, HAPT's labelled transitions); `rule`: the detector's soft candidates (sixaxis.py's
 tables) that end neither upright nor lying, with their drop: what a "dropped >= X m" rule would add.
@@ -45,7 +48,7 @@ def still_periods(rec, thr=0.02, wthr=15.0):
     a = rec[:, :3]; m = np.sqrt((a * a).sum(1))
     wm = np.sqrt((rec[:, 3:6] ** 2).sum(1))
     sd = rolling_std(m); wx = sliding_window_view(wm, W).max(1) if len(wm) >= W else np.zeros(0)
-    ok = (sd < thr) & (wx < wthr)
+    ok = (sd < thr) & ((wx < wthr) | ACC)
     out = []; i = 0
     while i < len(ok):
         if ok[i]:
@@ -91,8 +94,16 @@ def segment_drop(rec, A, B, correct=True):
     g = (m[a0:a1].mean(), m[b0:b1].mean()) if GSTEP else 0.5 * (m[a0:a1].mean() + m[b0:b1].mean())
     up = a[a0:a1].mean(0); up /= np.linalg.norm(up)
     gb = a[b0:b1].mean(0); gb /= np.linalg.norm(gb)
-    az, R = _vertical(a, w, bias, up, g, a0, a1, b0, b1)
-    gw = R @ gb                      # where the gyroscope says gravity ends, in the world frame
+    if ACC:
+        # accelerometer only: the vertical acceleration to first order is |a| - g (the linear
+        # acceleration's horizontal part enters squared: |g + a| = g + a.up + |a_h|^2 / 2g)
+        f = np.clip((np.arange(a0, b1) - a1) / max(1, b0 - a1), 0, 1)
+        gk = g[0] + (g[1] - g[0]) * f if not np.isscalar(g) else g
+        az = (m[a0:b1] - gk) * G
+        correct = False; gw = gb; R = np.eye(3)
+    else:
+        az, R = _vertical(a, w, bias, up, g, a0, a1, b0, b1)
+        gw = R @ gb                      # where the gyroscope says gravity ends, in the world frame
     err = np.degrees(np.arccos(np.clip(gw @ up, -1, 1)))
     ax = np.cross(gw, up)
     if correct and np.linalg.norm(ax) > 1e-9:
@@ -112,6 +123,7 @@ def segment_drop(rec, A, B, correct=True):
 
 
 CORRECT = os.environ.get("WALLSLIDE_CORRECT", "1") == "1"
+ACC = os.environ.get("WALLSLIDE_ACC", "0") == "1"   # accelerometer only: |a| - g, no gyroscope
 GSTEP = os.environ.get("WALLSLIDE_GSTEP", "1") == "1"
 CAP = 1.2   # m: the waist cannot go down further than its height when standing (~1.0-1.1 m)
 
@@ -187,7 +199,7 @@ def rule_table():
     posture change 20-60 deg: it ends neither upright nor lying) with its drop."""
     import pickle
     from sixaxis import tables
-    cache = "/tmp/wallslide_rule_%d.pkl" % CORRECT
+    cache = "/tmp/wallslide_rule_%d%s.pkl" % (CORRECT, "_acc" if ACC else "")
     if os.path.exists(cache):
         return pickle.load(open(cache, "rb"))
     T = tables(); out = {}
