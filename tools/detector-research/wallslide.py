@@ -99,7 +99,14 @@ def segment_drop(rec, A, B, correct=True):
         # acceleration's horizontal part enters squared: |g + a| = g + a.up + |a_h|^2 / 2g)
         f = np.clip((np.arange(a0, b1) - a1) / max(1, b0 - a1), 0, 1)
         gk = g[0] + (g[1] - g[0]) * f if not np.isscalar(g) else g
-        az = (m[a0:b1] - gk) * G
+        if ACC_LP:
+            # the vertical from the direction of the 1 s centred mean of a (a low-pass gravity)
+            aa = a[a0:b1]; cs = np.concatenate([np.zeros((1, 3)), np.cumsum(aa, 0)])
+            n = len(aa); lo = np.clip(np.arange(n) - ACC_LP // 2, 0, n); hi = np.clip(np.arange(n) + ACC_LP // 2 + 1, 0, n)
+            lp = (cs[hi] - cs[lo]); lp /= np.linalg.norm(lp, axis=1, keepdims=True)
+            az = ((aa * lp).sum(1) - gk) * G
+        else:
+            az = (m[a0:b1] - gk) * G
         correct = False; gw = gb; R = np.eye(3)
     else:
         az, R = _vertical(a, w, bias, up, g, a0, a1, b0, b1)
@@ -123,7 +130,8 @@ def segment_drop(rec, A, B, correct=True):
 
 
 CORRECT = os.environ.get("WALLSLIDE_CORRECT", "1") == "1"
-ACC = os.environ.get("WALLSLIDE_ACC", "0") == "1"   # accelerometer only: |a| - g, no gyroscope
+ACC = os.environ.get("WALLSLIDE_ACC", "0") == "1"
+ACC_LP = int(os.environ.get("WALLSLIDE_ACC_LP", "0"))   # with ACC: project on the direction of this many samples' centred mean   # accelerometer only: |a| - g, no gyroscope
 GSTEP = os.environ.get("WALLSLIDE_GSTEP", "1") == "1"
 CAP = 1.2   # m: the waist cannot go down further than its height when standing (~1.0-1.1 m)
 
