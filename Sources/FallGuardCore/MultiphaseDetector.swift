@@ -52,7 +52,7 @@
 /// per sample for it: the ring holds 25.6 s, and once per such candidate the still seconds are
 /// found in it and ``HipDrop``'s strapdown pass runs over the buffered samples from the still
 /// second before to the still second after, when the one after is complete (without a
-/// gyroscope reading on every one of them, an ADXL345: the still test on |a| alone and the drop
+/// gyroscope reading on every sample since, an ADXL345: the still test on |a| alone and the drop
 /// from |a| - g, ``HipDrop/measure(count:accelerometer:)``); it decides only
 /// where no other rule does (after the impact's own look, if open), so it only adds detections,
 /// within 9 s of the impact (or when its own look ends, at most 15 s). `wall-slide` 0 turns it
@@ -104,7 +104,7 @@ public struct MultiphaseDetector: FallDetector {
         DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"),
         DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
                           "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"),
-        DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event"),
+        DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event; it ends once the wearer is up again (the alarm's recovery test), for impacts after that"),
         DetectorParameter("gyro-rotation", 40.0, 0.0...360.0, "deg",
                           "with a gyroscope: smallest net rotation it measures within 1 s around an impact that opens a long look"),
         DetectorParameter("gyro-peak", 200.0, 0.0...2000.0, "deg/s",
@@ -185,8 +185,14 @@ public struct MultiphaseDetector: FallDetector {
     private var n = 0
     private var refractoryUntil = -1
     /// The newest impact a detection was made for: a wall slide of that impact or an older one
-    /// never fires again (with a `refractory` shorter than the slide's wait it could).
+    /// never fires again (with a `refractory` shorter than the slide's wait it could). Once the
+    /// wearer is up again after a detection, the sample where the watch said so: no impact up to
+    /// then (getting up) is judged, every later one is, refractory time or not.
     private var lastFiredImpact = -1
+    /// After a detection, while its refractory time runs: the alarm's own test of whether the
+    /// wearer is up again (``RecoveryWatch``). A fall the wearer got up from must not hide the
+    /// next fall behind its refractory time.
+    private var recovery: RecoveryWatch?
 
     /// An impact's tier, as its detection names it: an enumeration, not a string, so that an
     /// open look is plain data (its copies retain and release nothing).
@@ -287,6 +293,7 @@ public struct MultiphaseDetector: FallDetector {
         lastWithoutGyro = -1
         refractoryUntil = -1
         lastFiredImpact = -1
+        recovery = nil
         look = nil
         lateLook = nil
         waitingSlides = 0
@@ -323,6 +330,7 @@ public struct MultiphaseDetector: FallDetector {
             ring[k] = slot
         }
         n = t + 1
+        if recovery != nil { watchRecovery(sample, now: t) }
         if waitingSlides > 0 { stillSecondEnds(now: t) }
 
         // An open look is judged once per half second: between those samples it is not touched
@@ -340,8 +348,21 @@ public struct MultiphaseDetector: FallDetector {
             if let e { return e }
         }
         let c = t - (Self.postEnd - 1)   // the candidate whose fast decision is due now
-        if c >= 0, t >= refractoryUntil, s(c) >= candidateFloor, let e = judge(candidate: c, now: t) { return e }
+        if c > lastFiredImpact, t >= refractoryUntil, s(c) >= candidateFloor, let e = judge(candidate: c, now: t) { return e }
         return dueSlide.c >= 0 ? decideSlide(now: t) : nil
+    }
+
+    /// Feeds the watch begun by the last detection while its refractory time runs; up again
+    /// ends the refractory time at once, for impacts after this sample.
+    private mutating func watchRecovery(_ sample: AccelerationSample, now t: Int) {
+        guard t < refractoryUntil, var watch = recovery else { recovery = nil; return }
+        if watch.process(sample) {
+            refractoryUntil = t
+            lastFiredImpact = max(lastFiredImpact, t)
+            recovery = nil
+        } else {
+            recovery = watch
+        }
     }
 
     // MARK: The wall slide (issue 35): how far the hip went down
@@ -370,7 +391,7 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// A candidate the wall slide may decide (a soft impact that left the trunk neither upright
-    /// nor lying, every sample with a gyroscope reading): its still period before (the last that
+    /// nor lying): its still period before (the last that
     /// ends at or before the impact, within 8 s), measured at once if the still period after has
     /// begun, else kept until it does. Nothing is computed per sample for it before: the still
     /// seconds are found by one backward pass over at most 360 buffered samples (sliding sums)
@@ -438,7 +459,7 @@ public struct MultiphaseDetector: FallDetector {
     private mutating func measure(_ slide: Slide, after b0: Int) {
         let a0 = slide.a1 - HipDrop.still, count = b0 + HipDrop.still - a0
         guard dueSlide.c < 0, slide.c > lastFiredImpact else { return }
-        // With a gyroscope reading on every sample from A to B: strapdown; else |a| - g.
+        // With a gyroscope reading on every sample since A began: strapdown; else |a| - g.
         let drop = lastWithoutGyro < a0
             ? HipDrop.measure(count: count) { i in
                 let q = slots[(a0 + i) & (Self.ring - 1)]
@@ -914,6 +935,7 @@ public struct MultiphaseDetector: FallDetector {
             phases: phases,
             features: features)
         d.gravityBefore = [i.before.x, i.before.y, i.before.z]
+        recovery = RecoveryWatch(after: d)
         return d
     }
 }

@@ -102,21 +102,23 @@ import FallGuardTestSupport
         #expect(plain <= 13.1, "any other detection: within 35°, as before (\(plain))")
     }
 
-    /// Without a gyroscope (an ADXL345) the move after a wall slide is a quarter second whose
-    /// std |a| reaches the still test's 0.02 g: standing again (5°) after getting up is up again,
-    /// sitting slumped at 25° is not, however the wearer moves there.
+    /// Without a gyroscope (an ADXL345) the move after a wall slide is two quarter seconds in a
+    /// row whose std |a| reaches 0.05 g: standing again (5°) after getting up is up again;
+    /// sitting slumped at 25° is not, however the wearer moves there, nor is a posture reached
+    /// after a twitch alone.
     @Test func afterAWallSlideWithoutAGyroscopeTheMoveIsSeenInTheAcceleration() throws {
         var fall = AlertFixtures.fall(impact: 10)
         fall.gravityBefore = [1, 0, 0]
         fall.phases = ["soft-impact", "posture-change", "stillness", "wall-slide"]
-        /// 20 s from 12 s at 40 Hz, no gyroscope: slumped at 25°, |a| swinging ±0.1 g for a
-        /// second from `moveAt` (getting up), at 5° from `standAt`; the time it says up again.
-        func run(moveAt: Double?, standAt: Double?) throws -> Double? {
+        /// 20 s from 12 s at 40 Hz, no gyroscope: slumped at 25°, |a| swinging ±0.1 g for
+        /// `moveFor` seconds from `moveAt` (getting up), at 5° from `standAt`; the time it says
+        /// up again.
+        func run(moveAt: Double?, moveFor: Double = 1, standAt: Double?) throws -> Double? {
             var w = try #require(RecoveryWatch(after: fall))
             for k in 0..<(40 * 20) {
                 let t = 12 + Double(k) / 40
                 let deg = standAt.map { t >= $0 } ?? false ? 5.0 : 25.0
-                let moving = moveAt.map { t >= $0 && t < $0 + 1 } ?? false
+                let moving = moveAt.map { t >= $0 && t < $0 + moveFor } ?? false
                 let g = moving ? 1 + 0.1 * (k % 2 == 0 ? 1 : -1) : 1.0
                 let s = AccelerationSample(time: t, x: g * cos(deg * .pi / 180), y: 0, z: g * sin(deg * .pi / 180))
                 if w.process(s) { return t }
@@ -126,6 +128,7 @@ import FallGuardTestSupport
         #expect(try run(moveAt: nil, standAt: nil) == nil, "20 s still at 25°: no recovery")
         #expect(try run(moveAt: 20, standAt: nil) == nil, "moving while slumped at 25° is no recovery")
         #expect(try run(moveAt: nil, standAt: 20) == nil, "a posture reached without any movement is not trusted")
+        #expect(try run(moveAt: 19, moveFor: 0.25, standAt: 20) == nil, "nor one reached after a twitch of a quarter second")
         let stood = try #require(try run(moveAt: 20, standAt: 21))
         #expect(stood >= 21.9 && stood <= 22.1, "up a whole second after standing at 21 s: \(stood)")
     }

@@ -55,4 +55,27 @@ import Testing
         let measured = try drop(d)
         #expect(d.phases.last == "wall-slide" && abs(measured - 0.51) < 0.05, "\(d.reason)")
     }
+
+    /// A detection that ends as a recovered fall must not hide the next fall behind its 10 s
+    /// refractory time (a safety review, 2026-11-28). SisFall SE09 D09 R03 (an older person
+    /// sitting quickly on a low chair: without a gyroscope a wall slide of 0.73 m, decided at
+    /// 7.17 s), then SisFall SA03 F08 R02 from 2 s before its impact (a forward fall while getting
+    /// up: the wearer stands, so the slide is a recovered fall, then falls, 4.2 g, at 14.0 s,
+    /// within the slide's refractory time). Both copied unchanged into `Fixtures/refractory/`.
+    @Test func aRecoveredDetectionDoesNotHideTheNextFall() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/refractory").path
+        let sit = try RecordingFile.read(path: dir + "/D09_SE09_R03.csv").samples
+        let fall = try RecordingFile.read(path: dir + "/F08_SA03_R02.csv").samples
+        let from = 4.12, offset = try #require(sit.last).time + 1 / detectorRate - from
+        let joined = sit + fall.filter { $0.time >= from - 1e-9 }.map {
+            AccelerationSample(time: $0.time + offset, x: $0.x, y: $0.y, z: $0.z)
+        }
+        let found = DetectorRunner.detections(in: joined, configuration: try DetectorConfiguration(name: "multiphase", assignments: []))
+        #expect(found.count == 2, "\(found.map(\.reason))")
+        let slide = try #require(found.first)
+        #expect(slide.phases.last == "wall-slide" && slide.recoveredAfter != nil, "\(slide.reason)")
+        let next = try #require(found.last)
+        #expect(next.phases.contains("strong-impact") && abs(next.impactTime - 14.0) < 0.2, "\(next.reason)")
+        #expect(next.impactTime < slide.decisionTime + 10, "inside the slide's refractory time")
+    }
 }
