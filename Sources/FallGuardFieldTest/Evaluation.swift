@@ -139,14 +139,34 @@ public struct Populations: Sendable, Equatable {
     }
 }
 
+/// Falls, how many of them a detector found and how long its decisions took: the part that
+/// trial-level (``Scores``: fall trials) and event-level (``EventScores``: labelled falls in
+/// continuous recordings) scoring share.
+public struct FallTally: Sendable, Equatable {
+    public var falls = 0
+    public var detected = 0
+    /// Sorted seconds from the reference impact to the decision, for detected falls.
+    public var delays: [Double] = []
+
+    /// Percent of the falls detected (nil without falls).
+    public var sensitivity: Double? { falls == 0 ? nil : 100 * Double(detected) / Double(falls) }
+
+    /// The q-quantile (0...1) of the delays, nearest rank.
+    public func delayQuantile(_ q: Double) -> Double? {
+        guard !delays.isEmpty else { return nil }
+        let rank = Int((q * Double(delays.count)).rounded(.up))
+        return delays[min(max(rank, 1), delays.count) - 1]
+    }
+}
+
 /// Trial-level figures for a set of outcomes.
 public struct Scores: Sendable, Equatable {
-    public var falls = 0
-    public var detectedFalls = 0
+    /// The fall trials, those detected and the delays to their decisions.
+    public var fallTally = FallTally()
     public var adls = 0
     public var alarmedADLs = 0
     /// Fall trials detected only as recovered falls (the wearer was up again within the
-    /// countdown): counted in ``detectedFalls``.
+    /// countdown): counted in ``fallTally``'s `detected`.
     public var recoveredFalls = 0
     /// ADL trials whose only detections were recovered falls: no alarm, but the policy's
     /// recovered-fall contacts would be told. Not in ``alarmedADLs``.
@@ -161,8 +181,6 @@ public struct Scores: Sendable, Equatable {
     public var adlHours = 0.0
     /// Fall trials whose first detection is more than 3 s away from the reference impact.
     public var fallsDetectedOffImpact = 0
-    /// Sorted delays from reference impact to decision, for detected falls.
-    public var delays: [Double] = []
 
     public init(_ outcomes: [TrialOutcome]) {
         for o in outcomes {
@@ -172,13 +190,13 @@ public struct Scores: Sendable, Equatable {
             }
             switch o.trial.label.kind {
             case .fall:
-                falls += 1
+                fallTally.falls += 1
                 if let first = o.detections.first {
-                    detectedFalls += 1
+                    fallTally.detected += 1
                     if o.recoveredOnly { recoveredFalls += 1 }
                     if abs(first.impactTime - o.referenceImpact) > 3 { fallsDetectedOffImpact += 1 }
                 }
-                if let d = o.delay { delays.append(d) }
+                if let d = o.delay { fallTally.delays.append(d) }
             case .adl:
                 adls += 1
                 adlHours += o.duration / 3600
@@ -188,28 +206,21 @@ public struct Scores: Sendable, Equatable {
                 recoveredReports += o.detections.count { $0.recoveredAfter != nil }
             }
         }
-        delays.sort()
+        fallTally.delays.sort()
     }
 
     public var tooShort: Int { tooShortFalls + tooShortADLs }
 
     /// Percent of fall trials detected (nil without fall trials).
-    public var sensitivity: Double? { falls == 0 ? nil : 100 * Double(detectedFalls) / Double(falls) }
+    public var sensitivity: Double? { fallTally.sensitivity }
     /// Percent of ADL trials without any alarm (nil without ADL trials).
     public var specificity: Double? { adls == 0 ? nil : 100 * Double(adls - alarmedADLs) / Double(adls) }
     /// Percent of trials classified correctly.
     public var accuracy: Double? {
-        let n = falls + adls
-        return n == 0 ? nil : 100 * Double(detectedFalls + adls - alarmedADLs) / Double(n)
+        let n = fallTally.falls + adls
+        return n == 0 ? nil : 100 * Double(fallTally.detected + adls - alarmedADLs) / Double(n)
     }
     public var falseAlarmsPerHour: Double? { adlHours > 0 ? Double(falseAlarms) / adlHours : nil }
-
-    /// The q-quantile (0...1) of the detection delays, nearest rank.
-    public func delayQuantile(_ q: Double) -> Double? {
-        guard !delays.isEmpty else { return nil }
-        let rank = Int((q * Double(delays.count)).rounded(.up))
-        return delays[min(max(rank, 1), delays.count) - 1]
-    }
 }
 
 public enum Evaluator {

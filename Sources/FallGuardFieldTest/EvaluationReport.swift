@@ -106,7 +106,7 @@ public struct EvaluationSummary: Codable, Sendable {
 
     public init(_ e: Evaluation, configuration: DetectorConfiguration, dataset: String, includeTrials: Bool,
                 populations: Populations = Populations(), focusCodes: [String] = []) {
-        let s = e.scores
+        let s = e.scores, t = s.fallTally
         detector = configuration.name
         settings = configuration.settings.values
         changed_settings = configuration.settings.changed
@@ -114,8 +114,8 @@ public struct EvaluationSummary: Codable, Sendable {
         sensitivity = s.sensitivity
         specificity = s.specificity
         accuracy = s.accuracy
-        falls = s.falls
-        detected_falls = s.detectedFalls
+        falls = t.falls
+        detected_falls = t.detected
         adls = s.adls
         alarmed_adls = s.alarmedADLs
         false_alarms = s.falseAlarms
@@ -139,7 +139,7 @@ public struct EvaluationSummary: Codable, Sendable {
         func rows(_ groups: [(population: String, scores: Scores)], _ outcomes: [TrialOutcome]) -> [PopulationRow] {
             groups.map { name, p in
                 let subjects = Set(outcomes.filter { populations.name(of: $0.trial.label.subject) == name }.map(\.trial.label.subject))
-                return PopulationRow(population: name, subjects: subjects.count, falls: p.falls, detected_falls: p.detectedFalls,
+                return PopulationRow(population: name, subjects: subjects.count, falls: p.fallTally.falls, detected_falls: p.fallTally.detected,
                                      sensitivity: p.sensitivity, adls: p.adls, alarmed_adls: p.alarmedADLs,
                                      specificity: p.specificity, too_short: p.tooShort)
             }
@@ -147,11 +147,11 @@ public struct EvaluationSummary: Codable, Sendable {
         by_population = rows(e.byPopulation(populations), e.outcomes)
         focus_codes = focusCodes
         focus_by_population = focusCodes.isEmpty ? [] : rows(e.byPopulation(populations, codes: Set(focusCodes)), e.outcomes)
-        delay_s = Delay(median: s.delayQuantile(0.5), p95: s.delayQuantile(0.95), max: s.delays.last)
+        delay_s = Delay(median: t.delayQuantile(0.5), p95: t.delayQuantile(0.95), max: t.delays.last)
         by_code = e.byCode.map { code, cs in
-            let isFall = cs.falls + cs.tooShortFalls > 0
-            let trials = isFall ? cs.falls : cs.adls
-            let alarms = isFall ? cs.detectedFalls : cs.alarmedADLs
+            let isFall = cs.fallTally.falls + cs.tooShortFalls > 0
+            let trials = isFall ? cs.fallTally.falls : cs.adls
+            let alarms = isFall ? cs.fallTally.detected : cs.alarmedADLs
             return CodeRow(code: code, kind: isFall ? "fall" : "adl",
                            description: e.codeNames[code] ?? "",
                            trials: trials, alarms: alarms, recovered: isFall ? cs.recoveredFalls : cs.recoveredADLs,

@@ -201,14 +201,12 @@ public struct EventOutcome: Sendable {
 /// Event-level figures over continuous recordings.
 public struct EventScores: Sendable, Equatable {
     public var recordings = 0
-    public var falls = 0
-    public var detectedFalls = 0
+    /// The labelled falls, those detected and the delays (from the labelled impact) to their decisions.
+    public var fallTally = FallTally()
     public var falseAlarms = 0
     /// Recovered-fall reports outside the labelled falls (no alarm).
     public var recoveredReports = 0
     public var wornHours = 0.0
-    /// Sorted seconds from the labelled impact to the decision, for detected falls.
-    public var delays: [Double] = []
     /// Per activity (recordings with an activities sidecar only): hours worn and false alarms.
     public var byActivity: [String: ActivityScore] = [:]
 
@@ -221,8 +219,8 @@ public struct EventScores: Sendable, Equatable {
     public init(_ outcomes: [EventOutcome]) {
         for o in outcomes {
             recordings += 1
-            falls += o.falls.count
-            for f in o.falls { if let d = f.detection { detectedFalls += 1; delays.append(d.decisionTime - f.label.time) } }
+            fallTally.falls += o.falls.count
+            for f in o.falls { if let d = f.detection { fallTally.detected += 1; fallTally.delays.append(d.decisionTime - f.label.time) } }
             falseAlarms += o.falseAlarms.count
             recoveredReports += o.recoveredReports.count
             wornHours += o.wornSeconds / 3600
@@ -230,14 +228,12 @@ public struct EventScores: Sendable, Equatable {
             for activity in o.falseAlarmActivities { byActivity[activity, default: ActivityScore()].falseAlarms += 1 }
             for (activity, tally) in o.tallies { byActivity[activity, default: ActivityScore()].tally = byActivity[activity, default: ActivityScore()].tally + tally }
         }
-        delays.sort()
+        fallTally.delays.sort()
     }
 
 
-    public var sensitivity: Double? { falls == 0 ? nil : 100 * Double(detectedFalls) / Double(falls) }
+    public var sensitivity: Double? { fallTally.sensitivity }
     public var falseAlarmsPerHour: Double? { wornHours > 0 ? Double(falseAlarms) / wornHours : nil }
-    public var medianDelay: Double? { delays.isEmpty ? nil : delays[(delays.count - 1) / 2] }
-    public var maxDelay: Double? { delays.last }
 }
 
 public enum EventEvaluator {
@@ -389,18 +385,17 @@ public struct EventSummary: Codable, Sendable {
     }
 
     public init(_ outcomes: [EventOutcome], tolerance: Double) {
-        let s = EventScores(outcomes)
+        let s = EventScores(outcomes), t = s.fallTally
         tolerance_s = tolerance
         recordings = s.recordings
-        falls = s.falls
-        detected_falls = s.detectedFalls
+        falls = t.falls
+        detected_falls = t.detected
         sensitivity = s.sensitivity
         false_alarms = s.falseAlarms
         recovered_reports = s.recoveredReports
         worn_hours = s.wornHours
         false_alarms_per_hour = s.falseAlarmsPerHour
-        let q95 = s.delays.isEmpty ? nil : s.delays[min(s.delays.count - 1, Int((0.95 * Double(s.delays.count)).rounded(.up)) - 1)]
-        delay_s = EvaluationSummary.Delay(median: s.medianDelay, p95: q95, max: s.maxDelay)
+        delay_s = EvaluationSummary.Delay(median: t.delayQuantile(0.5), p95: t.delayQuantile(0.95), max: t.delays.last)
         per_recording = outcomes.map { o in
             Recording(path: o.path, falls: o.falls.count, detected_falls: o.falls.filter { $0.detection != nil }.count,
                       false_alarms: o.falseAlarms.count, worn_hours: o.wornSeconds / 3600,

@@ -35,7 +35,7 @@ import FallGuardTestSupport
             #expect(got.count == want.count && zip(got, want).allSatisfy { abs($0 - $1) < 1e-6 }, "\(trial.path): \(got) vs \(want)")
         }
         let scores = EventScores([events])
-        #expect(scores.falls == 6 && scores.detectedFalls == trialLevel.scores.detectedFalls)
+        #expect(scores.fallTally.falls == 6 && scores.fallTally.detected == trialLevel.scores.fallTally.detected)
         #expect(scores.falseAlarms == trialLevel.scores.falseAlarms)
         #expect(abs(scores.wornHours * 3600 - recording.samples.count.asDouble / 40) < Double(spans.count) * 0.05,
                 "worn time is the samples' time, without the gaps")

@@ -95,7 +95,7 @@ let softFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().a
         let s = Scores(outcomes)
         #expect(s.sensitivity == 50 && s.specificity == 50 && s.accuracy == 50)
         #expect(s.falseAlarms == 2 && s.falseAlarmsPerHour == 2)
-        #expect(s.delays.count == 1 && abs(s.delays[0] - 1.9) < 1e-9)
+        #expect(s.fallTally.delays.count == 1 && abs(s.fallTally.delays[0] - 1.9) < 1e-9)
     }
 
     @Test func skipBadListsUnreadableFiles() throws {
@@ -161,7 +161,7 @@ let softFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().a
         #expect(short.first?.undecided?.rule == "long-look")
         let s = e.scores
         #expect(s.tooShortFalls == 1 && s.tooShortADLs == 0)
-        #expect(s.falls == 1 && s.detectedFalls == 1 && s.sensitivity == 100, "the cut trial is not a miss")
+        #expect(s.fallTally.falls == 1 && s.fallTally.detected == 1 && s.sensitivity == 100, "the cut trial is not a miss")
         let summary = EvaluationSummary(e, configuration: try DetectorConfiguration(), dataset: dir, includeTrials: true)
         #expect(summary.too_short == 1 && summary.too_short_trials.count == 1)
         #expect(summary.too_short_trials[0].path.hasSuffix("F13_SA05_R01.csv"))
@@ -171,7 +171,7 @@ let softFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().a
         // The detector before issue 15 decides at once after a 1.65 g impact: nothing is open,
         // so the same cut trial is a plain miss for it.
         let old = try Evaluator.evaluate(try Dataset.scan(dir), configuration: DetectorConfiguration(assignments: ["impact=1.65", "soft-impact=16"]), threads: 1)
-        #expect(old.scores.tooShort == 0 && old.scores.falls == 2 && old.scores.detectedFalls == 1)
+        #expect(old.scores.tooShort == 0 && old.scores.fallTally.falls == 2 && old.scores.fallTally.detected == 1)
     }
 
     /// A fall trial that ends less than 1 s after its largest acceleration is too short for any
@@ -191,7 +191,7 @@ let softFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().a
         #expect(fall.undecided?.rule == "impact-at-end")
         let adl = try #require(e.outcomes.first { $0.trial.label.kind == .adl })
         #expect(!adl.tooShort && !adl.alarmed)
-        #expect(e.scores.falls == 0 && e.scores.tooShortFalls == 1 && e.scores.adls == 1)
+        #expect(e.scores.fallTally.falls == 0 && e.scores.tooShortFalls == 1 && e.scores.adls == 1)
     }
 
     /// Files named as another lab names its activities are scored, and the per-activity table
@@ -227,10 +227,10 @@ let softFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().a
         let e = try Evaluator.evaluate(d, configuration: DetectorConfiguration(), threads: 2)
         let rows = e.byPopulation(Populations(rules: [Populations.Rule(name: "older", patterns: ["SE*"])]))
         #expect(rows.map(\.population) == ["older", "SA"])
-        #expect(rows[0].scores.adls == 1 && rows[0].scores.falls == 0, "D07_SE01 is the one older subject's trial")
-        #expect(rows[1].scores.falls == 6 && rows[1].scores.adls == 7)
+        #expect(rows[0].scores.adls == 1 && rows[0].scores.fallTally.falls == 0, "D07_SE01 is the one older subject's trial")
+        #expect(rows[1].scores.fallTally.falls == 6 && rows[1].scores.adls == 7)
         let focus = e.byPopulation(Populations(), codes: ["F10", "F13"])
-        #expect(focus.map(\.population) == ["SA"] && focus[0].scores.falls == 2)
+        #expect(focus.map(\.population) == ["SA"] && focus[0].scores.fallTally.falls == 2)
         let summary = EvaluationSummary(e, configuration: try DetectorConfiguration(), dataset: fixtures, includeTrials: false,
                                         populations: Populations(), focusCodes: ["F10", "F13"])
         #expect(summary.by_population.map(\.population) == ["SA", "SE"])

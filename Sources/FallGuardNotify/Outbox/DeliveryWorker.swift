@@ -82,7 +82,7 @@ public final class DeliveryWorker: Sendable {
                     let due = try await outbox.due(excluding: skip, limit: 256)
                     var heldBack = false
                     for d in due {
-                        guard busy.start(d.id, channel: d.delivery.channel, limit: maxInFlightPerChannel) else {
+                        guard busy.start(d.place.id, channel: d.delivery.channel, limit: maxInFlightPerChannel) else {
                             heldBack = true
                             continue
                         }
@@ -111,7 +111,7 @@ public final class DeliveryWorker: Sendable {
     /// Sends one delivery and records how it went.
     func attempt(_ d: DueDelivery) async {
         defer {
-            busy.finish(d.id, channel: d.delivery.channel)
+            busy.finish(d.place.id, channel: d.delivery.channel)
             outbox.wake.signal()
         }
         let result = await send(d.delivery)
@@ -119,7 +119,7 @@ public final class DeliveryWorker: Sendable {
             try await outbox.record(result, for: d, retryBy: fallbackDue(d.delivery.channel))
         } catch {
             // Kept until the outbox can store it; meanwhile the delivery is not sent again.
-            unrecorded.withLock { $0[d.id] = (d, result) }
+            unrecorded.withLock { $0[d.place.id] = (d, result) }
             outbox.logger.error("cannot record the result of \(d.delivery.idempotencyKey) (kept in memory, not sent again): \(error)")
         }
     }

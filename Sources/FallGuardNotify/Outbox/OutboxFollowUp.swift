@@ -4,12 +4,9 @@ import GRDB
 
 /// A sent call whose end the follow-up waits for.
 struct FollowedCall: Sendable, Equatable {
-    var id: Int64
-    var incident: String
+    var place: DeliveryPlace
     var channel: String
     var sid: String
-    var role: String
-    var contactIndex: Int?
     var contact: String
     var key: String
 }
@@ -42,8 +39,7 @@ extension Outbox {
                 """, arguments: StatementArguments([since] + names.map { $0 as (any DatabaseValueConvertible) })).compactMap { row in
                 let delivery = try? row.delivery()
                 guard let delivery, !delivery.payload.test else { return nil }
-                return FollowedCall(id: row["id"], incident: row["incident"], channel: row["channel"], sid: row["provider_id"],
-                                    role: row["role"], contactIndex: row["contact_index"],
+                return FollowedCall(place: DeliveryPlace(row), channel: row["channel"], sid: row["provider_id"],
                                     contact: delivery.recipient?.name ?? "?", key: row["idempotency_key"])
             }
         }
@@ -58,18 +54,18 @@ extension Outbox {
         case let .notReached(why): "not-reached: \(why)"
         }
         try db.write { db in
-            try db.execute(sql: "UPDATE delivery SET outcome = ?, outcome_at = ? WHERE id = ?", arguments: [text, t, call.id])
-            if case let .notReached(why) = outcome, call.role == PlannedDelivery.Role.primary.rawValue, let index = call.contactIndex {
-                try self.escalate(call.incident, from: index, because: "the call to \(call.contact) ended \(why)", in: db)
+            try db.execute(sql: "UPDATE delivery SET outcome = ?, outcome_at = ? WHERE id = ?", arguments: [text, t, call.place.id])
+            if case let .notReached(why) = outcome {
+                try self.escalate(past: call.place, because: "the call to \(call.contact) ended \(why)", in: db)
             }
         }
         switch outcome {
         case .reached:
-            logger.notice("\(call.contact) answered the call", metadata: ["incident": "\(call.incident)", "key": "\(call.key)"])
-            progressFeed.yield(.reached(incident: call.incident, channel: call.channel, contact: call.contact))
+            logger.notice("\(call.contact) answered the call", metadata: ["incident": "\(call.place.incident)", "key": "\(call.key)"])
+            progressFeed.yield(.reached(incident: call.place.incident, channel: call.channel, contact: call.contact))
         case let .notReached(why):
-            logger.warning("the call to \(call.contact) ended \(why): nobody reached", metadata: ["incident": "\(call.incident)", "key": "\(call.key)"])
-            progressFeed.yield(.notReached(incident: call.incident, channel: call.channel, contact: call.contact, why: why))
+            logger.warning("the call to \(call.contact) ended \(why): nobody reached", metadata: ["incident": "\(call.place.incident)", "key": "\(call.key)"])
+            progressFeed.yield(.notReached(incident: call.place.incident, channel: call.channel, contact: call.contact, why: why))
             wake.signal()
         }
     }

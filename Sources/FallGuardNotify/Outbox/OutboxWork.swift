@@ -3,15 +3,30 @@ import Foundation
 import GRDB
 import Logging
 
+/// A delivery row's place in its incident's escalation, as the worker and the caregiver
+/// follow-up both read it: the row, its incident, its role and the contact's index in the list.
+struct DeliveryPlace: Sendable, Equatable {
+    var id: Int64
+    var incident: String
+    /// A ``PlannedDelivery/Role`` raw value.
+    var role: String
+    var contactIndex: Int?
+
+    /// The `id`, `incident`, `role` and `contact_index` columns of a `delivery` row.
+    init(_ row: Row) {
+        id = row["id"]
+        incident = row["incident"]
+        role = row["role"]
+        contactIndex = row["contact_index"]
+    }
+}
+
 /// A delivery the worker is about to send.
 struct DueDelivery: Sendable {
-    var id: Int64
+    var place: DeliveryPlace
     var delivery: Delivery
     var attempts: Int
     var deadline: Double
-    var role: String
-    var contactIndex: Int?
-    var incident: String
 }
 
 /// How one attempt ended.
@@ -36,9 +51,8 @@ extension Outbox {
             var due: [DueDelivery] = [], unreadable: [(id: Int64, key: String, error: String)] = []
             for row in rows.filter({ !busy.contains($0["id"]) }).prefix(limit) {
                 do {
-                    due.append(DueDelivery(id: row["id"], delivery: try row.delivery(),
-                                           attempts: row["attempts"], deadline: row["deadline"], role: row["role"],
-                                           contactIndex: row["contact_index"], incident: row["incident"]))
+                    due.append(DueDelivery(place: DeliveryPlace(row), delivery: try row.delivery(),
+                                           attempts: row["attempts"], deadline: row["deadline"]))
                 } catch {
                     unreadable.append((row["id"], row["idempotency_key"], "\(error)"))
                 }
@@ -97,12 +111,12 @@ extension Outbox {
                         provider_id = ?
                     WHERE id = ?
                     """, arguments: [attempts, t, t, receipt.providerID.map { "\($0): \(receipt.detail)" } ?? receipt.detail,
-                                     receipt.providerID, d.id])
+                                     receipt.providerID, d.place.id])
             }
             logger.info("delivered", metadata: meta)
             let payload = d.delivery.payload
             if !payload.test {
-                progressFeed.yield(.delivered(incident: d.incident, channel: d.delivery.channel,
+                progressFeed.yield(.delivered(incident: d.place.incident, channel: d.delivery.channel,
                                              to: d.delivery.recipient?.name))
             }
         case .failed(.transient(let why)) where t < d.deadline:
@@ -111,7 +125,7 @@ extension Outbox {
             try await db.write { db in
                 try db.execute(sql: """
                     UPDATE delivery SET attempts = ?, last_attempt_at = ?, next_attempt_at = ?, last_error = ? WHERE id = ?
-                    """, arguments: [attempts, t, next, why, d.id])
+                    """, arguments: [attempts, t, next, why, d.place.id])
             }
             logger.warning("will retry in \(String(format: "%.1f", next - t)) s: \(why)", metadata: meta)
         case .failed(let failure):
@@ -120,14 +134,12 @@ extension Outbox {
                 try db.execute(sql: """
                     UPDATE delivery SET state = 'failed', attempts = ?, last_attempt_at = ?, finished_at = ?, last_error = ?
                     WHERE id = ?
-                    """, arguments: [attempts, t, t, why, d.id])
-                if d.role == PlannedDelivery.Role.primary.rawValue, let index = d.contactIndex {
-                    try self.escalate(d.incident, from: index, because: "delivery \(d.delivery.idempotencyKey) failed", in: db)
-                }
+                    """, arguments: [attempts, t, t, why, d.place.id])
+                try self.escalate(past: d.place, because: "delivery \(d.delivery.idempotencyKey) failed", in: db)
             }
             logger.error("delivery failed: \(why)", metadata: meta)
             if !d.delivery.payload.test {
-                progressFeed.yield(.failed(incident: d.incident, channel: d.delivery.channel, to: d.delivery.recipient?.name, why: why))
+                progressFeed.yield(.failed(incident: d.place.incident, channel: d.delivery.channel, to: d.delivery.recipient?.name, why: why))
             }
         }
     }
@@ -156,6 +168,14 @@ extension Outbox {
             return rows.count
         }
         if escalated > 0 { wake.signal() }
+    }
+
+    /// Escalates past the contact of `place` when the delivery went to the responsible contact
+    /// (role `primary`) and did not reach them; a delivery to another contact or a broadcast
+    /// escalates nothing.
+    func escalate(past place: DeliveryPlace, because why: String, in db: Database) throws {
+        guard place.role == PlannedDelivery.Role.primary.rawValue, let index = place.contactIndex else { return }
+        try escalate(place.incident, from: index, because: why, in: db)
     }
 
     /// Makes the contact after `index` responsible for `incident` and commits their deliveries,
