@@ -83,37 +83,41 @@
 public struct MultiphaseDetector: FallDetector {
     public static let name = "multiphase"
     public static let summary = "smoothed impact, posture change and stillness; a longer look after a soft impact (default)"
-    public static let parameters = [
-        DetectorParameter("impact", 2.0, 1.0...16.0, "g", "peak of the 125 ms mean of |a| that is decided at once, 2.5 s after the impact"),
-        DetectorParameter("posture-change", 40.0, 0.0...180.0, "deg", "angle between gravity 2-0.5 s before and 1-2.5 s after a hard impact"),
-        DetectorParameter("stillness", 0.40, 0.0...4.0, "g", "largest std of |a| 1-2.5 s after the impact"),
-        DetectorParameter("strong-impact", 2.6, 1.0...16.0, "g", "an impact this strong needs only strong-posture-change"),
-        DetectorParameter("strong-posture-change", 20.0, 0.0...180.0, "deg", "posture change that suffices after a strong impact"),
-        DetectorParameter("strong-free-fall", 0.85, 0.0...1.5, "g", "a strong impact with less than posture-change needs the 125 ms mean of |a| this low in the second before it"),
-        DetectorParameter("soft-impact", 1.4, 1.0...16.0, "g", "smallest peak of the 125 ms mean of |a| that opens a long look"),
-        DetectorParameter("look", 6.0, 2.5...15.0, "s", "length of the long look after a soft impact (whole half seconds)"),
-        DetectorParameter("look-stillness", 0.08, 0.0...4.0, "g", "largest std of |a| in each half second of the look from +2 s"),
-        DetectorParameter("look-posture-change", 35.0, 0.0...180.0, "deg", "smallest tilt from the pre-impact gravity in each half second of the look"),
-        DetectorParameter("calm-posture-change", 30.0, 0.0...180.0, "deg", "the tilt that suffices in the look after a calm start (a slump from sitting)"),
-        DetectorParameter("calm-activity", 0.10, 0.0...4.0, "g", "largest std of |a| 2-0.5 s before the impact that is a calm start"),
-        DetectorParameter("look-rotation", 55.0, 0.0...180.0, "deg", "smallest turn of the trunk within half a second around a soft impact that opens a long look"),
-        DetectorParameter("slow-rotation", 50.0, 0.0...180.0, "deg", "a slow fall: smallest turn of the trunk within one second around a soft impact that opens a long look when the posture changed at least slow-posture-change"),
-        DetectorParameter("slow-posture-change", 65.0, 0.0...180.0, "deg", "a slow fall: the posture change (1-2.5 s after the impact) that lets slow-rotation open the long look"),
-        DetectorParameter("moving-impact", 1.6, 1.0...16.0, "g", "a fall the wearer moves after: smallest peak of the 125 ms mean of |a|"),
-        DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"),
-        DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"),
-        DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
-                          "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"),
-        DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event; it ends once the wearer is up again (the alarm's recovery test), for impacts after that"),
-        DetectorParameter("gyro-rotation", 40.0, 0.0...360.0, "deg",
-                          "with a gyroscope: smallest net rotation it measures within 1 s around an impact that opens a long look"),
-        DetectorParameter("gyro-peak", 200.0, 0.0...2000.0, "deg/s",
-                          "with a gyroscope: smallest peak |w| from 1 s before to 250 ms after the impact that opens a long look"),
-        DetectorParameter("lying-before", 0.0, 0.0...180.0, "deg",
-                          "with a learned upright: an impact under moving-impact after the trunk was at least this far from upright in every half second 3.5-0.5 s before it (lying in bed) is no fall; 0 (the default) turns it off, 60 quiets turning over in bed"),
-        DetectorParameter("wall-slide", 0.6, 0.0...HipDrop.cap, "m",
-                          "a soft impact that leaves the trunk neither upright nor lying (posture change 20-60 deg) after the hip went down at least this far (at most 1.2 m) between the still seconds before and after it is a fall (a faint sliding down a wall); 0 turns it off"),
-    ]
+    public static let parameters = declared.map(\.parameter)
+    /// Every setting with the property it is read into (nil: derived in ``init(settings:name:gyroAlone:)``):
+    /// each key is written once, beside its default. Computed (key paths are not `Sendable`):
+    /// `parameters` keeps its result, and each initialiser reads it once.
+    private static var declared: [(parameter: DetectorParameter, property: WritableKeyPath<MultiphaseDetector, Double>?)] { [
+        (DetectorParameter("impact", 2.0, 1.0...16.0, "g", "peak of the 125 ms mean of |a| that is decided at once, 2.5 s after the impact"), \.impact),
+        (DetectorParameter("posture-change", 40.0, 0.0...180.0, "deg", "angle between gravity 2-0.5 s before and 1-2.5 s after a hard impact"), \.postureChange),
+        (DetectorParameter("stillness", 0.40, 0.0...4.0, "g", "largest std of |a| 1-2.5 s after the impact"), \.stillness),
+        (DetectorParameter("strong-impact", 2.6, 1.0...16.0, "g", "an impact this strong needs only strong-posture-change"), \.strongImpact),
+        (DetectorParameter("strong-posture-change", 20.0, 0.0...180.0, "deg", "posture change that suffices after a strong impact"), \.strongPostureChange),
+        (DetectorParameter("strong-free-fall", 0.85, 0.0...1.5, "g", "a strong impact with less than posture-change needs the 125 ms mean of |a| this low in the second before it"), \.strongFreeFall),
+        (DetectorParameter("soft-impact", 1.4, 1.0...16.0, "g", "smallest peak of the 125 ms mean of |a| that opens a long look"), \.softImpact),
+        (DetectorParameter("look", 6.0, 2.5...15.0, "s", "length of the long look after a soft impact (whole half seconds)"), nil),
+        (DetectorParameter("look-stillness", 0.08, 0.0...4.0, "g", "largest std of |a| in each half second of the look from +2 s"), \.lookStillness),
+        (DetectorParameter("look-posture-change", 35.0, 0.0...180.0, "deg", "smallest tilt from the pre-impact gravity in each half second of the look"), \.lookPostureChange),
+        (DetectorParameter("calm-posture-change", 30.0, 0.0...180.0, "deg", "the tilt that suffices in the look after a calm start (a slump from sitting)"), \.calmPostureChange),
+        (DetectorParameter("calm-activity", 0.10, 0.0...4.0, "g", "largest std of |a| 2-0.5 s before the impact that is a calm start"), \.calmActivity),
+        (DetectorParameter("look-rotation", 55.0, 0.0...180.0, "deg", "smallest turn of the trunk within half a second around a soft impact that opens a long look"), \.lookRotation),
+        (DetectorParameter("slow-rotation", 50.0, 0.0...180.0, "deg", "a slow fall: smallest turn of the trunk within one second around a soft impact that opens a long look when the posture changed at least slow-posture-change"), \.slowRotation),
+        (DetectorParameter("slow-posture-change", 65.0, 0.0...180.0, "deg", "a slow fall: the posture change (1-2.5 s after the impact) that lets slow-rotation open the long look"), \.slowPostureChange),
+        (DetectorParameter("moving-impact", 1.6, 1.0...16.0, "g", "a fall the wearer moves after: smallest peak of the 125 ms mean of |a|"), \.movingImpact),
+        (DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"), \.movingTilt),
+        (DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"), nil),
+        (DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
+                            "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"), nil),
+        (DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event; it ends once the wearer is up again (the alarm's recovery test), for impacts after that"), nil),
+        (DetectorParameter("gyro-rotation", 40.0, 0.0...360.0, "deg",
+                            "with a gyroscope: smallest net rotation it measures within 1 s around an impact that opens a long look"), nil),
+        (DetectorParameter("gyro-peak", 200.0, 0.0...2000.0, "deg/s",
+                            "with a gyroscope: smallest peak |w| from 1 s before to 250 ms after the impact that opens a long look"), nil),
+        (DetectorParameter("lying-before", 0.0, 0.0...180.0, "deg",
+                            "with a learned upright: an impact under moving-impact after the trunk was at least this far from upright in every half second 3.5-0.5 s before it (lying in bed) is no fall; 0 (the default) turns it off, 60 quiets turning over in bed"), \.lyingBefore),
+        (DetectorParameter("wall-slide", 0.6, 0.0...HipDrop.cap, "m",
+                            "a soft impact that leaves the trunk neither upright nor lying (posture change 20-60 deg) after the hip went down at least this far (at most 1.2 m) between the still seconds before and after it is a fall (a faint sliding down a wall); 0 turns it off"), \.wallSlide),
+    ] }
 
     // Fixed structure, in samples at 40 Hz.
     static let ring = 1024           // power of two > the wall slide's reach: 2 × (8 + 1) s plus its decision
@@ -149,17 +153,19 @@ public struct MultiphaseDetector: FallDetector {
     static let slideUpright = 20.0, slideLying = 60.0
     static let slidePending = 8      // candidates waiting for the still period after (≥ 1 s apart)
 
-    private let impact: Double, postureChange: Double, stillness: Double
-    private let strongImpact: Double, strongPostureChange: Double, strongFreeFall: Double
-    private let softImpact: Double, lookSamples: Int, lookStillness: Double, lookPostureChange: Double
-    private let calmPostureChange: Double, calmActivity: Double, lookRotation: Double
-    private let slowRotation: Double, slowPostureChange: Double
-    private let movingImpact: Double, movingTilt: Double, movingDownBlocks: Int
+    // The settings read by key (``declared``): set once, in the initialiser.
+    private var impact = 0.0, postureChange = 0.0, stillness = 0.0
+    private var strongImpact = 0.0, strongPostureChange = 0.0, strongFreeFall = 0.0
+    private var softImpact = 0.0, lookStillness = 0.0, lookPostureChange = 0.0
+    private var calmPostureChange = 0.0, calmActivity = 0.0, lookRotation = 0.0
+    private var slowRotation = 0.0, slowPostureChange = 0.0
+    private var movingImpact = 0.0, movingTilt = 0.0
+    private var lyingBefore = 0.0
+    /// The wall slide's smallest drop (m; 0: off).
+    private var wallSlide = 0.0
+    private let lookSamples: Int, movingDownBlocks: Int
     /// Half seconds down and still that end a late look (0: no late look).
     private let lateBlocks: Int
-    private let lyingBefore: Double
-    /// The wall slide's smallest drop (m; 0: off).
-    private let wallSlide: Double
     /// The wearer's upright trunk: gravity in the sensor's axes (any length) while walking,
     /// learned by an ``UprightLearner`` (the daemon's, or `evaluate`'s from the subject's other
     /// recordings). Nil until known; then `lying-before` does nothing.
@@ -258,31 +264,16 @@ public struct MultiphaseDetector: FallDetector {
         self.name = name
         gyroGate = (settings["gyro-rotation"], settings["gyro-peak"])
         self.gyroAlone = gyroAlone
-        impact = settings["impact"]
-        postureChange = settings["posture-change"]
-        stillness = settings["stillness"]
-        strongImpact = settings["strong-impact"]
-        strongPostureChange = settings["strong-posture-change"]
-        strongFreeFall = settings["strong-free-fall"]
-        softImpact = settings["soft-impact"]
         // Whole half seconds, at least the 2.5 s of the fast decision.
         lookSamples = max(Self.postEnd, Int((settings["look"] * detectorRate / Double(Self.block)).rounded()) * Self.block)
-        lookStillness = settings["look-stillness"]
-        lookPostureChange = settings["look-posture-change"]
-        calmPostureChange = settings["calm-posture-change"]
-        calmActivity = settings["calm-activity"]
-        lookRotation = settings["look-rotation"]
-        slowRotation = settings["slow-rotation"]
-        slowPostureChange = settings["slow-posture-change"]
-        movingImpact = settings["moving-impact"]
-        movingTilt = settings["moving-tilt"]
         movingDownBlocks = max(1, Int((settings["moving-down"] * detectorRate / Double(Self.downBlock)).rounded()))
         lateBlocks = Int((settings["late-down"] * detectorRate / Double(Self.block)).rounded())
-        lyingBefore = settings["lying-before"]
-        wallSlide = settings["wall-slide"]
         slides = [Slide](repeating: Self.noSlide, count: Self.slidePending)
         refractorySamples = Int((settings["refractory"] * detectorRate).rounded())
         slots = [Slot](repeating: Slot(), count: Self.ring)
+        for (parameter, property) in Self.declared {
+            if let property { self[keyPath: property] = settings[parameter.key] }
+        }
     }
 
     public mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?) { upright = gravity }
@@ -355,13 +346,11 @@ public struct MultiphaseDetector: FallDetector {
     /// Feeds the watch begun by the last detection while its refractory time runs; up again
     /// ends the refractory time at once, for impacts after this sample.
     private mutating func watchRecovery(_ sample: AccelerationSample, now t: Int) {
-        guard t < refractoryUntil, var watch = recovery else { recovery = nil; return }
-        if watch.process(sample) {
+        guard t < refractoryUntil else { recovery = nil; return }
+        if recovery?.process(sample) == true {
             refractoryUntil = t
             lastFiredImpact = max(lastFiredImpact, t)
             recovery = nil
-        } else {
-            recovery = watch
         }
     }
 
