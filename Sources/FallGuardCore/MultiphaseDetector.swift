@@ -48,7 +48,8 @@
 /// before (the last that ends at or before the impact) and after (the first that starts after
 /// it), each within 8 s, frame a drop of `wall-slide` (0.6 m, the midpoint of a low chair's
 /// ~0.5 m and the floor's ~0.7 m) to 1.2 m (the hip's height: more is a failed measurement) is
-/// a fall. A still second: std |a| < 0.02 g and |ω| < 15 °/s throughout. Nothing is computed
+/// a fall. A still second: std |a| < 0.02 g and |ω| < 15 °/s throughout (without a gyroscope,
+/// the acceleration vector's std < 0.02 g: a slow turn is no rest). Nothing is computed
 /// per sample for it: the ring holds 25.6 s, and once per such candidate the still seconds are
 /// found in it and ``HipDrop``'s strapdown pass runs over the buffered samples from the still
 /// second before to the still second after, when the one after is complete (without a
@@ -108,7 +109,7 @@ public struct MultiphaseDetector: FallDetector {
         (DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"), nil),
         (DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
                             "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"), nil),
-        (DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event; it ends once the wearer is up again (the alarm's recovery test), for impacts after that"), nil),
+        (DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event; it ends once the wearer is up again (the alarm's recovery test)"), nil),
         (DetectorParameter("gyro-rotation", 40.0, 0.0...360.0, "deg",
                             "with a gyroscope: smallest net rotation it measures within 1 s around an impact that opens a long look"), nil),
         (DetectorParameter("gyro-peak", 200.0, 0.0...2000.0, "deg/s",
@@ -191,13 +192,12 @@ public struct MultiphaseDetector: FallDetector {
     private var n = 0
     private var refractoryUntil = -1
     /// The newest impact a detection was made for: a wall slide of that impact or an older one
-    /// never fires again (with a `refractory` shorter than the slide's wait it could). Once the
-    /// wearer is up again after a detection, the sample where the watch said so: no impact up to
-    /// then (getting up) is judged, every later one is, refractory time or not.
+    /// never fires again (with a `refractory` shorter than the slide's wait it could).
     private var lastFiredImpact = -1
     /// After a detection, while its refractory time runs: the alarm's own test of whether the
     /// wearer is up again (``RecoveryWatch``). A fall the wearer got up from must not hide the
-    /// next fall behind its refractory time.
+    /// next fall behind its refractory time: up again ends it, so every impact whose decision
+    /// comes from then on is judged (a superset of what the full refractory time judges).
     private var recovery: RecoveryWatch?
 
     /// An impact's tier, as its detection names it: an enumeration, not a string, so that an
@@ -339,17 +339,16 @@ public struct MultiphaseDetector: FallDetector {
             if let e { return e }
         }
         let c = t - (Self.postEnd - 1)   // the candidate whose fast decision is due now
-        if c > lastFiredImpact, t >= refractoryUntil, s(c) >= candidateFloor, let e = judge(candidate: c, now: t) { return e }
+        if c >= 0, t >= refractoryUntil, s(c) >= candidateFloor, let e = judge(candidate: c, now: t) { return e }
         return dueSlide.c >= 0 ? decideSlide(now: t) : nil
     }
 
     /// Feeds the watch begun by the last detection while its refractory time runs; up again
-    /// ends the refractory time at once, for impacts after this sample.
+    /// ends the refractory time at once.
     private mutating func watchRecovery(_ sample: AccelerationSample, now t: Int) {
         guard t < refractoryUntil else { recovery = nil; return }
         if recovery?.process(sample) == true {
             refractoryUntil = t
-            lastFiredImpact = max(lastFiredImpact, t)
             recovery = nil
         }
     }
@@ -357,15 +356,39 @@ public struct MultiphaseDetector: FallDetector {
     // MARK: The wall slide (issue 35): how far the hip went down
 
     /// Whether the second of buffered samples from `j` is still: std |a| under `stillStd` and
-    /// every |ω| under `stillRate`. 40 buffered samples.
+    /// every |ω| under `stillRate`; where a sample since `j` came without a gyroscope reading,
+    /// the std of the acceleration vector under `stillStd` instead of the gyroscope's test (a
+    /// slow turn keeps |a| constant but not its direction). 40 buffered samples.
     private func isStillSecond(from j: Int) -> Bool {
-        var sum = 0.0, squares = 0.0
+        var sums = StillSums()
         for i in j..<(j + HipDrop.still) {
             let q = slots[i & (Self.ring - 1)]
             if Self.isTurning(q) { return false }
-            sum += q.m; squares += q.m * q.m
+            sums.add(q, 1)
         }
-        return Self.isStill(sum: sum, squares: squares)
+        return sums.isStill(alone: lastWithoutGyro >= j)
+    }
+
+    /// Sums over one second of buffered samples for the still test: of |a| and |a|², and of each
+    /// axis and its square (the vector's std, for samples without a gyroscope).
+    private struct StillSums {
+        var m = 0.0, mm = 0.0, x = 0.0, xx = 0.0, y = 0.0, yy = 0.0, z = 0.0, zz = 0.0
+
+        @inline(__always) mutating func add(_ q: Slot, _ sign: Double) {
+            m += sign * q.m; mm += sign * q.m * q.m
+            x += sign * q.x; xx += sign * q.x * q.x
+            y += sign * q.y; yy += sign * q.y * q.y
+            z += sign * q.z; zz += sign * q.z * q.z
+        }
+
+        /// std |a| under `stillStd` and, `alone` (no gyroscope), the vector's std too (the
+        /// per-axis variances summed): a turn of 4 °/s or more over the second fails it.
+        func isStill(alone: Bool) -> Bool {
+            let n = Double(HipDrop.still), limit = stillStd * stillStd
+            func variance(_ s: Double, _ ss: Double) -> Double { ss / n - (s / n) * (s / n) }
+            guard variance(m, mm) < limit else { return false }
+            return !alone || variance(x, xx) + variance(y, yy) + variance(z, zz) < limit
+        }
     }
 
     /// A sample turning at `stillRate` or faster (a NaN reading counts as turning).
@@ -373,11 +396,6 @@ public struct MultiphaseDetector: FallDetector {
         !(q.gx * q.gx + q.gy * q.gy + q.gz * q.gz < stillRate * stillRate)
     }
 
-    /// Whether a second with these sums of |a| and |a|² has std |a| under `stillStd`.
-    @inline(__always) private static func isStill(sum: Double, squares: Double) -> Bool {
-        let mean = sum / Double(HipDrop.still)
-        return squares / Double(HipDrop.still) - mean * mean < stillStd * stillStd
-    }
 
     /// A candidate the wall slide may decide (a soft impact that left the trunk neither upright
     /// nor lying): its still period before (the last that
@@ -390,13 +408,13 @@ public struct MultiphaseDetector: FallDetector {
         var a1 = -1
         // Seconds from j = c - 39 down: sums slide by one sample; a second is still while no
         // sample in it turns (the lowest turning sample seen so far lies above it).
-        var sum = 0.0, squares = 0.0, lowestTurning = Int.max
+        var sums = StillSums(), lowestTurning = Int.max
         func add(_ i: Int, _ sign: Double) {
             let q = slots[i & (Self.ring - 1)]
-            sum += sign * q.m; squares += sign * q.m * q.m
+            sums.add(q, sign)
             if sign > 0, Self.isTurning(q) { lowestTurning = min(lowestTurning, i) }
         }
-        func still(_ j: Int) -> Bool { lowestTurning >= j + w && Self.isStill(sum: sum, squares: squares) }
+        func still(_ j: Int) -> Bool { lowestTurning >= j + w && sums.isStill(alone: lastWithoutGyro >= j) }
         var j = c - w + 1
         guard j - 1 >= 0 else { return }
         for i in j..<(j + w) { add(i, 1) }

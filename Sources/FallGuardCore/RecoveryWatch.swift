@@ -7,6 +7,11 @@
 /// Someone lying on the floor, whatever they do there, is 60–90° from how they stood; someone
 /// who stood up again is back within 10–30° (FallAllD's falls with recovery: median 9° over the
 /// last second). Pure and streaming: one sum per sample, one angle per 250 ms, no allocation.
+/// A fall that left the trunk less than 45° from how it stood (a strong impact that ends
+/// kneeling or half sitting, 20° or more; a calm slump, 30°) would read as up again where it
+/// ends: up again is then at least 10° nearer the posture before than the fall left it (the
+/// look's smallest tilt, else its `posture-change`). The moving rule's wearer was down (60° or
+/// more) for a second: 35° as it is.
 ///
 /// After a **wall slide** (phase `wall-slide`) 35° says nothing: the rule's wearer ends sitting
 /// against the wall 20–60° from standing, and a faint that leaves the trunk under 35° would read
@@ -62,8 +67,17 @@ public struct RecoveryWatch: Sendable {
         impactTime = detection.impactTime
         let slide = detection.phases.contains("wall-slide")
         moved = !slide
-        let left = detection.features.first { $0.name == "posture-change" }?.value ?? Self.uprightTilt
-        tilt = slide ? min(Self.standingTilt, left - 10) : Self.uprightTilt
+        // How far the fall left the trunk: the look's smallest tilt where it had a look (the
+        // trunk stayed at least that far), else the posture change at +1-2.5 s.
+        func feature(_ name: String) -> Double? { detection.features.first { $0.name == name }?.value }
+        let left = feature("look-posture-change") ?? feature("posture-change") ?? .infinity
+        if slide {
+            tilt = min(Self.standingTilt, left - 10)
+        } else if detection.phases.contains("moving") {
+            tilt = Self.uprightTilt   // it was down (≥ moving-tilt) for a second or more
+        } else {
+            tilt = min(Self.uprightTilt, left - 10)
+        }
     }
 
     /// One 40 Hz sample after the detection; true once, with the sample that completes the
@@ -85,6 +99,8 @@ public struct RecoveryWatch: Sendable {
             let moving = magnitudes.squares / Double(Self.block) - mean * mean >= Self.movedStd * Self.movedStd
             moved = moving && movingBefore
             movingBefore = moving
+        } else {
+            movingBefore = false   // two quarter seconds in a row, both without a gyroscope
         }
         sum = (0, 0, 0)
         magnitudes = (0, 0)

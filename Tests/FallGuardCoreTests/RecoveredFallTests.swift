@@ -133,6 +133,32 @@ import FallGuardTestSupport
         #expect(stood >= 21.9 && stood <= 22.1, "up a whole second after standing at 21 s: \(stood)")
     }
 
+    /// A fall that left the trunk only 25° from how it stood (a strong impact that ends kneeling
+    /// or half sitting) is not "up again" where it ends (a safety review, 2026-11-28: it read as a
+    /// recovered fall a second after the decision): up again is then at least 10° nearer the
+    /// posture before (15°). The moving rule's wearer was down for a second: 35° as before.
+    @Test func aFallThatEndsKneelingIsNotUpAgainWhereItEnds() throws {
+        var fall = AlertFixtures.fall(impact: 10)
+        fall.gravityBefore = [1, 0, 0]
+        fall.phases = ["free-fall", "strong-impact", "posture-change", "stillness"]
+        fall.features = [DetectionFeature("posture-change", 25, "deg")]
+        /// 20 s from 12 s at `deg` from the posture before; the time it says up again.
+        func run(_ phases: [String]? = nil, at deg: Double) throws -> Double? {
+            var f = fall
+            if let phases { f.phases = phases }
+            var w = try #require(RecoveryWatch(after: f))
+            for k in 0..<(40 * 20) {
+                let t = 12 + Double(k) / 40
+                if w.process(AccelerationSample(time: t, x: cos(deg * .pi / 180), y: 0, z: sin(deg * .pi / 180))) { return t }
+            }
+            return nil
+        }
+        #expect(try run(at: 25) == nil, "kneeling where the fall left the wearer is no recovery")
+        #expect(try run(at: 18) == nil, "nor 7° nearer")
+        #expect(try run(at: 10) != nil, "15° from the posture before is up again")
+        #expect(try run(["rotation", "down", "moving"], at: 25) != nil, "after the moving rule, within 35° is up again")
+    }
+
     @Test func aDetectionWithoutAPostureCannotBeWatched() {
         #expect(RecoveryWatch(after: AlertFixtures.fall()) == nil, "the threshold detectors measure no posture")
     }

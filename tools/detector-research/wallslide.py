@@ -49,6 +49,11 @@ def still_periods(rec, thr=0.02, wthr=15.0):
     wm = np.sqrt((rec[:, 3:6] ** 2).sum(1))
     sd = rolling_std(m); wx = sliding_window_view(wm, W).max(1) if len(wm) >= W else np.zeros(0)
     ok = (sd < thr) & ((wx < wthr) | ACC)
+    if ACC and ACC_VSTD > 0:
+        # accelerometer only: the direction must hold too (a turn at constant |a| is no rest):
+        # the std of the vector (per-axis variances summed) over the second
+        v = sum(rolling_std(a[:, i]) ** 2 for i in range(3)) ** 0.5
+        ok &= v < ACC_VSTD
     out = []; i = 0
     while i < len(ok):
         if ok[i]:
@@ -131,7 +136,8 @@ def segment_drop(rec, A, B, correct=True):
 
 CORRECT = os.environ.get("WALLSLIDE_CORRECT", "1") == "1"
 ACC = os.environ.get("WALLSLIDE_ACC", "0") == "1"
-ACC_LP = int(os.environ.get("WALLSLIDE_ACC_LP", "0"))   # with ACC: project on the direction of this many samples' centred mean   # accelerometer only: |a| - g, no gyroscope
+ACC_LP = int(os.environ.get("WALLSLIDE_ACC_LP", "0"))
+ACC_VSTD = float(os.environ.get("WALLSLIDE_ACC_VSTD", "0"))   # with ACC: still also needs the vector's std under this (g)   # with ACC: project on the direction of this many samples' centred mean   # accelerometer only: |a| - g, no gyroscope
 GSTEP = os.environ.get("WALLSLIDE_GSTEP", "1") == "1"
 CAP = 1.2   # m: the waist cannot go down further than its height when standing (~1.0-1.1 m)
 
@@ -207,7 +213,7 @@ def rule_table():
     posture change 20-60 deg: it ends neither upright nor lying) with its drop."""
     import pickle
     from sixaxis import tables
-    cache = "/tmp/wallslide_rule_%d%s.pkl" % (CORRECT, "_acc" if ACC else "")
+    cache = "/tmp/wallslide_rule_%d%s.pkl" % (CORRECT, ("_acc%g" % ACC_VSTD) if ACC else "")
     if os.path.exists(cache):
         return pickle.load(open(cache, "rb"))
     T = tables(); out = {}
