@@ -6,7 +6,8 @@
 # then the trials the Python emulation (tools/detector-research/wallslide.py `port`, X 0.6-1.2 m
 # added to the shipped six-axis rules) says it adds, with its drops, to compare.
 # Without a gyroscope (the three-axis folders and --accelerometer-only) the rule measures the drop
-# from |a| - g (HipDrop.measure(count:accelerometer:)); its emulation is WALLSLIDE_ACC=1. Output
+# from |a| - g (HipDrop.measure(count:accelerometer:)) between still seconds of the acceleration
+# vector; its emulation is WALLSLIDE_ACC=1 WALLSLIDE_ACC_VSTD=0.02. Output
 # (debug build, ~8 min): tools/detector-research/wallslide_port_output.txt.
 # Usage: bench/wallslide-port.sh [DATASETS_DIR]   (FALLGUARD_BIN=path skips the release build)
 set -euo pipefail
@@ -48,5 +49,5 @@ PY
 done
 echo "== the Python emulation (wallslide.py port: X 0.6-1.2 m on the shipped six-axis rules, trials it adds)"
 (cd tools/detector-research && DATASETS=$D python3 wallslide.py port)
-echo "== the same without a gyroscope (WALLSLIDE_ACC=1: |a| - g; compare the three-axis and --accelerometer-only rows)"
-(cd tools/detector-research && DATASETS=$D WALLSLIDE_ACC=1 python3 wallslide.py port)
+echo "== the same without a gyroscope (WALLSLIDE_ACC=1 WALLSLIDE_ACC_VSTD=0.02: |a| - g between still seconds of the vector; compare the three-axis and --accelerometer-only rows)"
+(cd tools/detector-research && DATASETS=$D WALLSLIDE_ACC=1 WALLSLIDE_ACC_VSTD=0.02 python3 wallslide.py port)

@@ -18,7 +18,9 @@ constants:
     it) is spread linearly over the movement and the integration redone (WALLSLIDE_CORRECT=0: not).
 WALLSLIDE_ACC=1: the accelerometer alone (an ADXL345; HipDrop.measure(count:accelerometer:)): the
 vertical acceleration is |a| - g to first order whatever the attitude (the horizontal part enters
-squared), still periods on std |a| alone; no gyroscope, no tilt correction (wallslide_acc_output.txt).
+squared); a still second also needs the acceleration vector's std under WALLSLIDE_ACC_VSTD (0.02 g,
+as MultiphaseDetector; 0: std |a| alone, which takes the slow part of a slide for rest); no
+gyroscope, no tilt correction (wallslide_acc_output.txt).
 `segments`: every still-to-still movement of >= 15 deg per code (the method's check: sitting down,
 lying down, HAPT's labelled transitions); `rule`: the detector's soft candidates (sixaxis.py's
 tables) that end neither upright nor lying, with their drop: what a "dropped >= X m" rule would add.
@@ -137,7 +139,7 @@ def segment_drop(rec, A, B, correct=True):
 CORRECT = os.environ.get("WALLSLIDE_CORRECT", "1") == "1"
 ACC = os.environ.get("WALLSLIDE_ACC", "0") == "1"
 ACC_LP = int(os.environ.get("WALLSLIDE_ACC_LP", "0"))
-ACC_VSTD = float(os.environ.get("WALLSLIDE_ACC_VSTD", "0"))   # with ACC: still also needs the vector's std under this (g)   # with ACC: project on the direction of this many samples' centred mean   # accelerometer only: |a| - g, no gyroscope
+ACC_VSTD = float(os.environ.get("WALLSLIDE_ACC_VSTD", "0.02"))   # with ACC: still also needs the vector's std under this (g; 0: |a| alone)   # with ACC: project on the direction of this many samples' centred mean   # accelerometer only: |a| - g, no gyroscope
 GSTEP = os.environ.get("WALLSLIDE_GSTEP", "1") == "1"
 CAP = 1.2   # m: the waist cannot go down further than its height when standing (~1.0-1.1 m)
 
