@@ -53,8 +53,8 @@
 /// per sample for it: the ring holds 25.6 s, and once per such candidate the still seconds are
 /// found in it and ``HipDrop``'s strapdown pass runs over the buffered samples from the still
 /// second before to the still second after, when the one after is complete (without a
-/// gyroscope reading on every sample since, an ADXL345: the still test on |a| alone and the drop
-/// from |a| - g, ``HipDrop/measure(count:accelerometer:)``); it decides only
+/// gyroscope reading on every sample since, an ADXL345: the still test on the acceleration
+/// vector and the drop from |a| - g, ``HipDrop/measure(count:accelerometer:)``); it decides only
 /// where no other rule does (after the impact's own look, if open), so it only adds detections,
 /// within 9 s of the impact (or when its own look ends, at most 15 s). `wall-slide` 0 turns it
 /// off.

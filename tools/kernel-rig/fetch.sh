@@ -112,6 +112,22 @@ ensure_host_tools() {
 APT_OPTS=()
 has_version() { apt-cache "${APT_OPTS[@]}" madison "$1" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -qxF "$2"; }
 
+# version_for PKG PKGVER -> the version of PKG to download for the kernel at PKGVER: PKGVER itself;
+# for linux-kbuild-6.1, whose one name spans every 6.1 ABI so that the archive keeps only its
+# newest upload, the newest version of the same upstream release (6.1.192-3 for an image at
+# 6.1.192-2: the same fixdep and modpost; the modules' vermagic comes from the headers).
+version_for() {
+    if has_version "$1" "$2"; then echo "$2"; return 0; fi
+    [[ ${1%:*} == linux-kbuild-6.1 ]] || return 1
+    local v best=""
+    while read -r v; do
+        [[ ${v%-*} == "${2%-*}" ]] || continue
+        if [[ -z $best ]] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+    done < <(apt-cache "${APT_OPTS[@]}" madison "$1" 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}')
+    [[ -n $best ]] || return 1
+    echo "$best"
+}
+
 # newest_abi SERIES -> "ABI PKGVER" of the newest amd64 image of that series that also
 # has a linux-source-SERIES of the same version.
 newest_abi() {
@@ -174,7 +190,7 @@ fetch_series() {
     else
         $update
         local p ok=1
-        for p in $(packages "$series" "$abi"); do has_version "$p" "$pkgver" || { ok=0; break; }; done
+        for p in $(packages "$series" "$abi"); do version_for "$p" "$pkgver" >/dev/null || { ok=0; break; }; done
         if [[ $ok == 0 && $arch == arm64 ]]; then
             die "trixie no longer has the pinned arm64 kernel $pinabi ($pinver): pin a version it has (apt-cache madison in fetch.sh's apt-trixie) with FG_RIG_PIN_6_12_ARM64=\"ABI VERSION\""
         elif [[ $ok == 0 ]]; then
@@ -183,7 +199,7 @@ fetch_series() {
             read -r abi pkgver <<<"$newest"
             log "WARNING: pinned $series kernel $pinabi ($pinver) is gone from the archive; using $abi ($pkgver)"
             for p in $(packages "$series" "$abi"); do
-                has_version "$p" "$pkgver" || die "$p=$pkgver not in the archive"
+                version_for "$p" "$pkgver" >/dev/null || die "$p=$pkgver not in the archive"
             done
             dir="$FG_KERNEL_CACHE/$abi-amd64"
         fi
@@ -192,10 +208,13 @@ fetch_series() {
         else
             mkdir -p "$dir/debs"
             local specs=() all=()
+            local v
             for p in $(packages "$series" "$abi"); do
-                all+=("$p=$pkgver")
+                v=$(version_for "$p" "$pkgver") || die "$p=$pkgver not in the archive"
+                [[ $v == "$pkgver" ]] || log "$series: $p $pkgver is gone from the archive; using $v (the same upstream release)"
+                all+=("$p=$v")
                 # a .deb left by an interrupted run is kept (apt-get download would fetch it again)
-                compgen -G "$dir/debs/${p%:*}_${pkgver//:/%3a}_*.deb" >/dev/null || specs+=("$p=$pkgver")
+                compgen -G "$dir/debs/${p%:*}_${v//:/%3a}_*.deb" >/dev/null || specs+=("$p=$v")
             done
             local t0=$SECONDS
             if [[ ${#specs[@]} -gt 0 ]]; then
@@ -204,8 +223,8 @@ fetch_series() {
                     || die "apt-get download failed for $series"
             fi
             for p in "${all[@]}"; do
-                local name=${p%%=*}
-                compgen -G "$dir/debs/${name%:*}_${pkgver//:/%3a}_*.deb" >/dev/null || die "$p was not downloaded"
+                local name=${p%%=*} ver=${p#*=}
+                compgen -G "$dir/debs/${name%:*}_${ver//:/%3a}_*.deb" >/dev/null || die "$p was not downloaded"
             done
             log "$series: downloaded $(du -sh "$dir/debs" | cut -f1) in $((SECONDS - t0)) s"
             printf '%s\n' "${all[@]}" >"$dir/.downloaded"
