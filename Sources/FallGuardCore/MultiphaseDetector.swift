@@ -199,6 +199,9 @@ public struct MultiphaseDetector: FallDetector {
     /// next fall behind its refractory time: up again ends it, so every impact whose decision
     /// comes from then on is judged (a superset of what the full refractory time judges).
     private var recovery: RecoveryWatch?
+    /// Whether `recovery` is set: tested on every sample instead of the optional (whose
+    /// comparison with nil copied the watch).
+    private var watching = false
 
     /// An impact's tier, as its detection names it: an enumeration, not a string, so that an
     /// open look is plain data (its copies retain and release nothing).
@@ -285,6 +288,7 @@ public struct MultiphaseDetector: FallDetector {
         refractoryUntil = -1
         lastFiredImpact = -1
         recovery = nil
+        watching = false
         look = nil
         lateLook = nil
         waitingSlides = 0
@@ -321,7 +325,7 @@ public struct MultiphaseDetector: FallDetector {
             ring[k] = slot
         }
         n = t + 1
-        if recovery != nil { watchRecovery(sample, now: t) }
+        if watching { watchRecovery(sample, now: t) }
         if waitingSlides > 0 { stillSecondEnds(now: t) }
 
         // An open look is judged once per half second: between those samples it is not touched
@@ -346,10 +350,13 @@ public struct MultiphaseDetector: FallDetector {
     /// Feeds the watch begun by the last detection while its refractory time runs; up again
     /// ends the refractory time at once.
     private mutating func watchRecovery(_ sample: AccelerationSample, now t: Int) {
-        guard t < refractoryUntil else { recovery = nil; return }
-        if recovery?.process(sample) == true {
+        if t >= refractoryUntil {   // the refractory time is over: nothing left to end
+            recovery = nil
+            watching = false
+        } else if recovery?.process(sample) == true {   // up again: it ends now
             refractoryUntil = t
             recovery = nil
+            watching = false
         }
     }
 
@@ -359,14 +366,19 @@ public struct MultiphaseDetector: FallDetector {
     /// every |ω| under `stillRate`; where a sample since `j` came without a gyroscope reading,
     /// the std of the acceleration vector under `stillStd` instead of the gyroscope's test (a
     /// slow turn keeps |a| constant but not its direction). 40 buffered samples.
+    /// Called for every sample while a candidate waits: |a| first, the axes only for a second
+    /// that |a| calls still and that lacks a gyroscope reading.
     private func isStillSecond(from j: Int) -> Bool {
         var sums = StillSums()
         for i in j..<(j + HipDrop.still) {
             let q = slots[i & (Self.ring - 1)]
             if Self.isTurning(q) { return false }
-            sums.add(q, 1)
+            sums.addMagnitude(q, 1)
         }
-        return sums.isStill(alone: lastWithoutGyro >= j)
+        guard sums.isStill(alone: false) else { return false }
+        guard lastWithoutGyro >= j else { return true }
+        for i in j..<(j + HipDrop.still) { sums.addAxes(slots[i & (Self.ring - 1)], 1) }
+        return sums.isStill(alone: true)
     }
 
     /// Sums over one second of buffered samples for the still test: of |a| and |a|², and of each
@@ -375,7 +387,15 @@ public struct MultiphaseDetector: FallDetector {
         var m = 0.0, mm = 0.0, x = 0.0, xx = 0.0, y = 0.0, yy = 0.0, z = 0.0, zz = 0.0
 
         @inline(__always) mutating func add(_ q: Slot, _ sign: Double) {
+            addMagnitude(q, sign)
+            addAxes(q, sign)
+        }
+
+        @inline(__always) mutating func addMagnitude(_ q: Slot, _ sign: Double) {
             m += sign * q.m; mm += sign * q.m * q.m
+        }
+
+        @inline(__always) mutating func addAxes(_ q: Slot, _ sign: Double) {
             x += sign * q.x; xx += sign * q.x * q.x
             y += sign * q.y; yy += sign * q.y * q.y
             z += sign * q.z; zz += sign * q.z * q.z
@@ -409,9 +429,12 @@ public struct MultiphaseDetector: FallDetector {
         // Seconds from j = c - 39 down: sums slide by one sample; a second is still while no
         // sample in it turns (the lowest turning sample seen so far lies above it).
         var sums = StillSums(), lowestTurning = Int.max
+        let lowest = max(0, c - Self.slideReach - w)
+        // The axes' sums only where a sample of the search lacks a gyroscope reading.
+        let axes = lastWithoutGyro >= lowest
         func add(_ i: Int, _ sign: Double) {
             let q = slots[i & (Self.ring - 1)]
-            sums.add(q, sign)
+            if axes { sums.add(q, sign) } else { sums.addMagnitude(q, sign) }
             if sign > 0, Self.isTurning(q) { lowestTurning = min(lowestTurning, i) }
         }
         func still(_ j: Int) -> Bool { lowestTurning >= j + w && sums.isStill(alone: lastWithoutGyro >= j) }
@@ -419,7 +442,6 @@ public struct MultiphaseDetector: FallDetector {
         guard j - 1 >= 0 else { return }
         for i in j..<(j + w) { add(i, 1) }
         var above = still(j)   // the second from j + 1 when j is judged
-        let lowest = max(0, c - Self.slideReach - w)
         while j - 1 >= lowest {
             j -= 1
             add(j, 1); add(j + w, -1)
@@ -943,6 +965,7 @@ public struct MultiphaseDetector: FallDetector {
             features: features)
         d.gravityBefore = [i.before.x, i.before.y, i.before.z]
         recovery = RecoveryWatch(after: d)
+        watching = recovery != nil
         return d
     }
 }

@@ -88,9 +88,11 @@ public struct RecoveryWatch: Sendable {
             moved = true
         }
         sum.x += sample.x; sum.y += sample.y; sum.z += sample.z
-        gyroInBlock = gyroInBlock || sample.gyro != nil
-        let m = sample.magnitude
-        magnitudes.sum += m; magnitudes.squares += m * m
+        if !moved {   // the move's test, only while it is still wanted (after a wall slide)
+            gyroInBlock = gyroInBlock || sample.gyro != nil
+            let m = sample.magnitude
+            magnitudes.sum += m; magnitudes.squares += m * m
+        }
         count += 1
         guard count == Self.block else { return false }
         let upright = (sum.x != 0 || sum.y != 0 || sum.z != 0) && angleDegrees(before, sum) <= tilt
