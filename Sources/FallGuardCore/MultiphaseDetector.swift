@@ -24,6 +24,11 @@
 ///   sitting or standing quietly rather than walking or sitting down). The first half second
 ///   that fails ends the look. Someone who slumped or slid down stays down; someone who sat or
 ///   lay down on purpose usually moves again. Decided `look` seconds after the impact (6 s).
+///   A slow fall opens the look too (issue 35): a turn of `slow-rotation` within one second
+///   when the trunk ended at least `slow-posture-change` from where it was (lying: a fall from
+///   a chair ends on the floor), or `calm-slow-posture-change` after a calm start (the older
+///   faller's slump out of a chair that ends half lying, 55–65°; sitting down on purpose ends
+///   at most about 50° from standing, lying down from walking starts active).
 /// * **Late look** (issue 35): a hard impact (≥ `impact`) after a fall's descent (the 125 ms
 ///   mean of |a| down to `strong-free-fall` in the second before it) whose wearer went on moving
 ///   at first (a jogger's trip lands on the hands and knees, then the trunk goes down; the
@@ -104,6 +109,7 @@ public struct MultiphaseDetector: FallDetector {
         (DetectorParameter("look-rotation", 55.0, 0.0...180.0, "deg", "smallest turn of the trunk within half a second around a soft impact that opens a long look"), \.lookRotation),
         (DetectorParameter("slow-rotation", 50.0, 0.0...180.0, "deg", "a slow fall: smallest turn of the trunk within one second around a soft impact that opens a long look when the posture changed at least slow-posture-change"), \.slowRotation),
         (DetectorParameter("slow-posture-change", 65.0, 0.0...180.0, "deg", "a slow fall: the posture change (1-2.5 s after the impact) that lets slow-rotation open the long look"), \.slowPostureChange),
+        (DetectorParameter("calm-slow-posture-change", 55.0, 0.0...180.0, "deg", "a slow fall after a calm start (calm-activity: sitting or standing quietly): the posture change that lets slow-rotation open the long look"), \.calmSlowPostureChange),
         (DetectorParameter("moving-impact", 1.6, 1.0...16.0, "g", "a fall the wearer moves after: smallest peak of the 125 ms mean of |a|"), \.movingImpact),
         (DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"), \.movingTilt),
         (DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"), nil),
@@ -159,7 +165,7 @@ public struct MultiphaseDetector: FallDetector {
     private var strongImpact = 0.0, strongPostureChange = 0.0, strongFreeFall = 0.0
     private var softImpact = 0.0, lookStillness = 0.0, lookPostureChange = 0.0
     private var calmPostureChange = 0.0, calmActivity = 0.0, lookRotation = 0.0
-    private var slowRotation = 0.0, slowPostureChange = 0.0
+    private var slowRotation = 0.0, slowPostureChange = 0.0, calmSlowPostureChange = 0.0
     private var movingImpact = 0.0, movingTilt = 0.0
     private var lyingBefore = 0.0
     /// The wall slide's smallest drop (m; 0: off).
@@ -584,7 +590,12 @@ public struct MultiphaseDetector: FallDetector {
         // Otherwise a long look, if the wearer settled, the trunk turned as in a fall (sitting
         // or lying down on purpose turns it slower, or a slow fall turned far and ended lying)
         // and the half seconds so far qualify.
-        let opensLook = rotation.fast || (rotation.slow >= slowRotation && angle >= slowPostureChange)
+        // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
+        // someone who slumps from sitting may end only 30° from where they were, and a slow fall
+        // from a chair may end half sitting on the floor.
+        let calmStart = window(p0..<p1).std <= calmActivity
+        let slowNeeded = calmStart ? min(calmSlowPostureChange, slowPostureChange) : slowPostureChange
+        let opensLook = rotation.fast || (rotation.slow >= slowRotation && angle >= slowNeeded)
         let opens = peak >= softImpact && still <= stillness && opensLook
         // A hard impact after a fall's descent whose wearer went on moving at first (rolled, slid
         // or toppled after the first contact: the posture or the stillness at +1-2.5 s failed)
@@ -594,9 +605,7 @@ public struct MultiphaseDetector: FallDetector {
             return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
                                                 pre: p0..<p1, before: before, down: down) : nil
         }
-        // A calm start (sitting or standing quietly, not walking or sitting down) needs less tilt:
-        // someone who slumps from sitting may end only 30° from where they were.
-        let calm = window(p0..<p1).std <= calmActivity && calmPostureChange < lookPostureChange
+        let calm = calmStart && calmPostureChange < lookPostureChange
         var candidate = Look(impact: Impact(c: c, peak: peak, tier: .soft, angle: angle, still: still, rotation: rotation, rawPeak: 0,
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
                              before: before, minTilt: .infinity, maxBlockStd: 0,
@@ -942,7 +951,10 @@ public struct MultiphaseDetector: FallDetector {
             features.append(DetectionFeature("look", Double(t - i.c + 1) / detectorRate, "s"))
             features.append(DetectionFeature("late-down", Double(l.downRun * Self.block) / detectorRate, "s"))
         } else if case let .look(l) = rule {
-            if l.calm && l.minTilt < lookPostureChange { phases.append("calm-start") }   // it was needed
+            // The calm start was needed: for the look's tilt, or for the slow turn's posture.
+            if l.calm && (l.minTilt < lookPostureChange || (!i.rotation.fast && i.angle < slowPostureChange)) {
+                phases.append("calm-start")
+            }
             if !i.rotation.fast {   // the slow turn opened it
                 phases.append("slow-rotation")
                 features.append(DetectionFeature("slow-rotation", i.rotation.slow, "deg"))

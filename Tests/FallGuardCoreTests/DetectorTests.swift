@@ -92,8 +92,10 @@ import FallGuardTestSupport
         let sit = Synthetic.slump(peak: 1.5, tilt: 80, still: 10, turn: 1.5, rng: &rng).samples
         // The synthetic turn holds |a| at 0.85 g for 1.5 s: by physics a descent of about 0.6 m,
         // which the wall slide (no gyroscope here) measures as one (0.62 m, 59° back). This test is
-        // about the look's rotation gate: the wall slide is off.
-        let quiet = try detections("multiphase", sit, ["wall-slide=0"])
+        // about the look's rotation gate: the wall slide is off. It also starts from sitting still
+        // and ends 59° back, which the slow turn after a calm start takes for a fall
+        // (`aCalmLieBackThatEndsHalfLyingIsASlowFallAfterACalmStart`): that rule is off here too.
+        let quiet = try detections("multiphase", sit, ["wall-slide=0", "calm-slow-posture-change=65"])
         #expect(quiet.isEmpty, "\(quiet.map(\.reason))")
         #expect(try detections("multiphase", sit, ["look-rotation=0"]).count == 1, "the detector before issue 26 raised it")
         // The same posture reached by toppling in half a second is a fall.
@@ -102,6 +104,20 @@ import FallGuardTestSupport
         // 250 ms means half a second apart see about three quarters of a turn made in 0.5 s.
         #expect(turn.value >= 55 && turn.value <= 80, "turned 80° in half a second: \(turn.value)")
         #expect(fall.phases.contains("rotation"))
+    }
+
+    /// The cost of the slow turn after a calm start (issue 35, the older faller's slump out of a
+    /// chair that ends half lying): the same synthetic lie-back from sitting still, 59° back after
+    /// a turn of 53° in a second, is a fall. No recording in the dev folders does this (HAPT's 30
+    /// sit-to-lie, SisFall's D12/D13, FallAllD's D16 stay as they were); a recliner or a sofa may.
+    @Test func aCalmLieBackThatEndsHalfLyingIsASlowFallAfterACalmStart() throws {
+        var rng = SplitMix(seed: 47)
+        let sit = Synthetic.slump(peak: 1.5, tilt: 80, still: 10, turn: 1.5, rng: &rng).samples
+        let d = try #require(try detections("multiphase", sit, ["wall-slide=0"]).first)
+        #expect(d.phases.contains("slow-rotation") && d.phases.contains("calm-start"), "\(d.reason)")
+        let angle = try #require(d.features.first { $0.name == "posture-change" }).value
+        #expect(angle >= 55 && angle < 65, "\(d.reason)")
+        #expect(try detections("multiphase", sit, ["wall-slide=0", "calm-activity=0"]).isEmpty, "not after a busy start")
     }
 
     @Test func theRotationGateIsItsSetting() throws {

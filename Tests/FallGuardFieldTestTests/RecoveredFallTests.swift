@@ -8,6 +8,7 @@ import FallGuardTestSupport
 /// (`Fixtures/recovered/README.md`, FallAllD, Saleh et al., IEEE Sensors J. 21(2), 2021; and
 /// SisFall's SA01 F15 R01 in `Fixtures/sixaxis/`, Sucerquia et al., Sensors 17(1):198, 2017).
 let recoveredFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/recovered").path
+let olderFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/older").path
 
 @Suite struct RecoveredFallTests {
     /// The detector before issue 35's rules: no moving rule, no slow turn.
@@ -60,6 +61,32 @@ let recoveredFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponen
         #expect(try detections(path, Self.before, accelerometerOnly: true).isEmpty)
         let d = try #require(try detections(path, accelerometerOnly: true).first)
         #expect(d.phases.contains("slow-rotation") && abs(d.impactTime - 6.9) < 0.2, "\(d.reason)")
+    }
+
+    /// The simulated older faller (`Fixtures/older/`): SisFall SA12 F14 R03, a backward fall
+    /// out of a chair, its impact softened to 1.63 g (`tools/detector-research/older_faller.py`).
+    /// From sitting still, it turned 41° in its fastest half second (71° in a second) and ended
+    /// 58° from sitting, half lying on the floor: under the slow turn's 65°, over the 55° it
+    /// needs after a calm start. On an ADXL345 (accelerometer only).
+    @Test func aSlowFallFromSittingStillThatEndsHalfLyingOpensTheLook() throws {
+        let path = olderFixtures + "/F14_SA12_R03-soft.csv.gz"
+        #expect(try detections(path, ["calm-slow-posture-change=65"], accelerometerOnly: true).isEmpty, "missed before")
+        let d = try #require(try detections(path, accelerometerOnly: true).first)
+        #expect(d.phases.contains("slow-rotation") && d.phases.contains("calm-start") && d.phases.contains("long-look"), "\(d.reason)")
+        #expect(try #require(d.features.first { $0.name == "rotation" }).value < 55, "\(d.reason)")
+        let angle = try #require(d.features.first { $0.name == "posture-change" }).value
+        #expect(angle >= 55 && angle < 65, "\(d.reason)")
+        #expect(try #require(d.features.first { $0.name == "pre-impact-activity" }).value <= 0.10, "a calm start: \(d.reason)")
+    }
+
+    /// FallAllD AD07 D13 R02: sitting down from standing still, reclining 50.5° from standing (the
+    /// calm sitting that ends furthest from upright in the dev data). Quiet with the calm start's
+    /// 55°; a calm slow turn at 50° would call it a fall.
+    @Test func calmSittingThatEndsReclinedStaysQuiet() throws {
+        let path = olderFixtures + "/D13_AD07_R02.csv.gz"
+        #expect(try detections(path).isEmpty)
+        let d = try #require(try detections(path, ["calm-slow-posture-change=50"]).first, "the margin the test guards")
+        #expect(d.phases.contains("slow-rotation"), "\(d.reason)")
     }
 
     /// Sitting down and lying down on purpose, on purpose slow or quick: none of the new rules

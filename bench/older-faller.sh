@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Issue 35, item 5: the simulated older faller judged by the Swift detector itself, and what the
+# slow turn after a calm start (`calm-slow-posture-change`, 55°) adds and costs.
+# tools/detector-research/older_faller.py writes the 600 young SisFall falls from and out of a
+# chair or fainting (F06, F07, F10-F15) with the impact softened to U(1.45, 1.9) g and the 1.5 s
+# before it played 1, 1.5 and 2 times slower (the emulation's "older faller", as recordings). Each
+# speed is judged accelerometer only (an ADXL345) and with the gyroscope (an MPU6050), before
+# (`calm-slow-posture-change=65`: the slow turn wants 65° whatever the start) and now; then every
+# dev folder is judged both ways and every trial whose outcome changed is listed (the rule's cost).
+# Output (debug build, ~4 min): tools/detector-research/older_faller_output.txt.
+# Usage: bench/older-faller.sh [DATASETS_DIR]   (FALLGUARD_BIN=path skips the release build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+D=$(cd "${1:-../shared/datasets}" && pwd)
+build_release
+make_tmp
+BEFORE="--set calm-slow-posture-change=65"
+(cd tools/detector-research && DATASETS=$D python3 older_faller.py "$OUT/older" >/dev/null)
+sens() { awk '/^Sensitivity/{print $2 " % (" $4 "/" $6 ")"}'; }
+echo "== the simulated older faller (600 falls per speed): before -> now"
+for k in x1 x1.5 x2; do
+    for run in "--accelerometer-only" ""; do
+        # shellcheck disable=SC2086
+        b=$("$B" evaluate "$OUT/older/$k" $run $BEFORE | sens)
+        # shellcheck disable=SC2086
+        n=$("$B" evaluate "$OUT/older/$k" $run | sens)
+        printf '%-5s %-22s %s -> %s\n' "$k" "${run:-with the gyroscope}" "$b" "$n"
+    done
+done
+echo "== the dev folders: before -> now, and every trial whose outcome changed"
+for data in sisfall-40hz-dev fallalld-waist-40hz-dev hapt-dev-50hz sisfall-6axis-40hz-dev fallalld-waist-6axis-40hz-dev hapt-6axis-dev-50hz; do
+    # shellcheck disable=SC2086
+    "$B" evaluate "$D/$data" --json --trials $BEFORE > "$OUT/before.json"
+    "$B" evaluate "$D/$data" --json --trials > "$OUT/now.json"
+    python3 - "$OUT/before.json" "$OUT/now.json" "$data" <<'PY'
+import json, sys
+off, on, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+def line(r):
+    e = r.get("events") or {}
+    if r.get("falls", 0) + r.get("adls", 0) == 0:
+        return "%d false alarms in %.2f h, %d recovered-fall reports" % (e["false_alarms"], e["worn_hours"], e.get("recovered_reports", 0))
+    return "falls %d/%d (%d recovered), ADLs without an alarm %d/%d (%d recovered), too short %d" % (
+        r["detected_falls"], r["falls"], r["recovered_falls"], r["adls"] - r["alarmed_adls"], r["adls"], r["recovered_adls"], r["too_short"])
+print("%-32s before: %s" % (label, line(off)))
+print("%-32s now:    %s" % ("", line(on)))
+before = {t["path"]: t for t in off.get("trials", [])}
+for t in on.get("trials", []):
+    b = before.get(t["path"])
+    if b is None or (b["detections"], b["recovered"], b["too_short"]) == (t["detections"], t["recovered"], t["too_short"]):
+        continue
+    print("   changed %-22s %s: detections %d -> %d, recovered %d -> %d, too short %s -> %s" % (
+        t["path"].split("/")[-1], t["kind"], b["detections"], t["detections"], b["recovered"], t["recovered"], b["too_short"], t["too_short"]))
+PY
+done
