@@ -33,23 +33,5 @@ for data in sisfall-40hz-dev fallalld-waist-40hz-dev hapt-dev-50hz sisfall-6axis
     # shellcheck disable=SC2086
     "$B" evaluate "$D/$data" --json --trials $BEFORE > "$OUT/before.json"
     "$B" evaluate "$D/$data" --json --trials > "$OUT/now.json"
-    python3 - "$OUT/before.json" "$OUT/now.json" "$data" <<'PY'
-import json, sys
-off, on, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
-def line(r):
-    e = r.get("events") or {}
-    if r.get("falls", 0) + r.get("adls", 0) == 0:
-        return "%d false alarms in %.2f h, %d recovered-fall reports" % (e["false_alarms"], e["worn_hours"], e.get("recovered_reports", 0))
-    return "falls %d/%d (%d recovered), ADLs without an alarm %d/%d (%d recovered), too short %d" % (
-        r["detected_falls"], r["falls"], r["recovered_falls"], r["adls"] - r["alarmed_adls"], r["adls"], r["recovered_adls"], r["too_short"])
-print("%-32s before: %s" % (label, line(off)))
-print("%-32s now:    %s" % ("", line(on)))
-before = {t["path"]: t for t in off.get("trials", [])}
-for t in on.get("trials", []):
-    b = before.get(t["path"])
-    if b is None or (b["detections"], b["recovered"], b["too_short"]) == (t["detections"], t["recovered"], t["too_short"]):
-        continue
-    print("   changed %-22s %s: detections %d -> %d, recovered %d -> %d, too short %s -> %s" % (
-        t["path"].split("/")[-1], t["kind"], b["detections"], t["detections"], b["recovered"], t["recovered"], b["too_short"], t["too_short"]))
-PY
+    python3 bench/trial_diff.py "$OUT/before.json" "$OUT/now.json" "$data" "before" "now"
 done

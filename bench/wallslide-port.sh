@@ -24,27 +24,7 @@ for data in fallalld-waist-6axis-40hz-dev sisfall-6axis-40hz-dev hapt-6axis-dev-
         "$B" evaluate "$D/$data" --json --trials --set wall-slide=0 $run > "$OUT/off.json"
         # shellcheck disable=SC2086
         "$B" evaluate "$D/$data" --json --trials $run > "$OUT/on.json"
-        python3 - "$OUT/off.json" "$OUT/on.json" "$data ${run:-(default)}" <<'PY'
-import json, re, sys
-off, on, label = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
-def line(r):
-    e = r.get("events") or {}
-    if r.get("falls", 0) + r.get("adls", 0) == 0:
-        return "%d false alarms in %.2f h, %d recovered-fall reports" % (e["false_alarms"], e["worn_hours"], e.get("recovered_reports", 0))
-    return "falls %d/%d (%d recovered), ADLs without an alarm %d/%d (%d recovered), too short %d" % (
-        r["detected_falls"], r["falls"], r["recovered_falls"], r["adls"] - r["alarmed_adls"], r["adls"], r["recovered_adls"], r["too_short"])
-print("%-48s off: %s" % (label, line(off)))
-print("%-48s on:  %s" % ("", line(on)))
-before = {t["path"]: t for t in off.get("trials", [])}
-for t in on.get("trials", []):
-    b = before.get(t["path"])
-    if b is None or (b["detections"], b["recovered"], b.get("reason")) == (t["detections"], t["recovered"], t.get("reason")):
-        continue
-    drop = re.search(r"drop=([0-9.]+) m", t.get("reason") or "")
-    print("   changed %-22s %s: detections %d -> %d, recovered %d -> %d%s" % (
-        t["path"].split("/")[-1], t["kind"], b["detections"], t["detections"], b["recovered"], t["recovered"],
-        ", drop %s m" % drop.group(1) if drop else ""))
-PY
+        python3 bench/trial_diff.py "$OUT/off.json" "$OUT/on.json" "$data ${run:-(default)}" "off" "on"
     done
 done
 echo "== the Python emulation (wallslide.py port: X 0.6-1.2 m on the shipped six-axis rules, trials it adds)"
