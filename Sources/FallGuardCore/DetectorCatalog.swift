@@ -80,4 +80,5 @@ public struct AccelerometerOnlyDetector: FallDetector {
     public mutating func reset() { base.reset() }
     public var openDecision: OpenDecision? { base.openDecision }
     public mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?) { base.learnedUpright(gravity) }
+    public var readsGyroscope: Bool { false }
 }

@@ -33,6 +33,7 @@ public enum DetectorRunner {
         var found: [FallSuspected] = []
         var watches: [(index: Int, watch: RecoveryWatch, until: Double)] = []
         var gaps = 0
+        let gyroscope = detector.readsGyroscope
         var out: [AccelerationSample] = []
         for s in samples {
             out.removeAll(keepingCapacity: true)
@@ -44,7 +45,8 @@ public enum DetectorRunner {
                 afterGap = false
                 if !watches.isEmpty {
                     watches.removeAll { w in r.time > w.until }
-                    for i in watches.indices where watches[i].watch.process(r) {
+                    let seen = gyroscope ? r : r.accelerometerOnly   // what the detector sees
+                    for i in watches.indices where watches[i].watch.process(seen) {
                         found[watches[i].index].recoveredAfter = watches[i].watch.upAfter
                     }
                     watches.removeAll { found[$0.index].recoveredAfter != nil }

@@ -13,11 +13,16 @@ public protocol FallDetector: Sendable {
     /// once known; nil when it is not (or no longer: the device lay unworn and may be clipped
     /// on another way round). Detectors that do not use it ignore it (the default).
     mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?)
+    /// False when the detector is fed the accelerometer alone (an ADXL345, or `--accelerometer-only`
+    /// on a six-axis recording): what follows a detection (the countdown's recovery watch) must not
+    /// read the recording's gyroscope either. True by default.
+    var readsGyroscope: Bool { get }
 }
 
 extension FallDetector {
     public var openDecision: OpenDecision? { nil }
     public mutating func learnedUpright(_ gravity: (x: Double, y: Double, z: Double)?) {}
+    public var readsGyroscope: Bool { true }
 }
 
 /// A candidate impact whose decision is still due, e.g. during the long look after a soft impact.

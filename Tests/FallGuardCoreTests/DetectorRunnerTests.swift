@@ -63,4 +63,31 @@ import FallGuardTestSupport
         for s in before + after { if let d = carried.process(s) { carriedFound.append(d) } }
         #expect(carriedFound != found, "the gap must matter on this recording for the test to mean anything")
     }
+
+    /// Accelerometer only (an ADXL345, or `--accelerometer-only` on a six-axis recording): the
+    /// countdown's recovery watch sees what the detector sees. After a wall slide it wants the
+    /// wearer to have moved: a gyroscope turn of 20 °/s does it, an unchanging |a| does not.
+    @Test func theWatchOfAnAccelerometerOnlyDetectorReadsNoGyroscope() throws {
+        /// Fires one wall-slide detection, upright before, at its 40th sample.
+        struct SlideAtOneSecond: FallDetector {
+            var n = 0
+            mutating func process(_ sample: AccelerationSample) -> FallSuspected? {
+                n += 1
+                guard n == 40 else { return nil }
+                var d = FallSuspected(detector: "slide", impactTime: sample.time, decisionTime: sample.time, peak: 1.5,
+                                      phases: ["wall-slide"], features: [DetectionFeature("posture-change", 40, "deg")])
+                d.gravityBefore = [0, 0, 1]
+                return d
+            }
+            mutating func reset() { n = 0 }
+        }
+        // Standing, |a| exactly 1 g, turning at 20 °/s about the vertical for 10 s.
+        let samples = (0..<400).map { AccelerationSample(time: Double($0) / 40, x: 0, y: 0, z: 1, gyro: AngularVelocity(x: 0, y: 0, z: 20)) }
+        var six = SlideAtOneSecond()
+        let withGyroscope = DetectorRunner.detections(in: samples, by: &six, rate: 40)
+        #expect(withGyroscope.count == 1 && withGyroscope.first?.recoveredAfter != nil, "the gyroscope shows the move")
+        var three = AccelerometerOnlyDetector(base: SlideAtOneSecond())
+        let withoutGyroscope = DetectorRunner.detections(in: samples, by: &three, rate: 40)
+        #expect(withoutGyroscope.count == 1 && withoutGyroscope.first?.recoveredAfter == nil, "no move an ADXL345 could see")
+    }
 }
