@@ -64,6 +64,14 @@
 /// within 9 s of the impact (or when its own look ends, at most 15 s). `wall-slide` 0 turns it
 /// off.
 ///
+/// **The moving rule** (issue 35): a fall the wearer moves after (gets up from, or struggles on
+/// the floor) is the fall's descent (`strong-free-fall` in the second before), an impact of
+/// `moving-impact` or more, the fall's turn and at least `moving-down` of the 250 ms means from
+/// the impact to +2.5 s tilted `moving-tilt` or more; decided at +2.5 s, whatever follows. The
+/// turn is the one around the impact (`look-rotation`, or the gyroscope's gate), or one of
+/// `moving-rotation-after` (60°) between two 250 ms means 0.5 s apart within 1.5 s after it: a
+/// trip lands on the hands and knees first, and the trunk turns on after the first contact.
+///
 /// **With a learned upright** (``upright``: gravity while the wearer walks, ``UprightLearner``),
 /// an impact softer than `moving-impact` after a trunk that was tilted at least `lying-before`
 /// from upright in every half second from 3.5 s to 0.5 s before it is no fall: the wearer was
@@ -113,6 +121,7 @@ public struct MultiphaseDetector: FallDetector {
         (DetectorParameter("moving-impact", 1.6, 1.0...16.0, "g", "a fall the wearer moves after: smallest peak of the 125 ms mean of |a|"), \.movingImpact),
         (DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"), \.movingTilt),
         (DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"), nil),
+        (DetectorParameter("moving-rotation-after", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after whose trunk turned on after the first contact (a trip lands on the hands, then goes down): smallest turn between 250 ms means 0.5 s apart within 1.5 s after the impact, in place of the turn around it; 0 turns it off"), \.movingRotationAfter),
         (DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
                             "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"), nil),
         (DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event; it ends once the wearer is up again (the alarm's recovery test)"), nil),
@@ -150,6 +159,8 @@ public struct MultiphaseDetector: FallDetector {
     static let slowTurnSpan = 40
     /// The moving rule counts the 250 ms means from the impact to +2.5 s that are down.
     static let downBlock = 10
+    /// The 250 ms means after the impact in which the moving rule looks for a turn: 1.5 s.
+    static let afterBlocks = 6
     static let lyingStart = 140      // lying before: half seconds (every 250 ms) from c-140 to c-20
     /// The wall slide: a still second has std |a| under `stillStd` and |ω| under `stillRate`
     /// throughout; the still periods before and after the impact are each within `slideReach`
@@ -166,7 +177,7 @@ public struct MultiphaseDetector: FallDetector {
     private var softImpact = 0.0, lookStillness = 0.0, lookPostureChange = 0.0
     private var calmPostureChange = 0.0, calmActivity = 0.0, lookRotation = 0.0
     private var slowRotation = 0.0, slowPostureChange = 0.0, calmSlowPostureChange = 0.0
-    private var movingImpact = 0.0, movingTilt = 0.0
+    private var movingImpact = 0.0, movingTilt = 0.0, movingRotationAfter = 0.0
     private var lyingBefore = 0.0
     /// The wall slide's smallest drop (m; 0: off).
     private var wallSlide = 0.0
@@ -220,6 +231,8 @@ public struct MultiphaseDetector: FallDetector {
         var before: (x: Double, y: Double, z: Double) = (0, 0, 0)
         /// Seconds down (tilted at least moving-tilt) from the impact to +2.5 s.
         var down: Double = 0
+        /// The moving rule's turn after the impact, when that (not the turn around it) let it hold.
+        var rotationAfter: Double? = nil
     }
     /// The long look in progress, if any.
     private struct Look {
@@ -585,8 +598,13 @@ public struct MultiphaseDetector: FallDetector {
         // descent, impact and turn, then down for a while, whatever follows. The alarm's
         // countdown decides later whether the wearer got up (a recovered fall).
         let down = downTime(after: c, before: before)
-        let moving = peak >= movingImpact && freeFall <= strongFreeFall && rotation.fast
+        let descentAndDown = peak >= movingImpact && freeFall <= strongFreeFall
             && down >= Double(movingDownBlocks * Self.downBlock) / detectorRate
+        // The fall's turn: around the impact (toppling), or after a trip's first contact, when the
+        // trunk goes down on the hands and knees and then turns on (FallAllD's trips with recovery).
+        let after = descentAndDown && !rotation.fast && movingRotationAfter > 0 ? rotationAfter(c) : 0
+        let turnedAfter = movingRotationAfter > 0 && after >= movingRotationAfter
+        let moving = descentAndDown && (rotation.fast || turnedAfter)
         // Otherwise a long look, if the wearer settled, the trunk turned as in a fall (sitting
         // or lying down on purpose turns it slower, or a slow fall turned far and ended lying)
         // and the half seconds so far qualify.
@@ -603,7 +621,7 @@ public struct MultiphaseDetector: FallDetector {
         let lateEligible = lateBlocks > 0 && hard && freeFall <= strongFreeFall
         guard opens || (lateEligible && !moving) else {
             return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
-                                                pre: p0..<p1, before: before, down: down) : nil
+                                                pre: p0..<p1, before: before, down: down, after: turnedAfter ? after : nil) : nil
         }
         let calm = calmStart && calmPostureChange < lookPostureChange
         var candidate = Look(impact: Impact(c: c, peak: peak, tier: .soft, angle: angle, still: still, rotation: rotation, rawPeak: 0,
@@ -617,7 +635,7 @@ public struct MultiphaseDetector: FallDetector {
             if !check(block: b, of: &candidate) {
                 if moving {
                     return movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
-                                       pre: p0..<p1, before: before, down: down)
+                                       pre: p0..<p1, before: before, down: down, after: turnedAfter ? after : nil)
                 }
                 guard lateEligible else { return nil }
                 candidate.late = true
@@ -627,6 +645,7 @@ public struct MultiphaseDetector: FallDetector {
         candidate.impact = describe(c, now: t, tier: tier == .strong ? .hard : tier, angle: angle, still: still, rotation: rotation,
                                     freeFall: freeFall, pre: p0..<p1, before: before)
         candidate.impact.down = down
+        candidate.impact.rotationAfter = turnedAfter ? after : nil
         if c + lookSamples - 1 <= t { return finish(candidate, now: t) }   // a look no longer than the fast decision
         // A later candidate replaces an open look (it moved, so that look would fail), and a
         // later late look an older one.
@@ -637,10 +656,11 @@ public struct MultiphaseDetector: FallDetector {
     /// The moving rule's detection, decided now.
     private mutating func movingEvent(_ c: Int, now t: Int, tier: Tier, angle: Double, still: Double, rotation: Rotation,
                                       freeFall: Double, pre: Range<Int>, before: (x: Double, y: Double, z: Double),
-                                      down: Double) -> FallSuspected {
+                                      down: Double, after: Double?) -> FallSuspected {
         refractoryUntil = t + refractorySamples
         var i = describe(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall, pre: pre, before: before)
         i.down = down
+        i.rotationAfter = after
         return event(i, now: t, rule: .moving)
     }
 
@@ -662,6 +682,23 @@ public struct MultiphaseDetector: FallDetector {
             j += Self.block / 2
         }
         return any
+    }
+
+    /// The largest turn between 250 ms means 0.5 s apart, from the impact to +1.5 s (the
+    /// moving rule's turn after a trip's first contact). Six means of buffered samples.
+    private func rotationAfter(_ c: Int) -> Double {
+        var best = 0.0
+        var twoBack = (x: 0.0, y: 0.0, z: 0.0), oneBack = twoBack
+        for b in 0..<Self.afterBlocks {
+            var v = (x: 0.0, y: 0.0, z: 0.0)
+            for j in (c + b * Self.downBlock)..<(c + (b + 1) * Self.downBlock) {
+                let q = j & (Self.ring - 1)
+                v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
+            }
+            if b >= 2 { best = max(best, angleDegrees(twoBack, v)) }
+            (twoBack, oneBack) = (oneBack, v)
+        }
+        return best
     }
 
     /// Seconds from the impact at `c` to +2.5 s in which the 250 ms mean is tilted at least
@@ -768,7 +805,9 @@ public struct MultiphaseDetector: FallDetector {
             }
             guard isPeak else { continue }
             if peak < movingImpact, wasLying(before: c) { continue }
-            // A soft impact whose turn was no fall's opens no look.
+            // A soft impact whose turn was no fall's opens no look. (The moving rule may still take
+            // it, if the trunk turns on after it; like every moving candidate, that is not counted
+            // as a decision in waiting.)
             if peak < impact, !rotation(around: c).mayOpenLook(slowRotation) { continue }
             let settled = c + Self.postStart
             if last - settled + 1 >= 2, window(settled..<(last + 1)).std > stillness { continue }
@@ -919,7 +958,7 @@ public struct MultiphaseDetector: FallDetector {
         if i.freeFall < Self.freeFallBelow { phases.append("free-fall") }
         phases.append(i.tier.rawValue)
         if case .moving = rule {
-            phases.append("rotation")
+            phases.append(i.rotationAfter == nil ? "rotation" : "rotation-after")
             phases.append("down")
             phases.append("moving")
         } else {
@@ -939,6 +978,7 @@ public struct MultiphaseDetector: FallDetector {
         }
         if case .moving = rule {
             features.append(DetectionFeature("down", i.down, "s"))
+            if let after = i.rotationAfter { features.append(DetectionFeature("rotation-after", after, "deg")) }
         }
         if case let .wallSlide(drop, time) = rule {
             phases.append("wall-slide")

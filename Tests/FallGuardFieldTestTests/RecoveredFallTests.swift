@@ -40,6 +40,21 @@ let olderFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
         #expect(unwatched.first?.recoveredAfter == nil && unwatched.first?.impactTime == d.impactTime)
     }
 
+    /// FallAllD AD07 F02 R02: a forward trip while walking whose trunk turned only 27° around the
+    /// first contact (the hands and knees land first) and then turned on, 108° within a second of
+    /// the impact, down for 2 s and up again: the moving rule's turn after the impact finds it, a
+    /// recovered fall.
+    @Test func aTripWhoseTrunkTurnsAfterTheFirstContactIsAFall() throws {
+        let path = recoveredFixtures + "/F02_AD07_R02.csv.gz"
+        #expect(try detections(path, ["moving-rotation-after=0"]).isEmpty, "missed without the turn after")
+        let found = try detections(path)
+        let d = try #require(found.first)
+        #expect(found.count == 1 && d.phases.suffix(3) == ["rotation-after", "down", "moving"], "\(d.reason)")
+        #expect(try #require(d.features.first { $0.name == "rotation" }).value < 55, "\(d.reason)")
+        #expect(try #require(d.features.first { $0.name == "rotation-after" }).value >= 60, "\(d.reason)")
+        #expect(d.recoveredAfter != nil, "up again within the countdown: \(d.reason)")
+    }
+
     /// FallAllD AD02 F07 R02: a backward slip that turned only 40° in its fastest half second
     /// (54° in a second) and ended lying, still: the slow turn opens the long look. The wearer
     /// stayed down: an alarm.
