@@ -535,14 +535,20 @@ public struct MultiphaseDetector: FallDetector {
     }
 
     /// Std of |a| over `range` (two-pass, population) and the sum of its vectors.
-    private func window(_ range: Range<Int>) -> (std: Double, x: Double, y: Double, z: Double) {
-        var sum = 0.0
+    /// The sum of the buffered acceleration vectors over `range` (a mean's direction).
+    @inline(__always) private func vectorSum(_ range: Range<Int>) -> (x: Double, y: Double, z: Double) {
         var v = (x: 0.0, y: 0.0, z: 0.0)
         for j in range {
             let q = j & (Self.ring - 1)
             v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
-            sum += slots[q].m
         }
+        return v
+    }
+
+    private func window(_ range: Range<Int>) -> (std: Double, x: Double, y: Double, z: Double) {
+        var sum = 0.0
+        let v = vectorSum(range)
+        for j in range { sum += m(j) }
         let count = Double(range.count)
         let mean = sum / count
         var variance = 0.0
@@ -603,8 +609,8 @@ public struct MultiphaseDetector: FallDetector {
         // The fall's turn: around the impact (toppling), or after a trip's first contact, when the
         // trunk goes down on the hands and knees and then turns on (FallAllD's trips with recovery).
         let after = descentAndDown && !rotation.fast && movingRotationAfter > 0 ? rotationAfter(c) : 0
-        let turnedAfter = movingRotationAfter > 0 && after >= movingRotationAfter
-        let moving = descentAndDown && (rotation.fast || turnedAfter)
+        let turnedAfter: Double? = movingRotationAfter > 0 && after >= movingRotationAfter ? after : nil
+        let moving = descentAndDown && (rotation.fast || turnedAfter != nil)
         // Otherwise a long look, if the wearer settled, the trunk turned as in a fall (sitting
         // or lying down on purpose turns it slower, or a slow fall turned far and ended lying)
         // and the half seconds so far qualify.
@@ -621,7 +627,7 @@ public struct MultiphaseDetector: FallDetector {
         let lateEligible = lateBlocks > 0 && hard && freeFall <= strongFreeFall
         guard opens || (lateEligible && !moving) else {
             return moving ? movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
-                                                pre: p0..<p1, before: before, down: down, after: turnedAfter ? after : nil) : nil
+                                                pre: p0..<p1, before: before, down: down, after: turnedAfter) : nil
         }
         let calm = calmStart && calmPostureChange < lookPostureChange
         var candidate = Look(impact: Impact(c: c, peak: peak, tier: .soft, angle: angle, still: still, rotation: rotation, rawPeak: 0,
@@ -635,7 +641,7 @@ public struct MultiphaseDetector: FallDetector {
             if !check(block: b, of: &candidate) {
                 if moving {
                     return movingEvent(c, now: t, tier: tier, angle: angle, still: still, rotation: rotation, freeFall: freeFall,
-                                       pre: p0..<p1, before: before, down: down, after: turnedAfter ? after : nil)
+                                       pre: p0..<p1, before: before, down: down, after: turnedAfter)
                 }
                 guard lateEligible else { return nil }
                 candidate.late = true
@@ -645,7 +651,7 @@ public struct MultiphaseDetector: FallDetector {
         candidate.impact = describe(c, now: t, tier: tier == .strong ? .hard : tier, angle: angle, still: still, rotation: rotation,
                                     freeFall: freeFall, pre: p0..<p1, before: before)
         candidate.impact.down = down
-        candidate.impact.rotationAfter = turnedAfter ? after : nil
+        candidate.impact.rotationAfter = turnedAfter
         if c + lookSamples - 1 <= t { return finish(candidate, now: t) }   // a look no longer than the fast decision
         // A later candidate replaces an open look (it moved, so that look would fail), and a
         // later late look an older one.
@@ -672,12 +678,7 @@ public struct MultiphaseDetector: FallDetector {
         guard let up = upright, lyingBefore > 0 else { return false }
         var j = max(0, c - Self.lyingStart), any = false
         while j + Self.block <= c - Self.preEnd {
-            var v = (x: 0.0, y: 0.0, z: 0.0)
-            for i in j..<(j + Self.block) {
-                let q = i & (Self.ring - 1)
-                v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
-            }
-            if angleDegrees(up, v) < lyingBefore { return false }
+            if angleDegrees(up, vectorSum(j..<(j + Self.block))) < lyingBefore { return false }
             any = true
             j += Self.block / 2
         }
@@ -690,11 +691,7 @@ public struct MultiphaseDetector: FallDetector {
         var best = 0.0
         var twoBack = (x: 0.0, y: 0.0, z: 0.0), oneBack = twoBack
         for b in 0..<Self.afterBlocks {
-            var v = (x: 0.0, y: 0.0, z: 0.0)
-            for j in (c + b * Self.downBlock)..<(c + (b + 1) * Self.downBlock) {
-                let q = j & (Self.ring - 1)
-                v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
-            }
+            let v = vectorSum((c + b * Self.downBlock)..<(c + (b + 1) * Self.downBlock))
             if b >= 2 { best = max(best, angleDegrees(twoBack, v)) }
             (twoBack, oneBack) = (oneBack, v)
         }
@@ -707,11 +704,7 @@ public struct MultiphaseDetector: FallDetector {
     private func downTime(after c: Int, before: (x: Double, y: Double, z: Double)) -> Double {
         var blocks = 0
         for b in 0..<(Self.postEnd / Self.downBlock) {
-            var v = (x: 0.0, y: 0.0, z: 0.0)
-            for j in (c + b * Self.downBlock)..<(c + (b + 1) * Self.downBlock) {
-                let q = j & (Self.ring - 1)
-                v.x += slots[q].x; v.y += slots[q].y; v.z += slots[q].z
-            }
+            let v = vectorSum((c + b * Self.downBlock)..<(c + (b + 1) * Self.downBlock))
             if angleDegrees(before, v) >= movingTilt { blocks += 1 }
         }
         return Double(blocks * Self.downBlock) / detectorRate
