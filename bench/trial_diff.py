@@ -1,6 +1,7 @@
 """Two `fallguard evaluate --json --trials` runs of one folder, side by side: each run's figures
-in a line, then every trial whose outcome changed (detections, recovered, too short or the
-detection's reason), with the drop a wall-slide detection carries.
+in a line, then every trial whose outcome changed (detections, recovered, too short, the
+detection's reason or the time of its first decision), with the drop a wall-slide detection carries
+and how much sooner or later the first decision came.
 usage: python3 bench/trial_diff.py BEFORE.json AFTER.json LABEL [BEFORE_NAME AFTER_NAME]"""
 import json, re, sys
 
@@ -20,12 +21,14 @@ width = max(len(n) for n in names) + 1
 print("%-48s %-*s %s" % (label, width, names[0] + ":", line(off)))
 print("%-48s %-*s %s" % ("", width, names[1] + ":", line(on)))
 before = {t["path"]: t for t in off.get("trials", [])}
-key = lambda t: (t["detections"], t["recovered"], t["too_short"], t.get("reason"))
+key = lambda t: (t["detections"], t["recovered"], t["too_short"], t.get("reason"), t.get("first_decision_s"))
 for t in on.get("trials", []):
     b = before.get(t["path"])
     if b is None or key(b) == key(t):
         continue
     drop = re.search(r"drop=([0-9.]+) m", t.get("reason") or "")
-    print("   changed %-22s %s: detections %d -> %d, recovered %d -> %d, too short %s -> %s%s" % (
+    d0, d1 = b.get("first_decision_s"), t.get("first_decision_s")
+    print("   changed %-22s %s: detections %d -> %d, recovered %d -> %d, too short %s -> %s%s%s" % (
         t["path"].split("/")[-1], t["kind"], b["detections"], t["detections"], b["recovered"], t["recovered"],
-        b["too_short"], t["too_short"], ", drop %s m" % drop.group(1) if drop else ""))
+        b["too_short"], t["too_short"], ", drop %s m" % drop.group(1) if drop else "",
+        ", decided %+.2f s" % (d1 - d0) if d0 is not None and d1 is not None and d1 != d0 else ""))

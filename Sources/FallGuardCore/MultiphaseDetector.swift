@@ -29,6 +29,13 @@
 ///   a chair ends on the floor), or `calm-slow-posture-change` after a calm start (the older
 ///   faller's slump out of a chair that ends half lying, 55–65°; sitting down on purpose ends
 ///   at most about 50° from standing, lying down from walking starts active).
+///   A faint while walking opens it too (issue 35): when the wearer walked (``WalkingDetector``'s
+///   regular steps) 3–0.5 s before the impact, a turn of `look-rotation-after` between 250 ms
+///   means 0.5 s apart within 1.5 s after it. The knees give first, so the soft impact comes
+///   with the trunk still upright (a turn of 14–32° around it), and the trunk topples after it.
+///   Lying down on a bed after walking to it sits first and lies back less abruptly (at most 34°
+///   in the dev data); sitting and lying back without steps before is not judged by it. Only
+///   where no other rule holds: a fall the moving rule holds is told at once, not after a look.
 /// * **Late look** (issue 35): a hard impact (≥ `impact`) after a fall's descent (the 125 ms
 ///   mean of |a| down to `strong-free-fall` in the second before it) whose wearer went on moving
 ///   at first (a jogger's trip lands on the hands and knees, then the trunk goes down; the
@@ -122,6 +129,7 @@ public struct MultiphaseDetector: FallDetector {
         (DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"), \.movingTilt),
         (DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"), nil),
         (DetectorParameter("moving-rotation-after", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after whose trunk turned on after the first contact (a trip lands on the hands, then goes down): smallest turn between 250 ms means 0.5 s apart within 1.5 s after the impact, in place of the turn around it; 0 turns it off"), \.movingRotationAfter),
+        (DetectorParameter("look-rotation-after", 40.0, 0.0...180.0, "deg", "a faint while walking (the knees give, then the trunk topples): after the wearer walked (steps) 3-0.5 s before a soft impact, smallest turn between 250 ms means 0.5 s apart within 1.5 s after it that opens a long look; 0 turns it off"), \.lookRotationAfter),
         (DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
                             "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"), nil),
         (DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event; it ends once the wearer is up again (the alarm's recovery test)"), nil),
@@ -162,6 +170,8 @@ public struct MultiphaseDetector: FallDetector {
     /// The 250 ms means after the impact in which the moving rule looks for a turn: 1.5 s.
     static let afterBlocks = 6
     static let lyingStart = 140      // lying before: half seconds (every 250 ms) from c-140 to c-20
+    static let walkFrom = 120        // walking before: steps from c-120 to c-20 (3 to 0.5 s before)
+    static let walkMean = 40         // the step counter's 1 s mean of |a|, filled first
     /// The wall slide: a still second has std |a| under `stillStd` and |ω| under `stillRate`
     /// throughout; the still periods before and after the impact are each within `slideReach`
     /// (8 s) of it; the posture change at +1-2.5 s is `slideUpright` to `slideLying` (the
@@ -179,6 +189,9 @@ public struct MultiphaseDetector: FallDetector {
     private var slowRotation = 0.0, slowPostureChange = 0.0, calmSlowPostureChange = 0.0
     private var movingImpact = 0.0, movingTilt = 0.0, movingRotationAfter = 0.0
     private var lyingBefore = 0.0
+    private var lookRotationAfter = 0.0
+    /// Counts the steps before a candidate impact (`look-rotation-after`); reset for each.
+    private var steps = WalkingDetector()
     /// The wall slide's smallest drop (m; 0: off).
     private var wallSlide = 0.0
     private let lookSamples: Int, movingDownBlocks: Int
@@ -244,6 +257,9 @@ public struct MultiphaseDetector: FallDetector {
         /// The moving rule held for this impact: if the look fails because the wearer moves,
         /// it is still a fall (one the wearer may get up from).
         var moving: Bool
+        /// The turn after the impact (degrees) that opened the look after a walking start
+        /// (`look-rotation-after`), when neither the turn around it nor the slow turn did.
+        var toppled: Double?
         /// A hard impact after a descent: if the wearer moved at first (the look failed or never
         /// opened), the look goes on as a late look, a fall if its last `late-down` seconds are
         /// down and still.
@@ -608,8 +624,8 @@ public struct MultiphaseDetector: FallDetector {
             && down >= Double(movingDownBlocks * Self.downBlock) / detectorRate
         // The fall's turn: around the impact (toppling), or after a trip's first contact, when the
         // trunk goes down on the hands and knees and then turns on (FallAllD's trips with recovery).
-        let after = descentAndDown && !rotation.fast && movingRotationAfter > 0 ? rotationAfter(c) : 0
-        let turnedAfter: Double? = movingRotationAfter > 0 && after >= movingRotationAfter ? after : nil
+        let after = descentAndDown && !rotation.fast && movingRotationAfter > 0 ? rotationAfter(c) : nil
+        let turnedAfter = after.flatMap { $0 >= movingRotationAfter ? $0 : nil }
         let moving = descentAndDown && (rotation.fast || turnedAfter != nil)
         // Otherwise a long look, if the wearer settled, the trunk turned as in a fall (sitting
         // or lying down on purpose turns it slower, or a slow fall turned far and ended lying)
@@ -619,8 +635,17 @@ public struct MultiphaseDetector: FallDetector {
         // from a chair may end half sitting on the floor.
         let calmStart = window(p0..<p1).std <= calmActivity
         let slowNeeded = calmStart ? min(calmSlowPostureChange, slowPostureChange) : slowPostureChange
-        let opensLook = rotation.fast || (rotation.slow >= slowRotation && angle >= slowNeeded)
-        let opens = peak >= softImpact && still <= stillness && opensLook
+        let slowTurn = rotation.slow >= slowRotation && angle >= slowNeeded
+        let settled = peak >= softImpact && still <= stillness
+        // A faint while walking: the knees give first, so the soft impact comes with the trunk
+        // still upright, and the trunk topples after it. Only where no other rule holds (a fall
+        // the moving rule holds is told at once, not after a look).
+        var toppled: Double? = nil
+        if settled, !moving, !rotation.fast, !slowTurn, lookRotationAfter > 0 {
+            let turn = after ?? rotationAfter(c)
+            if turn >= lookRotationAfter, Self.walked(in: slots, before: c, counting: &steps) { toppled = turn }
+        }
+        let opens = settled && (rotation.fast || slowTurn || toppled != nil)
         // A hard impact after a fall's descent whose wearer went on moving at first (rolled, slid
         // or toppled after the first contact: the posture or the stillness at +1-2.5 s failed)
         // is still a fall if the look ends with the trunk down and still: a late look.
@@ -633,7 +658,8 @@ public struct MultiphaseDetector: FallDetector {
         var candidate = Look(impact: Impact(c: c, peak: peak, tier: .soft, angle: angle, still: still, rotation: rotation, rawPeak: 0,
                                             impactTime: 0, freeFall: 0, preActivity: 0, descent: 0),
                              before: before, minTilt: .infinity, maxBlockStd: 0,
-                             tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm, moving: moving)
+                             tiltNeeded: calm ? calmPostureChange : lookPostureChange, calm: calm, moving: moving,
+                             toppled: toppled)
         candidate.lateEligible = lateEligible
         candidate.late = !opens
         var b = 0
@@ -655,7 +681,17 @@ public struct MultiphaseDetector: FallDetector {
         if c + lookSamples - 1 <= t { return finish(candidate, now: t) }   // a look no longer than the fast decision
         // A later candidate replaces an open look (it moved, so that look would fail), and a
         // later late look an older one.
-        if candidate.late { lateLook = candidate } else { look = candidate }
+        if candidate.late {
+            lateLook = candidate
+        } else {
+            // A look the moving rule already holds is a fall whatever follows: replaced, it is told now.
+            let replaced = look
+            look = candidate
+            if let replaced, replaced.moving {
+                refractoryUntil = t + refractorySamples
+                return event(replaced.impact, now: t, rule: .moving)
+            }
+        }
         return nil
     }
 
@@ -683,6 +719,20 @@ public struct MultiphaseDetector: FallDetector {
             j += Self.block / 2
         }
         return any
+    }
+
+    /// Whether the wearer walked (``WalkingDetector``: regular steps) at some sample from 3 s to
+    /// 0.5 s before `c`: the counter reads the buffered samples from 4 s before (its first second
+    /// fills its mean of |a|). At most 140 samples, once per candidate that needs it; the counter
+    /// is reset in place, no allocation.
+    private static func walked(in slots: [Slot], before c: Int, counting walking: inout WalkingDetector) -> Bool {
+        walking.reset()
+        var walked = false
+        for j in max(0, c - walkFrom - walkMean)..<(c - preEnd) {
+            let q = slots[j & (ring - 1)]
+            if walking.process(AccelerationSample(time: q.t, x: q.x, y: q.y, z: q.z)), j >= c - walkFrom { walked = true }
+        }
+        return walked
     }
 
     /// The largest turn between 250 ms means 0.5 s apart, from the impact to +1.5 s (the
@@ -798,16 +848,28 @@ public struct MultiphaseDetector: FallDetector {
             }
             guard isPeak else { continue }
             if peak < movingImpact, wasLying(before: c) { continue }
-            // A soft impact whose turn was no fall's opens no look. (The moving rule may still take
-            // it, if the trunk turns on after it; like every moving candidate, that is not counted
-            // as a decision in waiting.)
-            if peak < impact, !rotation(around: c).mayOpenLook(slowRotation) { continue }
+            // A soft impact whose turn was no fall's opens no look, unless the wearer walked and
+            // the trunk may still topple after it. (The moving rule may still take it, if the trunk
+            // turns on after it; like every moving candidate, that is not counted as a decision in
+            // waiting.)
+            if peak < impact, !rotation(around: c).mayOpenLook(slowRotation), !mayTopple(after: c, last: last) { continue }
             let settled = c + Self.postStart
             if last - settled + 1 >= 2, window(settled..<(last + 1)).std > stillness { continue }
             let due = c + (peak >= impact ? Self.postEnd - 1 : lookSamples - 1)
             return OpenDecision(impactTime: time(c), dueTime: dueTime(due), rule: peak >= impact ? "fast" : "long-look")
         }
         return nil
+    }
+
+    /// Whether the turn after the impact at `c` opens its look (`look-rotation-after`), with the
+    /// stream ending at `last`: the wearer walked before it, and the trunk turned far enough in
+    /// the 1.5 s after it. Until those 1.5 s are in, no (a soft impact while walking is common;
+    /// counting each as a decision in waiting called 23 FallAllD activities too short).
+    private func mayTopple(after c: Int, last: Int) -> Bool {
+        guard lookRotationAfter > 0, c + Self.afterBlocks * Self.downBlock - 1 <= last,
+              rotationAfter(c) >= lookRotationAfter else { return false }
+        var counter = steps   // at a stream's end only: a copy of the detector's step counter
+        return Self.walked(in: slots, before: c, counting: &counter)
     }
 
     private func time(_ i: Int) -> Double { slots[i & (Self.ring - 1)].t }
@@ -988,7 +1050,11 @@ public struct MultiphaseDetector: FallDetector {
             if l.calm && (l.minTilt < lookPostureChange || (!i.rotation.fast && i.angle < slowPostureChange)) {
                 phases.append("calm-start")
             }
-            if !i.rotation.fast {   // the slow turn opened it
+            if let after = l.toppled {   // the turn after the impact after a walk opened it
+                phases.append("walking-start")
+                phases.append("topple-after")
+                features.append(DetectionFeature("topple-after", after, "deg"))
+            } else if !i.rotation.fast {   // the slow turn opened it
                 phases.append("slow-rotation")
                 features.append(DetectionFeature("slow-rotation", i.rotation.slow, "deg"))
             }

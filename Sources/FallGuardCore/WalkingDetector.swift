@@ -59,7 +59,16 @@ public struct WalkingDetector: Sendable {
         longest = Int((settings.longestStep * detectorRate).rounded())
     }
 
-    public mutating func reset() { self = WalkingDetector(settings: settings) }
+    /// Forgets the stream, in place (no allocation: the detector resets one for each candidate).
+    public mutating func reset() {
+        for i in magnitudes.indices { magnitudes[i] = 0 }
+        sum = 0
+        n = 0
+        armed = false
+        recentCount = 0
+        isWalking = false
+        stepCount = 0
+    }
 
     /// Feeds one 40 Hz sample; returns whether the wearer walks now.
     @discardableResult

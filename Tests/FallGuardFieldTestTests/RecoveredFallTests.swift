@@ -104,6 +104,67 @@ let olderFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
         #expect(d.phases.contains("slow-rotation"), "\(d.reason)")
     }
 
+    /// The simulated older faller (`Fixtures/older/`): SisFall SA10 F06 R04, a faint while
+    /// walking, its impact softened to 1.62 g. The knees give first: the trunk turned only 18°
+    /// around the impact (22° in a second), then toppled, 53° between the quarter seconds half a
+    /// second apart after it, and ended 81° from standing, still. The wearer walked before it, so
+    /// the turn after the impact opens the long look. On an ADXL345 (accelerometer only), and the
+    /// same with the gyroscope, which measured 18° around the impact too.
+    @Test func aFaintWhileWalkingThatTopplesAfterTheImpactIsAFall() throws {
+        let path = olderFixtures + "/F06_SA10_R04-soft.csv.gz"
+        #expect(try detections(path, ["look-rotation-after=0"], accelerometerOnly: true).isEmpty, "missed without the turn after")
+        for accelerometerOnly in [true, false] {
+            let found = try detections(path, accelerometerOnly: accelerometerOnly)
+            let d = try #require(found.first)
+            #expect(found.count == 1 && d.phases.contains("walking-start") && d.phases.contains("topple-after")
+                        && d.phases.last == "long-look", "\(d.reason)")
+            #expect(try #require(d.features.first { $0.name == "rotation" }).value < 55, "\(d.reason)")
+            #expect(try #require(d.features.first { $0.name == "topple-after" }).value >= 40, "\(d.reason)")
+            #expect(d.recoveredAfter == nil, "stayed down: the alarm goes out")
+        }
+    }
+
+    /// The same faint, the recording ending 1.8 s after the impact: the look its turn after the
+    /// impact opened is a decision in waiting (the trial is too short to judge, not a miss).
+    @Test func aFaintWhileWalkingCutShortIsADecisionInWaiting() throws {
+        let samples = try RecordingFile.read(path: olderFixtures + "/F06_SA10_R04-soft.csv.gz").samples.filter { $0.time <= 8.0 }
+        for settings in [[], ["look-rotation-after=0"]] {
+            var configuration = try DetectorConfiguration(assignments: settings)
+            configuration.accelerometerOnly = true
+            var detector = configuration.makeDetector()
+            for sample in samples { #expect(detector.process(sample) == nil) }
+            let open = detector.openDecision
+            #expect(settings.isEmpty ? open?.rule == "long-look" && abs((open?.impactTime ?? 0) - 6.2) < 0.1 : open == nil,
+                    "\(settings): \(String(describing: open))")
+        }
+    }
+
+    /// Lying down on a bed, on real trials (FallAllD, accelerometer only). AD08 D16 R03 walked
+    /// to the bed, sat and lay back: 34° between the quarter seconds after the impact, quiet under
+    /// 40° (at 34° an alarm: the margin the test guards). AD05 D16 R04 sat and lay back 74° after
+    /// the impact, but took no steps before it: quiet whatever the turn after.
+    @Test func lyingDownOnABedStaysQuiet() throws {
+        let walked = olderFixtures + "/D16_AD08_R03.csv.gz"
+        #expect(try detections(walked).isEmpty)
+        let d = try #require(try detections(walked, ["look-rotation-after=34"]).first, "the margin the test guards")
+        #expect(d.phases.contains("walking-start") && d.phases.contains("topple-after"), "\(d.reason)")
+        #expect(try detections(olderFixtures + "/D16_AD05_R04.csv.gz", ["look-rotation-after=1"]).isEmpty, "no steps before it")
+    }
+
+    /// FallAllD AD05 F02 R01: a forward trip while walking, with recovery (the moving rule holds
+    /// at once). With a look-rotation of 40° its 42° turn also opens the long look, which the
+    /// wearer's getting up replaces with a later impact's look: the fall the moving rule held is
+    /// told then, not dropped with the look it was waiting in.
+    @Test func aLookTheMovingRuleHeldIsToldWhenALaterLookReplacesIt() throws {
+        let path = recoveredFixtures + "/F02_AD05_R01.csv.gz"
+        let early = try #require(try detections(path).first, "the moving rule at once")
+        let found = try detections(path, ["look-rotation=40"])
+        let d = try #require(found.first, "the replaced look is told")
+        #expect(found.count == 1 && d.phases.suffix(3) == ["rotation", "down", "moving"], "\(d.reason)")
+        #expect(d.impactTime == early.impactTime && d.decisionTime - d.impactTime < 15, "\(d.reason)")
+        #expect(d.recoveredAfter != nil, "up again within the countdown: \(d.reason)")
+    }
+
     /// Sitting down and lying down on purpose, on purpose slow or quick: none of the new rules
     /// fires (an older person sitting down, SisFall SE01 D07; lying down quickly, SA11 D13;
     /// collapsing into a chair, SA10 D11; HAPT's sitting down and lying down from standing).
