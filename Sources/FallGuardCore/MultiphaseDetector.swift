@@ -31,10 +31,12 @@
 ///   at most about 50° from standing, lying down from walking starts active).
 ///   A faint while walking opens it too (issue 35): when the wearer walked (``WalkingDetector``'s
 ///   regular steps) 3–0.5 s before the impact, a turn of `look-rotation-after` between 250 ms
-///   means 0.5 s apart within 1.5 s after it. The knees give first, so the soft impact comes
+///   means 0.5 s apart within 1.5 s after it, up to 90° (upright to lying; more is the device
+///   turned in the hand), when no look is open. The knees give first, so the soft impact comes
 ///   with the trunk still upright (a turn of 14–32° around it), and the trunk topples after it.
-///   Lying down on a bed after walking to it sits first and lies back less abruptly (at most 34°
-///   in the dev data); sitting and lying back without steps before is not judged by it. Only
+///   Lying down on a bed after walking to it sits first and lies back less abruptly (34° in the
+///   dev data that then lies still, 40.5° that moves on); sitting and lying back without steps
+///   before is not judged by it. Only
 ///   where no other rule holds: a fall the moving rule holds is told at once, not after a look.
 /// * **Late look** (issue 35): a hard impact (≥ `impact`) after a fall's descent (the 125 ms
 ///   mean of |a| down to `strong-free-fall` in the second before it) whose wearer went on moving
@@ -129,7 +131,7 @@ public struct MultiphaseDetector: FallDetector {
         (DetectorParameter("moving-tilt", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after: the tilt from the pre-impact gravity that counts as down"), \.movingTilt),
         (DetectorParameter("moving-down", 1.0, 0.25...2.5, "s", "a fall the wearer moves after: time down (tilted at least moving-tilt) within 2.5 s of the impact"), nil),
         (DetectorParameter("moving-rotation-after", 60.0, 0.0...180.0, "deg", "a fall the wearer moves after whose trunk turned on after the first contact (a trip lands on the hands, then goes down): smallest turn between 250 ms means 0.5 s apart within 1.5 s after the impact, in place of the turn around it; 0 turns it off"), \.movingRotationAfter),
-        (DetectorParameter("look-rotation-after", 40.0, 0.0...180.0, "deg", "a faint while walking (the knees give, then the trunk topples): after the wearer walked (steps) 3-0.5 s before a soft impact, smallest turn between 250 ms means 0.5 s apart within 1.5 s after it that opens a long look; 0 turns it off"), \.lookRotationAfter),
+        (DetectorParameter("look-rotation-after", 40.0, 0.0...180.0, "deg", "a faint while walking (the knees give, then the trunk topples): after the wearer walked (steps) 3-0.5 s before a soft impact, smallest turn between 250 ms means 0.5 s apart within 1.5 s after it (at most 90 deg) that opens a long look; 0 turns it off"), \.lookRotationAfter),
         (DetectorParameter("late-down", 2.0, 0.0...6.0, "s",
                             "a hard impact after a descent that did not settle at once: time down (tilted at least moving-tilt) and still (look-stillness) at the end of the look that makes it a fall; 0 turns it off"), nil),
         (DetectorParameter("refractory", 10.0, 0.0...120.0, "s", "quiet time after a detection, so one fall is one event; it ends once the wearer is up again (the alarm's recovery test)"), nil),
@@ -172,6 +174,10 @@ public struct MultiphaseDetector: FallDetector {
     static let lyingStart = 140      // lying before: half seconds (every 250 ms) from c-140 to c-20
     static let walkFrom = 120        // walking before: steps from c-120 to c-20 (3 to 0.5 s before)
     static let walkMean = 40         // the step counter's 1 s mean of |a|, filled first
+    /// The most a trunk topples after a faint's impact: from upright to lying. A larger turn in
+    /// half a second after a soft impact is the device turned in the hand (taken off after a
+    /// walk: HAPT U01 exp2, 112°), not the body.
+    static let toppleLimit = 90.0
     /// The wall slide: a still second has std |a| under `stillStd` and |ω| under `stillRate`
     /// throughout; the still periods before and after the impact are each within `slideReach`
     /// (8 s) of it; the posture change at +1-2.5 s is `slideUpright` to `slideLying` (the
@@ -638,12 +644,13 @@ public struct MultiphaseDetector: FallDetector {
         let slowTurn = rotation.slow >= slowRotation && angle >= slowNeeded
         let settled = peak >= softImpact && still <= stillness
         // A faint while walking: the knees give first, so the soft impact comes with the trunk
-        // still upright, and the trunk topples after it. Only where no other rule holds (a fall
-        // the moving rule holds is told at once, not after a look).
+        // still upright, and the trunk topples after it, to lying at most. Only where no other
+        // rule holds (a fall the moving rule holds is told at once, not after a look) and no look
+        // is open (it does not displace a look that may still fire).
         var toppled: Double? = nil
-        if settled, !moving, !rotation.fast, !slowTurn, lookRotationAfter > 0 {
+        if settled, !moving, !rotation.fast, !slowTurn, lookRotationAfter > 0, look == nil, lateLook == nil {
             let turn = after ?? rotationAfter(c)
-            if turn >= lookRotationAfter, Self.walked(in: slots, before: c, counting: &steps) { toppled = turn }
+            if turn >= lookRotationAfter, turn <= Self.toppleLimit, Self.walked(in: slots, before: c, counting: &steps) { toppled = turn }
         }
         let opens = settled && (rotation.fast || slowTurn || toppled != nil)
         // A hard impact after a fall's descent whose wearer went on moving at first (rolled, slid
@@ -721,9 +728,9 @@ public struct MultiphaseDetector: FallDetector {
         return any
     }
 
-    /// Whether the wearer walked (``WalkingDetector``: regular steps) at some sample from 3 s to
-    /// 0.5 s before `c`: the counter reads the buffered samples from 4 s before (its first second
-    /// fills its mean of |a|). At most 140 samples, once per candidate that needs it; the counter
+    /// Whether the wearer walked (``WalkingDetector``: three regular steps, the last within 1 s) at
+    /// some sample from 3 s to 0.5 s before `c`: the counter reads the buffered samples from 4 s
+    /// before (its first second fills its mean of |a|), so steps from 4 s before count. At most 140 samples, once per candidate that needs it; the counter
     /// is reset in place, no allocation.
     private static func walked(in slots: [Slot], before c: Int, counting walking: inout WalkingDetector) -> Bool {
         walking.reset()
@@ -866,8 +873,9 @@ public struct MultiphaseDetector: FallDetector {
     /// the 1.5 s after it. Until those 1.5 s are in, no (a soft impact while walking is common;
     /// counting each as a decision in waiting called 23 FallAllD activities too short).
     private func mayTopple(after c: Int, last: Int) -> Bool {
-        guard lookRotationAfter > 0, c + Self.afterBlocks * Self.downBlock - 1 <= last,
-              rotationAfter(c) >= lookRotationAfter else { return false }
+        guard lookRotationAfter > 0, look == nil, lateLook == nil, c + Self.afterBlocks * Self.downBlock - 1 <= last else { return false }
+        let turn = rotationAfter(c)
+        guard turn >= lookRotationAfter, turn <= Self.toppleLimit else { return false }
         var counter = steps   // at a stream's end only: a copy of the detector's step counter
         return Self.walked(in: slots, before: c, counting: &counter)
     }
