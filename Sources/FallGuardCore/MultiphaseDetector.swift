@@ -36,8 +36,8 @@
 ///   with the trunk still upright (a turn of 14–32° around it), and the trunk topples after it.
 ///   Lying down on a bed after walking to it sits first and lies back less abruptly (34° in the
 ///   dev data that then lies still, 40.5° that moves on); sitting and lying back without steps
-///   before is not judged by it. Only
-///   where no other rule holds: a fall the moving rule holds is told at once, not after a look.
+///   before is not judged by it. Only where no other rule holds: a fall the moving rule holds is
+///   told at once, not after a look.
 /// * **Late look** (issue 35): a hard impact (≥ `impact`) after a fall's descent (the 125 ms
 ///   mean of |a| down to `strong-free-fall` in the second before it) whose wearer went on moving
 ///   at first (a jogger's trip lands on the hands and knees, then the trunk goes down; the
@@ -648,9 +648,9 @@ public struct MultiphaseDetector: FallDetector {
         // rule holds (a fall the moving rule holds is told at once, not after a look) and no look
         // is open (it does not displace a look that may still fire).
         var toppled: Double? = nil
-        if settled, !moving, !rotation.fast, !slowTurn, lookRotationAfter > 0, look == nil, lateLook == nil {
-            let turn = after ?? rotationAfter(c)
-            if turn >= lookRotationAfter, turn <= Self.toppleLimit, Self.walked(in: slots, before: c, counting: &steps) { toppled = turn }
+        if settled, !moving, !rotation.fast, !slowTurn, let turn = toppleTurn(after: c, measured: after),
+           Self.walked(in: slots, before: c, counting: &steps) {
+            toppled = turn
         }
         let opens = settled && (rotation.fast || slowTurn || toppled != nil)
         // A hard impact after a fall's descent whose wearer went on moving at first (rolled, slid
@@ -730,8 +730,8 @@ public struct MultiphaseDetector: FallDetector {
 
     /// Whether the wearer walked (``WalkingDetector``: three regular steps, the last within 1 s) at
     /// some sample from 3 s to 0.5 s before `c`: the counter reads the buffered samples from 4 s
-    /// before (its first second fills its mean of |a|), so steps from 4 s before count. At most 140 samples, once per candidate that needs it; the counter
-    /// is reset in place, no allocation.
+    /// before (its first second fills its mean of |a|), so steps from 4 s before count. At most
+    /// 140 samples, once per candidate that needs it; the counter is reset in place, no allocation.
     private static func walked(in slots: [Slot], before c: Int, counting walking: inout WalkingDetector) -> Bool {
         walking.reset()
         var walked = false
@@ -873,11 +873,18 @@ public struct MultiphaseDetector: FallDetector {
     /// the 1.5 s after it. Until those 1.5 s are in, no (a soft impact while walking is common;
     /// counting each as a decision in waiting called 23 FallAllD activities too short).
     private func mayTopple(after c: Int, last: Int) -> Bool {
-        guard lookRotationAfter > 0, look == nil, lateLook == nil, c + Self.afterBlocks * Self.downBlock - 1 <= last else { return false }
-        let turn = rotationAfter(c)
-        guard turn >= lookRotationAfter, turn <= Self.toppleLimit else { return false }
+        guard c + Self.afterBlocks * Self.downBlock - 1 <= last, toppleTurn(after: c) != nil else { return false }
         var counter = steps   // at a stream's end only: a copy of the detector's step counter
         return Self.walked(in: slots, before: c, counting: &counter)
+    }
+
+    /// The turn after the impact at `c` (``rotationAfter(_:)``, or `measured` if it was taken
+    /// already) when it may open a look after a walk: from `look-rotation-after` to
+    /// ``toppleLimit``, with no look or late look open (it never displaces one). Nil otherwise.
+    private func toppleTurn(after c: Int, measured: Double? = nil) -> Double? {
+        guard lookRotationAfter > 0, look == nil, lateLook == nil else { return nil }
+        let turn = measured ?? rotationAfter(c)
+        return turn >= lookRotationAfter && turn <= Self.toppleLimit ? turn : nil
     }
 
     private func time(_ i: Int) -> Double { slots[i & (Self.ring - 1)].t }
